@@ -1,0 +1,704 @@
+// test_print.cpp: str(tensor) must be byte-identical to PyTorch 1.13's print.
+//
+// Four sources of truth, all produced by torch itself:
+//   1) the 200-case dev corpus (shared/reference/print_corpus_dev.json)
+//   2) the transcripts: tensors we rebuild from their definitions (masks, ids) and every
+//      non-summarized printed tensor re-read from its own text; module reprs
+//   3) a fuzz run: ~300 random tensors (plus floats, sizes, modules) printed here and by
+//      live torch through tests/twins/print_reference.py
+//   4) speed: a (30522, 768) weight prints by reading only the 36 displayed elements
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "print.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const std::string kShared = TS_SHARED_DIR;
+const std::string kTranscripts = kShared + "/reference/transcripts/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// What the transcript shows after the line ">>> expr", up to the next ">>> " line.
+std::string transcript_block(const std::string& file, const std::string& expr) {
+  const std::string text = read_text(kTranscripts + file);
+  const std::string key = ">>> " + expr + "\n";
+  size_t at = text.rfind(key, 0) == 0 ? 0 : text.find("\n" + key);
+  if (at == std::string::npos) throw std::runtime_error(file + ": no '>>> " + expr + "'");
+  at = text.find('\n', at + (at == 0 ? 0 : 1)) + 1;
+  size_t end = text.find("\n>>> ", at - 1);
+  if (end == std::string::npos) end = text.size();
+  std::string block = text.substr(at, end - at);
+  while (!block.empty() && block.back() == '\n') block.pop_back();
+  return block;
+}
+
+// A report line for one mismatch: id, expected, got.
+std::string mismatch(const std::string& id, const std::string& expected, const std::string& got) {
+  return "case " + id + "\n--- expected (torch) ---\n" + expected + "\n--- got ---\n" + got + "\n";
+}
+
+// Hex float: the exact bits, readable by Python's float.fromhex.
+std::string hexf(double v) {
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// 1) the dev corpus
+TEST_CASE("print: dev corpus is byte-identical to torch", "[print]") {
+  const std::string path = kShared + "/reference/print_corpus_dev.json";
+  const std::string text = read_text(path);
+  const json cases = json::parse(text);
+  const std::vector<std::string> got = ts::print_corpus(text);
+  REQUIRE(got.size() == cases.size());
+  REQUIRE(cases.size() == 200);
+  size_t pass = 0;
+  std::string report;
+  std::vector<int> failing;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string expected = cases[i].at("printed").get<std::string>();
+    if (got[i] == expected) {
+      ++pass;
+    } else {
+      failing.push_back(cases[i].value("id", static_cast<int>(i)));
+      if (failing.size() <= 5) report += mismatch(std::to_string(failing.back()), expected, got[i]);
+    }
+  }
+  std::string ids;
+  for (int id : failing) ids += std::to_string(id) + " ";
+  INFO(pass << "/" << cases.size() << " pass; failing ids: " << ids << "\n" << report);
+  CHECK(pass == cases.size());
+}
+
+// ---------------------------------------------------------------------------------------
+// 2a) transcript tensors rebuilt from their definitions
+TEST_CASE("print: transcript tensors rebuilt from their definitions", "[print]") {
+  using ts::BTensor;
+  using ts::ITensor;
+  using ts::Tensor;
+
+  // 01: the article's token ids
+  const ITensor input_ids = {{2051, 10029, 2066, 2019, 8612}};
+  CHECK(ts::str(input_ids) == transcript_block("01_embedding.txt", "input_ids"));
+  CHECK(ts::size_str({1, 5, 768}) == transcript_block("01_embedding.txt", "inputs_embeds.size()"));
+
+  // 11: causal mask = tril(ones(5, 5)) with a batch dimension
+  Tensor mask = ts::zeros({1, 5, 5});
+  BTensor mask_eq0 = BTensor::from_shape({1, 5, 5});
+  for (size_t i = 0; i < 5; ++i)
+    for (size_t j = 0; j < 5; ++j) {
+      mask(0, i, j) = j <= i ? 1.0f : 0.0f;
+      mask_eq0(0, i, j) = mask(0, i, j) == 0.0f;
+    }
+  Tensor mask0 = ts::zeros({5, 5});
+  for (size_t i = 0; i < 5; ++i)
+    for (size_t j = 0; j < 5; ++j) mask0(i, j) = mask(0, i, j);
+  CHECK(ts::str(mask0) == transcript_block("11_causal_mask.txt", "mask[0]"));
+  CHECK(ts::str(mask_eq0) == transcript_block("11_causal_mask.txt", "mask == 0"));
+
+  // 13: padding and look-ahead masks of article 004
+  const ITensor x = {{1, 2, 0, 0, 0}, {3, 4, 5, 0, 0}};
+  CHECK(ts::str(x) == transcript_block("13_tf_masks.txt", "x"));
+  Tensor pad = ts::zeros({2, 1, 1, 5});  // (x == 0)[:, None, None, :] as float
+  BTensor x_eq0 = BTensor::from_shape({2, 5});
+  BTensor x_eq0_4d = BTensor::from_shape({2, 1, 1, 5});
+  for (size_t b = 0; b < 2; ++b)
+    for (size_t s = 0; s < 5; ++s) {
+      x_eq0(b, s) = x(b, s) == 0;
+      x_eq0_4d(b, 0, 0, s) = x(b, s) == 0;
+      pad(b, 0, 0, s) = x(b, s) == 0 ? 1.0f : 0.0f;
+    }
+  CHECK(ts::str(pad) == transcript_block("13_tf_masks.txt", "create_padding_mask(x)"));
+  CHECK(ts::size_str(ts::shape_of(pad)) == transcript_block("13_tf_masks.txt", "create_padding_mask(x).shape"));
+  CHECK(ts::str(x_eq0) == transcript_block("13_tf_masks.txt", "x == 0"));
+  CHECK(ts::str(x_eq0_4d) == transcript_block("13_tf_masks.txt", "(x == 0)[:, None, None, :]"));
+
+  auto look_ahead = [](size_t n) {  // 1 - tril(ones(n, n))
+    Tensor m = ts::zeros({n, n});
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) m(i, j) = j > i ? 1.0f : 0.0f;
+    return m;
+  };
+  const Tensor la3 = look_ahead(3);
+  BTensor la3_eq0 = BTensor::from_shape({3, 3});
+  for (size_t i = 0; i < 9; ++i) la3_eq0.data()[i] = la3.data()[i] == 0.0f;
+  CHECK(ts::str(la3) == transcript_block("13_tf_masks.txt", "create_look_ahead_mask(3)"));
+  CHECK(ts::str(la3_eq0) == transcript_block("13_tf_masks.txt", "create_look_ahead_mask(3) == 0"));
+
+  // combined = maximum(pad, look_ahead(5)) -> (2,1,5,5); logits = 0 + combined * -1e9; softmax
+  const Tensor la5 = look_ahead(5);
+  Tensor combined = ts::zeros({2, 1, 5, 5}), logits = ts::zeros({2, 1, 5, 5}), probs = ts::zeros({2, 1, 5, 5});
+  for (size_t b = 0; b < 2; ++b)
+    for (size_t i = 0; i < 5; ++i) {
+      float sum = 0.0f, row_max = -std::numeric_limits<float>::infinity();
+      for (size_t j = 0; j < 5; ++j) {
+        combined(b, 0, i, j) = std::max(pad(b, 0, 0, j), la5(i, j));
+        logits(b, 0, i, j) = 0.0f + combined(b, 0, i, j) * -1e9f;
+        row_max = std::max(row_max, logits(b, 0, i, j));
+      }
+      for (size_t j = 0; j < 5; ++j) sum += probs(b, 0, i, j) = std::exp(logits(b, 0, i, j) - row_max);
+      for (size_t j = 0; j < 5; ++j) probs(b, 0, i, j) /= sum;
+    }
+  CHECK(ts::str(combined) ==
+        transcript_block("13_tf_masks.txt", "torch.maximum(create_padding_mask(x), create_look_ahead_mask(5))"));
+  CHECK(ts::str(logits) == transcript_block("13_tf_masks.txt", "logits (zeros + mask * -1e9)"));
+  CHECK(ts::str(probs) == transcript_block("13_tf_masks.txt", "F.softmax(logits, dim=-1)"));
+
+  // 12: the toy keys and values
+  const Tensor temp_k = {{10, 0, 0}, {0, 10, 0}, {0, 0, 10}, {0, 0, 10}};
+  const Tensor temp_v = {{1, 0}, {10, 0}, {100, 5}, {1000, 6}};
+  CHECK(ts::str(temp_k) == transcript_block("12_tf_scaled_dot_product.txt", "temp_k"));
+  CHECK(ts::str(temp_v) == transcript_block("12_tf_scaled_dot_product.txt", "temp_v"));
+
+  // 08: a tuple of sizes
+  CHECK("(" + ts::size_str({1, 5, 768}) + ", " + ts::size_str({1, 5, 768}) + ")" ==
+        transcript_block("08_encoder_layer_prenorm_eval.txt", "inputs_embeds.shape, encoder_layer(inputs_embeds).size()"));
+}
+
+// ---------------------------------------------------------------------------------------
+// 2b) every non-summarized tensor in the transcripts, re-read from its own text and printed again
+namespace {
+
+struct ParsedBlock {
+  std::vector<size_t> shape;
+  std::vector<std::string> tokens;  // the printed elements, in order
+  bool summarized = false;
+  std::string suffix;  // everything after the values
+};
+
+void skip_ws(const std::string& s, size_t& p) {
+  while (p < s.size() && (s[p] == ' ' || s[p] == '\n')) ++p;
+}
+
+// One nested list (or one bare value) starting at s[p]; records the size of each level.
+void parse_value(const std::string& s, size_t& p, size_t level, ParsedBlock& out, std::vector<long>& dims) {
+  skip_ws(s, p);
+  if (s[p] == '[') {
+    ++p;
+    long count = 0;
+    for (;;) {
+      skip_ws(s, p);
+      if (s[p] == ']') {
+        ++p;
+        break;
+      }
+      parse_value(s, p, level + 1, out, dims);
+      ++count;
+      skip_ws(s, p);
+      if (s[p] == ',') ++p;
+    }
+    if (dims.size() <= level) dims.resize(level + 1, -1);
+    if (dims[level] < count) dims[level] = count;
+    return;
+  }
+  const size_t start = p;
+  while (p < s.size() && std::string(",]) \n").find(s[p]) == std::string::npos) ++p;
+  const std::string tok = s.substr(start, p - start);
+  if (tok == "...")
+    out.summarized = true;
+  else
+    out.tokens.push_back(tok);
+}
+
+// block = "tensor(...)" -> shape, element tokens and suffix text
+ParsedBlock parse_block(const std::string& block) {
+  ParsedBlock out;
+  size_t p = 7;  // after "tensor("
+  std::vector<long> dims;
+  parse_value(block, p, 0, out, dims);
+  for (long d : dims) out.shape.push_back(static_cast<size_t>(d));
+  out.suffix = block.substr(p);
+  return out;
+}
+
+// All "tensor(...)" blocks that start a line, each up to its matching ')'.
+std::vector<std::string> tensor_blocks(const std::string& text) {
+  std::vector<std::string> blocks;
+  size_t at = 0;
+  while ((at = text.find("tensor(", at)) != std::string::npos) {
+    if (at > 0 && text[at - 1] != '\n') {
+      ++at;
+      continue;
+    }
+    int depth = 0;
+    size_t end = at + 6;
+    for (; end < text.size(); ++end) {
+      if (text[end] == '(') ++depth;
+      if (text[end] == ')' && --depth == 0) break;
+    }
+    blocks.push_back(text.substr(at, end + 1 - at));
+    at = end;
+  }
+  return blocks;
+}
+
+}  // namespace
+
+TEST_CASE("print: every non-summarized transcript tensor reprints identically", "[print]") {
+  size_t checked = 0, fails = 0;
+  std::string report;
+  for (const auto& entry : std::filesystem::directory_iterator(kTranscripts)) {
+    const std::string text = read_text(entry.path().string());
+    for (const std::string& block : tensor_blocks(text)) {
+      const ParsedBlock pb = parse_block(block);
+      if (pb.summarized) continue;
+      ts::PrintMeta meta;
+      const size_t g = pb.suffix.find("grad_fn=<");
+      if (g != std::string::npos) meta.grad_fn = pb.suffix.substr(g + 9, pb.suffix.find('>', g) - g - 9);
+      meta.requires_grad = pb.suffix.find("requires_grad=True") != std::string::npos;
+      bool is_bool = false, is_float = false;
+      for (const auto& t : pb.tokens) {
+        if (t == "True" || t == "False") is_bool = true;
+        if (t.find_first_of(".ein") != std::string::npos && !is_bool) is_float = true;
+      }
+      std::string got;
+      if (is_bool) {
+        got = ts::format_tensor_int(ts::DType::Bool, pb.shape,
+                                    [&](size_t i) -> int64_t { return pb.tokens[i] == "True"; }, meta);
+      } else if (is_float) {
+        got = ts::format_tensor(ts::DType::Float32, pb.shape,
+                                [&](size_t i) { return std::strtod(pb.tokens[i].c_str(), nullptr); }, meta);
+      } else {
+        got = ts::format_tensor_int(ts::DType::Int64, pb.shape,
+                                    [&](size_t i) -> int64_t { return std::stoll(pb.tokens[i]); }, meta);
+      }
+      ++checked;
+      if (got != block) {
+        ++fails;
+        if (fails <= 3) report += mismatch(entry.path().filename().string(), block, got);
+      }
+    }
+  }
+  INFO(checked << " blocks reprinted, " << fails << " differ\n" << report);
+  CHECK(checked >= 30);
+  CHECK(fails == 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// 2c) module reprs of the transcripts
+namespace {
+ts::ModuleRepr attention_head() {
+  return {"AttentionHead", "", {{"q", ts::linear_repr(768, 64, true)}, {"k", ts::linear_repr(768, 64, true)},
+                                {"v", ts::linear_repr(768, 64, true)}}};
+}
+ts::ModuleRepr multi_head_attention() {
+  return {"MultiHeadAttention", "",
+          {{"heads", ts::module_list_repr(std::vector<ts::ModuleRepr>(12, attention_head()))},
+           {"output_linear", ts::linear_repr(768, 768, true)}}};
+}
+ts::ModuleRepr feed_forward() {
+  return {"FeedForward", "",
+          {{"linear_1", ts::linear_repr(768, 3072, true)}, {"linear_2", ts::linear_repr(3072, 768, true)},
+           {"gelu", ts::gelu_repr()}, {"dropout", ts::dropout_repr(0.1)}}};
+}
+ts::ModuleRepr embeddings() {
+  return {"Embeddings", "",
+          {{"token_embeddings", ts::embedding_repr(30522, 768)}, {"position_embeddings", ts::embedding_repr(512, 768)},
+           {"layer_norm", ts::layer_norm_repr(768, 1e-12)}, {"dropout", ts::dropout_repr(0.5)}}};
+}
+ts::ModuleRepr encoder_layer() {
+  return {"TransformerEncoderLayer", "",
+          {{"layer_norm_1", ts::layer_norm_repr(768, 1e-5)}, {"layer_norm_2", ts::layer_norm_repr(768, 1e-5)},
+           {"attention", multi_head_attention()}, {"feed_forward", feed_forward()}}};
+}
+}  // namespace
+
+TEST_CASE("print: module reprs match the transcripts", "[print]") {
+  CHECK(ts::embedding_repr(30522, 768).str() == transcript_block("01_embedding.txt", "token_emb"));
+  CHECK(attention_head().str() == transcript_block("05_attention_head.txt", "head"));
+  CHECK(multi_head_attention().str() == transcript_block("06_multihead_attention.txt", "multihead_attn"));
+  CHECK(feed_forward().str() == transcript_block("07_feed_forward_eval.txt", "feed_forward"));
+  CHECK(embeddings().str() == transcript_block("09_embeddings_eval.txt", "embedding_layer"));
+  CHECK(encoder_layer().str() == transcript_block("08_encoder_layer_prenorm_eval.txt", "encoder_layer"));
+  const ts::ModuleRepr encoder{"TransformerEncoder", "",
+                               {{"embeddings", embeddings()},
+                                {"layers", ts::module_list_repr(std::vector<ts::ModuleRepr>(12, encoder_layer()))}}};
+  CHECK(encoder.str() == transcript_block("10_transformer_encoder_eval.txt", "encoder"));
+  const ts::ModuleRepr mha{"MultiHeadedAttention", "",
+                           {{"linears", ts::module_list_repr(std::vector<ts::ModuleRepr>(4, ts::linear_repr(256, 256, true)))},
+                            {"dropout", ts::dropout_repr(0.1)}}};
+  CHECK(mha.str() == transcript_block("14_annotated_mha_eval.txt", "mha"));
+  // the spec's one-liners
+  CHECK(ts::embedding_repr(512, 768, 0).str() == "Embedding(512, 768, padding_idx=0)");
+  CHECK(ts::softmax_repr(-1).str() == "Softmax(dim=-1)");
+  CHECK(ts::relu_repr().str() == "ReLU()");
+  CHECK(ts::layer_norm_repr(768, 1e-5).str() == "LayerNorm((768,), eps=1e-05, elementwise_affine=True)");
+}
+
+// ---------------------------------------------------------------------------------------
+// 3) fuzz against live torch
+namespace {
+
+struct FuzzCase {
+  ts::DType dtype;
+  std::vector<size_t> shape;
+  std::vector<double> fvals;   // float dtypes (already rounded to float for float32)
+  std::vector<int64_t> ivals;  // integer dtypes and bool
+  ts::PrintMeta meta;
+};
+
+const char* dtype_key(ts::DType d) {
+  switch (d) {
+    case ts::DType::Float32: return "float32";
+    case ts::DType::Float64: return "float64";
+    case ts::DType::Int64: return "int64";
+    case ts::DType::Int32: return "int32";
+    case ts::DType::UInt8: return "uint8";
+    case ts::DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+// A random shape: small (dims 0..7) or with numel near / above the 1000-element threshold.
+std::vector<size_t> random_shape(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> u(0, 99);
+  const size_t rank = static_cast<size_t>(u(rng) % 5);
+  std::vector<size_t> shape(rank);
+  if (rank == 0) return shape;
+  if (u(rng) < 55) {
+    for (auto& d : shape) d = static_cast<size_t>(u(rng) < 4 ? 0 : 1 + u(rng) % 7);
+    return shape;
+  }
+  static const size_t targets[] = {995, 1000, 1001, 1002, 1008, 1024, 1100, 1500, 2000, 3000, 4800};
+  const size_t target = targets[static_cast<size_t>(u(rng)) % 11];
+  size_t prod = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    shape[d] = static_cast<size_t>(1 + u(rng) % (u(rng) < 30 ? 3 : 12));
+    prod *= shape[d];
+  }
+  shape[rank - 1] = std::max<size_t>(1, (target + prod - 1) / prod);
+  std::shuffle(shape.begin(), shape.end(), rng);
+  return shape;
+}
+
+// One random float in the given style: scales 1e-6..1e9, integers, specials, ties, boundaries.
+double random_float(std::mt19937_64& rng, int style, double scale) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (style) {
+    case 0: return normal(rng) * scale;
+    case 1: return std::round(normal(rng) * scale);
+    case 2: {  // a mix of everything
+      const int k = static_cast<int>(unit(rng) * 10);
+      if (k == 0) return 0.0;
+      if (k == 1) return -0.0;
+      if (k == 2) return unit(rng) < 0.5 ? inf : -inf;
+      if (k == 3) return unit(rng) < 0.5 ? std::nan("") : -std::nan("");
+      if (k == 4) return std::round(normal(rng) * 100);
+      return normal(rng) * std::pow(10.0, -6.0 + 15.0 * unit(rng));
+    }
+    case 3: return std::round(normal(rng) * 4096) / 64.0;  // exact 4-decimal ties (x.xxxx5)
+    case 4: {  // only zeros and non-finite values
+      const int k = static_cast<int>(unit(rng) * 5);
+      return k == 0 ? 0.0 : k == 1 ? -0.0 : k == 2 ? inf : k == 3 ? -inf : -std::nan("");
+    }
+    default: {  // the mode boundaries of the formatter
+      static const double edges[] = {1.0,     1000.0, 1000.5, 1e-4,   9.9999e-5,   1e8,     1e8 + 8,
+                                     99999999, 0.5,   -0.5,   0.0001, 123456789.0, 1e-6,    -1000.0,
+                                     0.0,     -0.0,   2.0,    3.0,    999.9999,    0.99995, 12345.678};
+      return edges[static_cast<size_t>(unit(rng) * 21) % 21] * (unit(rng) < 0.2 ? -1.0 : 1.0);
+    }
+  }
+}
+
+FuzzCase random_case(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> u(0, 99);
+  FuzzCase c;
+  const int d = u(rng);
+  c.dtype = d < 55   ? ts::DType::Float32
+            : d < 63 ? ts::DType::Float64
+            : d < 78 ? ts::DType::Int64
+            : d < 84 ? ts::DType::Int32
+            : d < 89 ? ts::DType::UInt8
+                     : ts::DType::Bool;
+  c.shape = random_shape(rng);
+  size_t n = 1;
+  for (size_t s : c.shape) n *= s;
+  if (c.dtype == ts::DType::Float32 || c.dtype == ts::DType::Float64) {
+    const int style = u(rng) % 6;
+    const double scale = std::pow(10.0, -6.0 + 15.0 * (u(rng) / 99.0));
+    for (size_t i = 0; i < n; ++i) {
+      double v = random_float(rng, style, scale);
+      if (c.dtype == ts::DType::Float32) v = static_cast<double>(static_cast<float>(v));
+      c.fvals.push_back(v);
+    }
+    const int m = u(rng);
+    if (m < 15) c.meta.requires_grad = true;
+    else if (m < 22) c.meta.grad_fn = "ViewBackward0";
+    else if (m < 29) c.meta.grad_fn = "MulBackward0";
+    else if (m < 33) c.meta.grad_fn = "CloneBackward0";
+  } else {
+    const double mag = std::pow(10.0, 18.0 * (u(rng) / 99.0));
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t v = 0;
+      if (c.dtype == ts::DType::Bool) v = u(rng) < 50;
+      else if (c.dtype == ts::DType::UInt8) v = u(rng) * 255 / 99;
+      else if (c.dtype == ts::DType::Int32) v = static_cast<int64_t>(unit(rng) * std::min(mag, 2147483647.0));
+      else v = static_cast<int64_t>(unit(rng) * std::min(mag, 9.2e18));
+      c.ivals.push_back(v);
+    }
+  }
+  return c;
+}
+
+// Hand-made edge cases: the formatter's limits (ratio 1000, 1e8, 1e-4), signed zeros and nans.
+std::vector<FuzzCase> edge_cases() {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<std::vector<double>> rows = {
+      {1, 1000},        {1, 1000.5},    {1.5, 1500},      {1.5, 1500.5},  {1e-4},          {1e-4, 0.5},
+      {9.9999e-5, 1},   {1e8},          {1e8 + 8},        {1e8, 1},       {100000000.5},   {0, -inf},
+      {0, 0},           {-0.0},         {-0.0, 1},        {-0.0, 0.5},    {-nan, nan, 1},  {-nan},
+      {inf, -inf, nan}, {0.5, 1.5, 2.5}, {0.03125, 0.09375}, {-0.00005, 0.5}, {12345678, 0.5}, {1e-5, inf}};
+  std::vector<FuzzCase> cases;
+  for (const auto& r : rows)
+    for (ts::DType dt : {ts::DType::Float32, ts::DType::Float64}) {
+      FuzzCase c{dt, {r.size()}, {}, {}, {}};
+      for (double v : r) c.fvals.push_back(dt == ts::DType::Float32 ? static_cast<double>(static_cast<float>(v)) : v);
+      cases.push_back(c);
+      if (r.size() == 1) {  // and as a 0-d tensor
+        c.shape.clear();
+        cases.push_back(c);
+      }
+    }
+  return cases;
+}
+
+// Our printer, through the typed overloads where there is one.
+std::string our_print(const FuzzCase& c) {
+  switch (c.dtype) {
+    case ts::DType::Float32: {
+      ts::Tensor t = ts::Tensor::from_shape(c.shape);
+      for (size_t i = 0; i < c.fvals.size(); ++i) t.data()[i] = static_cast<float>(c.fvals[i]);
+      return ts::str(t, c.meta);
+    }
+    case ts::DType::Int64: {
+      ts::ITensor t = ts::ITensor::from_shape(c.shape);
+      for (size_t i = 0; i < c.ivals.size(); ++i) t.data()[i] = c.ivals[i];
+      return ts::str(t, c.meta);
+    }
+    case ts::DType::Bool: {
+      ts::BTensor t = ts::BTensor::from_shape(c.shape);
+      for (size_t i = 0; i < c.ivals.size(); ++i) t.data()[i] = c.ivals[i] != 0;
+      return ts::str(t, c.meta);
+    }
+    case ts::DType::Float64:
+      return ts::format_tensor(c.dtype, c.shape, [&](size_t i) { return c.fvals[i]; }, c.meta);
+    default:  // int32 (exact as double) through the double entry, uint8 through the int one
+      if (c.dtype == ts::DType::Int32)
+        return ts::format_tensor(c.dtype, c.shape, [&](size_t i) { return static_cast<double>(c.ivals[i]); }, c.meta);
+      return ts::format_tensor_int(c.dtype, c.shape, [&](size_t i) { return c.ivals[i]; }, c.meta);
+  }
+}
+
+json to_request(const FuzzCase& c) {
+  json j = {{"dtype", dtype_key(c.dtype)}, {"shape", c.shape}};
+  json vals = json::array();
+  for (double v : c.fvals) vals.push_back(hexf(v));
+  for (int64_t v : c.ivals) {
+    if (c.dtype == ts::DType::Bool) vals.push_back(v != 0);
+    else vals.push_back(v);
+  }
+  j["values"] = vals;
+  if (c.meta.requires_grad) j["requires_grad"] = true;
+  if (!c.meta.grad_fn.empty()) j["grad_fn"] = c.meta.grad_fn;
+  return j;
+}
+
+// Random module specs for the twin, with the same module built here.
+std::pair<json, ts::ModuleRepr> random_module(std::mt19937_64& rng, int depth) {
+  std::uniform_int_distribution<int> u(0, 99);
+  static const double eps[] = {1e-5, 1e-12, 1e-6, 0.001, 0.1, 2.5e-7};
+  static const double ps[] = {0.1, 0.5, 0.0, 0.25, 1.0 / 3.0, 0.15};
+  const int k = depth >= 2 ? u(rng) % 7 : u(rng) % 9;
+  switch (k) {
+    case 0: {
+      const int64_t in = 1 + u(rng) * 37, out = 1 + u(rng) * 11;
+      const bool bias = u(rng) < 70;
+      return {{{"kind", "linear"}, {"in", in}, {"out", out}, {"bias", bias}}, ts::linear_repr(in, out, bias)};
+    }
+    case 1: {
+      const int64_t n = 1 + u(rng) * 300, d = 1 + u(rng) * 8;
+      if (u(rng) < 50) return {{{"kind", "embedding"}, {"n", n}, {"d", d}}, ts::embedding_repr(n, d)};
+      const int64_t pad = u(rng) % n;
+      return {{{"kind", "embedding"}, {"n", n}, {"d", d}, {"padding_idx", pad}}, ts::embedding_repr(n, d, pad)};
+    }
+    case 2: {
+      const int64_t d = 1 + u(rng) * 10;
+      const double e = eps[u(rng) % 6];
+      return {{{"kind", "layer_norm"}, {"d", d}, {"eps", hexf(e)}}, ts::layer_norm_repr(d, e)};
+    }
+    case 3: {
+      const double p = ps[u(rng) % 6];
+      return {{{"kind", "dropout"}, {"p", hexf(p)}}, ts::dropout_repr(p)};
+    }
+    case 4: return {{{"kind", "gelu"}}, ts::gelu_repr()};
+    case 5: return {{{"kind", "relu"}}, ts::relu_repr()};
+    case 6: {
+      const int dim = u(rng) % 5 - 2;
+      return {{{"kind", "softmax"}, {"dim", dim}}, ts::softmax_repr(dim)};
+    }
+    case 7: {
+      json items = json::array();
+      std::vector<ts::ModuleRepr> reprs;
+      for (int i = 0, n = u(rng) % 4; i < n; ++i) {
+        auto [j, r] = random_module(rng, depth + 1);
+        items.push_back(j);
+        reprs.push_back(r);
+      }
+      return {{{"kind", "list"}, {"items", items}}, ts::module_list_repr(reprs)};
+    }
+    default: {
+      static const char* names[] = {"Block", "AttentionHead", "Encoder", "Sublayer"};
+      static const char* keys[] = {"q", "layer_norm", "ff", "dropout", "heads"};
+      ts::ModuleRepr m{names[u(rng) % 4], "", {}};
+      json children = json::array();
+      for (int i = 0, n = u(rng) % 4; i < n; ++i) {
+        const std::string key = std::string(keys[u(rng) % 5]) + std::to_string(i);
+        auto [j, r] = random_module(rng, depth + 1);
+        children.push_back(json::array({key, j}));
+        m.children.emplace_back(key, r);
+      }
+      return {{{"kind", "custom"}, {"name", m.name}, {"children", children}}, m};
+    }
+  }
+}
+
+// Runs the twin on a request and returns its answer.
+json run_twin(const json& request) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = "ts_print_" + std::to_string(::getpid());
+  const std::string in = (dir / (tag + "_in.json")).string(), out = (dir / (tag + "_out.json")).string();
+  std::ofstream(in) << request.dump();
+  const std::string cmd = "/usr/bin/python3 " + std::string(TS_SOURCE_DIR) + "/tests/twins/print_reference.py " + in +
+                          " " + out;
+  const int rc = std::system(cmd.c_str());
+  std::remove(in.c_str());
+  if (rc != 0) throw std::runtime_error("twin failed (rc " + std::to_string(rc) + "): " + cmd);
+  const json answer = json::parse(read_text(out));
+  std::remove(out.c_str());
+  return answer;
+}
+
+}  // namespace
+
+TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[print]") {
+  const char* seed_env = std::getenv("TS_PRINT_FUZZ_SEED");
+  const uint64_t seed = seed_env ? std::strtoull(seed_env, nullptr, 10) : 20240613u;
+  std::mt19937_64 rng(seed);
+  INFO("seed " << seed << " (set TS_PRINT_FUZZ_SEED to vary)");
+
+  // tensors
+  std::vector<FuzzCase> cases;
+  json request = {{"tensors", json::array()}, {"floats", json::array()}, {"sizes", json::array()},
+                  {"modules", json::array()}};
+  cases = edge_cases();
+  for (int i = 0; i < 300; ++i) cases.push_back(random_case(rng));
+  for (const auto& c : cases) request["tensors"].push_back(to_request(c));
+  // floats: the spec's examples, specials, random decimals and random bit patterns
+  std::vector<double> floats = {27.712812921102035, 1e-05, 0.1, 768.0, 1e-12, 0.5, 1e16, 1e15, 1e22, 0.0001,
+                                123456789012345678.0, 5e-324, 1.7976931348623157e308, -0.0, 0.0,
+                                std::numeric_limits<double>::infinity(), -2.5e-7, 1.0 / 3.0, 9999999999999998.0};
+  std::uniform_int_distribution<uint64_t> bits;
+  std::uniform_int_distribution<int> small(-25, 25);
+  for (int i = 0; i < 150; ++i) {
+    uint64_t b = bits(rng);
+    double v;
+    std::memcpy(&v, &b, sizeof v);
+    if (std::isfinite(v)) floats.push_back(v);
+    floats.push_back(static_cast<double>(small(rng) * 37 + 1) * std::pow(10.0, small(rng)));
+  }
+  for (double v : floats) request["floats"].push_back(hexf(v));
+  // sizes
+  std::vector<std::vector<size_t>> sizes;
+  for (int i = 0; i < 20; ++i) {
+    std::vector<size_t> s(static_cast<size_t>(i % 5));
+    for (auto& d : s) d = static_cast<size_t>(small(rng) + 25) * 40;
+    sizes.push_back(s);
+    request["sizes"].push_back(s);
+  }
+  // modules
+  std::vector<ts::ModuleRepr> modules;
+  for (int i = 0; i < 40; ++i) {
+    auto [j, r] = random_module(rng, 0);
+    request["modules"].push_back(j);
+    modules.push_back(r);
+  }
+
+  const json answer = run_twin(request);
+  REQUIRE(answer.at("tensors").size() == cases.size());
+
+  size_t fails = 0, summarized = 0;
+  std::string report;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string expected = answer["tensors"][i].get<std::string>();
+    const std::string got = our_print(cases[i]);
+    if (expected.find("...") != std::string::npos) ++summarized;
+    if (got != expected && ++fails <= 5)
+      report += mismatch(std::to_string(i) + " " + to_request(cases[i]).dump().substr(0, 300), expected, got);
+  }
+  INFO(cases.size() - fails << "/" << cases.size() << " tensors identical (" << summarized << " summarized)\n"
+                            << report);
+  CHECK(summarized >= 30);  // the fuzz really straddles the threshold
+  CHECK(fails == 0);
+
+  for (size_t i = 0; i < floats.size(); ++i) {
+    INFO("float " << hexf(floats[i]));
+    CHECK(ts::py_float(floats[i]) == answer["floats"][i].get<std::string>());
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) CHECK(ts::size_str(sizes[i]) == answer["sizes"][i].get<std::string>());
+  for (size_t i = 0; i < modules.size(); ++i) CHECK(modules[i].str() == answer["modules"][i].get<std::string>());
+}
+
+// ---------------------------------------------------------------------------------------
+// 4) speed: only the displayed elements are read
+TEST_CASE("print: a (30522, 768) weight reads 36 elements and prints in well under a millisecond", "[print]") {
+  size_t calls = 0;
+  auto get = [&calls](size_t i) {
+    ++calls;
+    return std::sin(static_cast<double>(i));
+  };
+  const std::vector<size_t> shape = {30522, 768};
+  const std::string first = ts::parameter_str(ts::Tensor(ts::zeros({2, 2})));  // warm-up + parameter prefix
+  CHECK(first == "Parameter containing:\ntensor([[0., 0.],\n        [0., 0.]], requires_grad=True)");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string s;
+  const int reps = 50;
+  for (int r = 0; r < reps; ++r) s = ts::format_tensor(ts::DType::Float32, shape, get);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+  CHECK(calls == 36u * reps);
+  CHECK(s.find("...,") != std::string::npos);
+  INFO("one summarized print: " << ms << " ms");
+  CHECK(ms < 1.0);
+}

@@ -1,0 +1,88 @@
+"""PyTorch twin of src/print.cpp: what torch 1.13 prints for given tensors, floats, sizes, modules.
+
+Usage: /usr/bin/python3 tests/twins/print_reference.py IN.json OUT.json
+
+IN.json = {
+  "tensors": [{"dtype": "float32"|"float64"|"int64"|"int32"|"uint8"|"bool", "shape": [...],
+               "values": [...],          # floats as hex strings ("0x1.8p+1", "-0x0p+0", "inf", "nan"),
+                                         # ints as JSON ints, bools as JSON bools
+               "requires_grad": bool,    # optional: a leaf that requires grad
+               "grad_fn": "ViewBackward0" | "MulBackward0" | "CloneBackward0"}],  # optional
+  "floats":  ["0x1.999999999999ap-4", ...],     # -> repr(float)
+  "sizes":   [[1, 5, 768], ...],                # -> str(torch.Size(...))
+  "modules": [{"kind": "linear", "in": 768, "out": 64, "bias": true}, ...]  # -> repr(module)
+}
+OUT.json = {"tensors": [str, ...], "floats": [...], "sizes": [...], "modules": [...]}
+"""
+import json
+import sys
+
+import torch
+from torch import nn
+
+DTYPES = {
+    "float32": torch.float32, "float64": torch.float64, "int64": torch.int64,
+    "int32": torch.int32, "uint8": torch.uint8, "bool": torch.bool,
+}
+
+
+def make_tensor(case):
+    dtype = DTYPES[case["dtype"]]
+    values = case["values"]
+    if dtype.is_floating_point:
+        values = [float.fromhex(v) for v in values]  # exact: no decimal round trip
+    t = torch.tensor(values, dtype=dtype).reshape(case["shape"])
+    grad_fn = case.get("grad_fn")
+    if grad_fn or case.get("requires_grad"):
+        t.requires_grad_(True)
+    if grad_fn:
+        # ops that keep every value (and the sign of zero) bit for bit
+        make = {"ViewBackward0": lambda x: x.view(x.shape),
+                "MulBackward0": lambda x: x * 1,
+                "CloneBackward0": lambda x: x.clone()}[grad_fn]
+        t = make(t)
+        assert type(t.grad_fn).__name__ == grad_fn, type(t.grad_fn).__name__
+    return t
+
+
+def make_module(spec):
+    kind = spec["kind"]
+    if kind == "linear":
+        return nn.Linear(spec["in"], spec["out"], bias=spec["bias"])
+    if kind == "embedding":
+        return nn.Embedding(spec["n"], spec["d"], padding_idx=spec.get("padding_idx"))
+    if kind == "layer_norm":
+        return nn.LayerNorm(spec["d"], eps=float.fromhex(spec["eps"]))
+    if kind == "dropout":
+        return nn.Dropout(float.fromhex(spec["p"]))
+    if kind == "gelu":
+        return nn.GELU()
+    if kind == "relu":
+        return nn.ReLU()
+    if kind == "softmax":
+        return nn.Softmax(dim=spec["dim"])
+    if kind == "list":
+        return nn.ModuleList([make_module(s) for s in spec["items"]])
+    if kind == "custom":  # a user module: class name + named children
+        m = type(spec["name"], (nn.Module,), {})()
+        for key, child in spec["children"]:
+            m.add_module(key, make_module(child))
+        return m
+    raise ValueError(kind)
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        req = json.load(f)
+    out = {
+        "tensors": [str(make_tensor(c)) for c in req.get("tensors", [])],
+        "floats": [repr(float.fromhex(h)) for h in req.get("floats", [])],
+        "sizes": [str(torch.Size(s)) for s in req.get("sizes", [])],
+        "modules": [repr(make_module(s)) for s in req.get("modules", [])],
+    }
+    with open(sys.argv[2], "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()
