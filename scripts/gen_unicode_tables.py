@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""Generate src/unicode_tables.inc: the Unicode data the WordPiece tokenizer needs.
+
+BERT's BasicTokenizer (HF transformers, tokenization_bert.py) asks Python's
+`unicodedata` five questions about a character. The C++ tokenizer (src/tokenizer.cpp)
+answers them from the tables written here, so both see the same Unicode version:
+
+  question                              Python                        table
+  is it a control char (dropped)?       category(c).startswith("C")   kControlRanges
+  is it a space separator?              category(c) == "Zs"           kSpaceSeparatorRanges
+  does str.split() split on it too?     c.isspace()                   kExtraSplitSpaces
+  is it punctuation?                    category(c).startswith("P")   kPunctuationRanges
+  is it an accent (dropped)?            category(c) == "Mn"           kNonspacingMarkRanges
+  lower case                            c.lower()                     kLowerRuns + kLowerSpecial
+  canonical decomposition (NFD)         normalize("NFD", s)           kDecompositions + kCombiningClassRanges
+
+Run it with the same interpreter as the reference twin:
+    /usr/bin/python3 scripts/gen_unicode_tables.py            # writes src/unicode_tables.inc
+    /usr/bin/python3 scripts/gen_unicode_tables.py --check    # exit 1 if the file is stale
+Before writing, the script replays the C++ algorithm on the tables for every code point
+and compares with Python, so a table bug fails here, not in a chapter.
+"""
+import sys
+import unicodedata
+from pathlib import Path
+
+MAX = sys.maxunicode  # 0x10FFFF
+OUT = Path(__file__).resolve().parent.parent / "src" / "unicode_tables.inc"
+
+# Hangul syllables decompose algorithmically (Unicode ch. 3.12); tokenizer.cpp does it in code.
+S_BASE, S_COUNT = 0xAC00, 11172
+
+
+def cat(c):
+    return unicodedata.category(chr(c))
+
+
+def ranges(pred):
+    """Maximal runs [first, last] of code points where pred holds."""
+    out, start = [], None
+    for c in range(MAX + 2):
+        hit = c <= MAX and pred(c)
+        if hit and start is None:
+            start = c
+        elif not hit and start is not None:
+            out.append((start, c - 1))
+            start = None
+    return out
+
+
+def lower_runs():
+    """Single-char lower-case mappings as runs (first, last, delta, stride):
+    every stride-th code point from first to last maps to itself + delta."""
+    pairs = []
+    for c in range(MAX + 1):
+        low = chr(c).lower()
+        if len(low) == 1 and low != chr(c):
+            pairs.append((c, ord(low) - c))
+    runs = []  # [first, last, delta, stride]
+    for c, d in pairs:
+        if runs:
+            r = runs[-1]
+            step = c - r[1]
+            if r[2] == d and ((r[0] == r[1] and step in (1, 2)) or (r[0] != r[1] and step == r[3])):
+                r[1], r[3] = c, step
+                continue
+        runs.append([c, c, d, 1])
+    return [tuple(r) for r in runs]
+
+
+def lower_special():
+    """Code points whose lower case is several code points (U+0130 -> 'i' + U+0307)."""
+    return [(c, chr(c).lower()) for c in range(MAX + 1) if len(chr(c).lower()) > 1]
+
+
+def decompositions():
+    """Canonical decomposition mappings (one or two code points, as in UnicodeData.txt)
+    of every character that can reach NFD in the tokenizer: text is lower-cased first,
+    so only lower-case fixed points matter, plus whatever their mappings refer to."""
+    def mapping(c):
+        d = unicodedata.decomposition(chr(c))
+        if not d or d.startswith("<"):  # none, or a compatibility mapping (NFKD only)
+            return None
+        return [int(x, 16) for x in d.split()]
+
+    todo = [c for c in range(MAX + 1) if chr(c).lower() == chr(c) and mapping(c)]
+    todo = [c for c in todo if not S_BASE <= c < S_BASE + S_COUNT]
+    table = {}
+    while todo:
+        c = todo.pop()
+        if c in table:
+            continue
+        table[c] = mapping(c)
+        todo += [x for x in table[c] if mapping(x)]
+    assert all(1 <= len(m) <= 2 for m in table.values())
+    return sorted(table.items())
+
+
+def hangul_nfd(c):
+    s = c - S_BASE
+    out = [0x1100 + s // 588, 0x1161 + (s % 588) // 28]
+    if s % 28:
+        out.append(0x11A7 + s % 28)
+    return out
+
+
+def check(tables):
+    """Replay tokenizer.cpp's lower -> NFD -> drop Mn on the tables; compare with Python."""
+    import bisect
+
+    def in_ranges(rs, c):
+        i = bisect.bisect_right(rs, (c, MAX + 1)) - 1
+        return i >= 0 and rs[i][0] <= c <= rs[i][1]
+
+    runs = tables["lower"]
+    firsts = [r[0] for r in runs]
+    special = dict(tables["lower_special"])
+    decomp = dict(tables["decomp"])
+    ccc = {c: k for (a, b, k) in tables["ccc"] for c in range(a, b + 1)}
+
+    def lower(c):
+        if c in special:
+            return [ord(x) for x in special[c]]
+        i = bisect.bisect_right(firsts, c) - 1
+        if i >= 0:
+            a, b, d, s = runs[i]
+            if c <= b and (c - a) % s == 0:
+                return [c + d]
+        return [c]
+
+    def nfd(cs):
+        out = []
+        def push(c):
+            if S_BASE <= c < S_BASE + S_COUNT:
+                out.extend(hangul_nfd(c))
+            elif c in decomp:
+                for x in decomp[c]:
+                    push(x)
+            else:
+                out.append(c)
+        for c in cs:
+            push(c)
+        # canonical ordering: stable sort of each run of non-starters by combining class
+        i = 0
+        while i < len(out):
+            if ccc.get(out[i], 0) == 0:
+                i += 1
+                continue
+            j = i
+            while j < len(out) and ccc.get(out[j], 0) != 0:
+                j += 1
+            out[i:j] = sorted(out[i:j], key=lambda x: ccc[x])
+            i = j
+        return out
+
+    mn = tables["Mn"]
+    bad = 0
+    for c in range(MAX + 1):
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        want = "".join(x for x in unicodedata.normalize("NFD", chr(c).lower())
+                       if unicodedata.category(x) != "Mn")
+        got = "".join(chr(x) for x in nfd(lower(c)) if not in_ranges(mn, x))
+        if want != got:
+            bad += 1
+            if bad < 10:
+                print(f"mismatch U+{c:04X}: want {want!r} got {got!r}", file=sys.stderr)
+    # a few strings that exercise canonical reordering across characters
+    for s in ["\U0001D16D\U0001D165", "\U0001D16D\u034F\U0001D165", "a\u0301\u0316\u302E\u302Fb",
+              "\u1E0B\u0323", "\u0344\u0F73\u0F75", "\uAC00\u11A8"]:
+        want = "".join(x for x in unicodedata.normalize("NFD", s.lower())
+                       if unicodedata.category(x) != "Mn")
+        lowered = [y for x in s for y in lower(ord(x))]
+        got = "".join(chr(x) for x in nfd(lowered) if not in_ranges(mn, x))
+        if want != got:
+            bad += 1
+            print(f"mismatch {s!r}: want {want!r} got {got!r}", file=sys.stderr)
+    # assumptions tokenizer.cpp relies on
+    for c in range(MAX + 1):
+        low = chr(c).lower()
+        assert all(x.lower() == x for x in low), f"lower not idempotent at U+{c:04X}"
+        if low != chr(c):  # lower-casing never creates whitespace, controls or punctuation
+            for x in low:
+                assert not (x.isspace() or cat(ord(x))[0] in "CPZ"), f"U+{c:04X}"
+    return bad == 0
+
+
+def fmt_rows(items, per_line):
+    rows = []
+    for i in range(0, len(items), per_line):
+        rows.append("    " + " ".join(items[i:i + per_line]))
+    return "\n".join(rows)
+
+
+def hx(c):
+    return f"0x{c:04X}"
+
+
+def render(tables):
+    v = sys.version.split()[0]
+    out = [
+        "// src/unicode_tables.inc: GENERATED by scripts/gen_unicode_tables.py; do not edit.",
+        f"// Source: Python {v} unicodedata, Unicode {unicodedata.unidata_version} (the /usr/bin/python3",
+        "// that runs the reference twin, so C++ and Python agree on every character).",
+        "// Included once, by src/tokenizer.cpp, which defines CodeRange, LowerRun,",
+        "// LowerSpecial, Decomposition and CombiningClassRange.",
+        "",
+        f'constexpr char kUnicodeVersion[] = "{unicodedata.unidata_version}";',
+        "",
+    ]
+
+    def range_table(name, comment, rs):
+        out.append(f"// {comment} ({len(rs)} ranges [first, last])")
+        out.append(f"constexpr CodeRange {name}[] = {{")
+        out.append(fmt_rows([f"{{{hx(a)}, {hx(b)}}}," for a, b in rs], 6))
+        out.append("};")
+        out.append("")
+
+    range_table("kControlRanges", 'category "C*": Cc, Cf, Cs, Co and unassigned Cn', tables["C"])
+    range_table("kSpaceSeparatorRanges", 'category "Zs"', tables["Zs"])
+    range_table("kPunctuationRanges", 'category "P*"', tables["P"])
+    range_table("kNonspacingMarkRanges", 'category "Mn" (accents, dropped after NFD)', tables["Mn"])
+
+    extra = tables["extra_space"]
+    out.append("// Neither control nor Zs, yet str.split() splits on them (c.isspace() is True)")
+    out.append("constexpr char32_t kExtraSplitSpaces[] = {" + ", ".join(hx(c) for c in extra) + "};")
+    out.append("")
+
+    runs = tables["lower"]
+    out.append(f"// str.lower(), one code point to one: every stride-th code point in [first, last]")
+    out.append(f"// maps to itself + delta ({len(runs)} runs {{first, last, delta, stride}})")
+    out.append("constexpr LowerRun kLowerRuns[] = {")
+    out.append(fmt_rows([f"{{{hx(a)}, {hx(b)}, {d}, {s}}}," for a, b, d, s in runs], 4))
+    out.append("};")
+    out.append("")
+    out.append("// str.lower() giving several code points {from, {to...}} (SpecialCasing.txt)")
+    out.append("constexpr LowerSpecial kLowerSpecial[] = {")
+    for c, low in tables["lower_special"]:
+        assert len(low) <= 3
+        out.append(f"    {{{hx(c)}, {{{', '.join(hx(ord(x)) for x in low)}}}}},")
+    out.append("};")
+    out.append("")
+
+    dec = tables["decomp"]
+    out.append("// Canonical decompositions {code point, first, second or 0} of the characters that")
+    out.append("// survive lower-casing; apply recursively. Hangul syllables are done in code.")
+    out.append(f"// ({len(dec)} entries)")
+    out.append("constexpr Decomposition kDecompositions[] = {")
+    out.append(fmt_rows([f"{{{hx(c)}, {hx(m[0])}, {hx(m[1]) if len(m) > 1 else 0}}}," for c, m in dec], 4))
+    out.append("};")
+    out.append("")
+    ccc = tables["ccc"]
+    out.append(f"// Canonical combining class != 0, for NFD's reordering ({len(ccc)} ranges {{first, last, class}})")
+    out.append("constexpr CombiningClassRange kCombiningClassRanges[] = {")
+    out.append(fmt_rows([f"{{{hx(a)}, {hx(b)}, {k}}}," for a, b, k in ccc], 5))
+    out.append("};")
+    out.append("")
+    return "\n".join(out)
+
+
+def combining_ranges():
+    out = []
+    for c in range(MAX + 1):
+        k = unicodedata.combining(chr(c))
+        if k == 0:
+            continue
+        if out and out[-1][1] == c - 1 and out[-1][2] == k:
+            out[-1][1] = c
+        else:
+            out.append([c, c, k])
+    return [tuple(r) for r in out]
+
+
+def main():
+    tables = {
+        "C": ranges(lambda c: cat(c)[0] == "C"),
+        "Zs": ranges(lambda c: cat(c) == "Zs"),
+        "P": ranges(lambda c: cat(c)[0] == "P"),
+        "Mn": ranges(lambda c: cat(c) == "Mn"),
+        "extra_space": [c for c in range(MAX + 1)
+                        if chr(c).isspace() and not (cat(c)[0] == "C" or cat(c) == "Zs")],
+        "lower": lower_runs(),
+        "lower_special": lower_special(),
+        "decomp": decompositions(),
+        "ccc": combining_ranges(),
+    }
+    text = render(tables)
+    if "--check" in sys.argv:  # (the replay ran when the file was written)
+        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
+            sys.exit(f"{OUT} is stale: run /usr/bin/python3 scripts/gen_unicode_tables.py")
+        print(f"{OUT} is up to date")
+        return
+    if not check(tables):
+        sys.exit("gen_unicode_tables: the tables do not reproduce Python; not writing")
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT} ({len(text)} bytes, Unicode {unicodedata.unidata_version})")
+
+
+if __name__ == "__main__":
+    main()
