@@ -1,0 +1,94 @@
+// matmul.hpp: matrix products with PyTorch 1.13's exact bits, and a plain loop beside them.
+//
+// Introduced with the attention chapters (scores = Q K^T, weights @ V) and nn.Linear.
+//
+// Why this file is more than "call sgemm": PyTorch here calls the system OpenBLAS
+// sgemm_. Two calls that compute the same product but pass other transposes,
+// sizes, leading dimensions or a C pre-filled with the bias may round differently
+// in the last bit, and a last bit can change a printed digit. So every function
+// below makes exactly the call PyTorch makes (see matmul.cpp for the ATen function
+// each one mirrors), and never copies an operand where PyTorch does not.
+//
+// Two paths, one switch:
+//   MatmulPath::Blas  - OpenBLAS sgemm, PyTorch's bits (the default)
+//   MatmulPath::Naive - a readable triple loop (a chapter's --naive flag), close
+//                       to but not always bit-identical with PyTorch.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor.hpp"
+
+namespace ts {
+
+enum class MatmulPath { Blas, Naive };
+
+// Process-wide choice of the path every product below takes (default Blas).
+void set_matmul_path(MatmulPath p);
+MatmulPath matmul_path();
+
+// A strided 2-D view into float memory, sizes/strides in elements, exactly like a
+// torch tensor's: element (i,j) at data[i*rs + j*cs].
+struct MatView {
+  float* data;
+  int64_t rows, cols, rs, cs;
+};
+struct CMatView {
+  const float* data;
+  int64_t rows, cols, rs, cs;
+};
+
+// A strided batch of matrices: element (b,i,j) at data[b*bs + i*rs + j*cs].
+struct BatchView {
+  float* data;
+  int64_t batch, rows, cols, bs, rs, cs;
+};
+struct CBatchView {
+  const float* data;
+  int64_t batch, rows, cols, bs, rs, cs;
+};
+
+// ---- raw column-major GEMM: C = alpha * op(A) op(B) + beta * C -------------------
+// op(A) is (m,k), op(B) is (k,n), C is (m,n); trans is 'N' or 'T'. Column-major:
+// A(i,l) = a[i + l*lda] for 'N', a[l + i*lda] for 'T'. beta == 0 never reads C.
+// Dispatches like torch's cpublas::gemm (normalize_last_dims, then sgemm_) or, on the
+// Naive path, to gemm_naive.
+void gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// The same contract as gemm, as a plain triple loop (the readable reference).
+void gemm_naive(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// ---- strided views (ATen's addmm_impl_cpu_ and bmm_out_or_baddbmm_) -------------
+// result (M,N) = beta*result + alpha*(m1 (M,K) @ m2 (K,N)), choosing transposes and
+// leading dimensions like torch's addmm_impl_cpu_ (copies only where torch copies).
+void addmm_(MatView result, CMatView m1, CMatView m2, float beta, float alpha);
+
+// out (B,M,N) = a (B,M,K) @ b (B,K,N), like torch.bmm on these strided views:
+// a plain loop when K*M*N < 400 (torch's small-size kernel), else one addmm per batch.
+void bmm_(BatchView out, CBatchView a, CBatchView b);
+
+// ---- tensors, PyTorch semantics and bits ----------------------------------------
+// x (...,in), weight (out,in), bias (out) or nullptr -> (...,out); nn.functional.linear.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias);
+
+// a (B,M,K), b (B,K,N) -> (B,M,N); torch.bmm.
+Tensor bmm(const Tensor& a, const Tensor& b);
+
+// a (B,M,K), b (B,N,K) -> (B,M,N); torch.bmm(a, b.transpose(1,2)), b is not copied.
+Tensor bmm_nt(const Tensor& a, const Tensor& b);
+
+// torch.matmul for 2-D..4-D operands with broadcast batch dims, e.g.
+// (M,K)@(K,N) -> (M,N), (B,T,C)@(C,F) -> (B,T,F), (B,H,T,D)@(B,H,D,S) -> (B,H,T,S).
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// Per-head attention products on views, no copies where torch makes none:
+// q (B,T,C), k (B,S,C) -> (B,H,T,S); torch.matmul(q4, k4.transpose(-2,-1)) where
+// q4 = q.view(B,T,H,D).transpose(1,2) and k4 likewise (article 002), D = C/H.
+Tensor matmul_heads_qk(const Tensor& q, const Tensor& k, int64_t H);
+
+// p (B,H,T,S), v (B,S,C) -> (B,H,T,D); torch.matmul(p, v.view(B,S,H,D).transpose(1,2)).
+Tensor matmul_heads_pv(const Tensor& p, const Tensor& v);
+
+}  // namespace ts
