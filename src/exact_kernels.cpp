@@ -1,0 +1,515 @@
+// exact_kernels.cpp: PyTorch 1.13's CPU row kernels, replayed bit for bit.
+//
+// Why this file exists: the course prints tensors the way PyTorch does, and a chapter's
+// output must be byte-identical to its PyTorch twin. Rounding differs in the last bit as
+// soon as two additions happen in another order, so "close" is not enough: these kernels
+// follow torch's own code paths (Debian python3-torch 1.13.1, "CPU capability usage:
+// AVX2") operation by operation:
+//   * Vectorized<float> is 8 lanes of __m256; exp/log/erf are SLEEF's Sleef_expf8_u10,
+//     Sleef_logf8_u10, Sleef_erff8_u10 from the system libsleef, the very functions torch
+//     calls (aten/src/ATen/cpu/vec/vec256/vec256_float.h).
+//   * Reductions (max, sum) follow vec::reduce_all / map_reduce_all: one accumulator
+//     vector, a blended partial tail, then a 3-step shuffle tree across the 8 lanes
+//     (aten/src/ATen/cpu/vec/functional_base.h, VecReduceAllSIMD); rows shorter than 8
+//     take the "slow path", a left-to-right fold into lane 0.
+//   * x.sum(dim=-1) is cascade_sum (aten/src/ATen/native/cpu/SumKernel.cpp): 4 vector
+//     accumulators, levelled partial sums, scalar tail, then lanes added one by one.
+//   * LayerNorm uses RowwiseMoments (aten/src/ATen/native/cpu/moments_utils.h): Welford
+//     over chunks of 16 vectors, cascaded, then merged lane by lane.
+//   * Element-wise ops (GELU, ReLU) run through cpu_kernel_vec (native/cpu/Loops.h):
+//     blocks of 16 floats use the vector formula, the last n % 16 the scalar one.
+//
+// FMA: torch's kernels were compiled by GCC 12 with -mfma and the default
+// -ffp-contract=fast, so GCC fused some `a * b + c` into one fused multiply-add. This
+// file is compiled with -ffp-contract=off and spells every such fusion out with
+// _mm256_fmadd_ps / std::fma; each one was confirmed against the live torch (see
+// tests/test_kernels.cpp). The fused spots are marked "FMA:" below.
+//
+// Introduced in ch03 (softmax); the learner-facing loops are in kernels_naive.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels.hpp"
+
+// The vector code needs AVX2 + FMA whatever flags the build passes (torch's AVX2
+// kernels need the same CPU features).
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#include <immintrin.h>
+#include <sleef.h>
+
+namespace ts {
+namespace exact {
+namespace {
+
+using V = __m256;  // torch's Vectorized<float> on AVX2: 8 floats
+constexpr int64_t kLanes = 8;
+
+// ---------------------------------------------------------------------------
+// Vectorized<float> helpers, as in vec256_float.h
+// ---------------------------------------------------------------------------
+
+inline V vload(const float* p) { return _mm256_loadu_ps(p); }
+
+// Vectorized<float>::loadu(ptr, count): the first `count` floats, the rest zero.
+inline V vload_partial(const float* p, int64_t count) {
+  alignas(32) float tmp[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(tmp, p, static_cast<size_t>(count) * sizeof(float));
+  return _mm256_load_ps(tmp);
+}
+
+inline void vstore(float* p, V v) { _mm256_storeu_ps(p, v); }
+
+// Vectorized<float>::store(ptr, count): only the first `count` lanes.
+inline void vstore_partial(float* p, V v, int64_t count) {
+  alignas(32) float tmp[kLanes];
+  _mm256_store_ps(tmp, v);
+  std::memcpy(p, tmp, static_cast<size_t>(count) * sizeof(float));
+}
+
+// Vectorized<float>::set(a, b, count): lanes [0, count) from b, the rest from a.
+inline V vset(V a, V b, int64_t count) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), idx);
+  return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(mask));
+}
+
+// vec::maximum: IEEE maximum that propagates NaN (all-ones NaN, like torch).
+inline V vmaximum(V a, V b) {
+  const V m = _mm256_max_ps(a, b);
+  const V isnan = _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+  return _mm256_or_ps(m, isnan);
+}
+
+inline float lane0(V v) { return _mm256_cvtss_f32(v); }
+
+struct MaxOp {
+  V operator()(V a, V b) const { return vmaximum(a, b); }
+};
+struct AddOp {
+  V operator()(V a, V b) const { return _mm256_add_ps(a, b); }
+};
+
+// ---------------------------------------------------------------------------
+// functional_base.h: reductions and maps over one row
+// ---------------------------------------------------------------------------
+
+// vec_reduce_all(op, acc, size), the slow path: fold lanes 1..size-1 into lane 0, one
+// by one, each as a full vector op against (lane, 0, 0, ...).
+template <class Op>
+float vec_reduce_all_slow(const Op& op, V acc, int64_t size) {
+  alignas(32) float arr[kLanes];
+  _mm256_store_ps(arr, acc);
+  for (int64_t i = 1; i < size; ++i) {
+    const V next = _mm256_setr_ps(arr[i], 0, 0, 0, 0, 0, 0, 0);
+    acc = op(acc, next);
+  }
+  return lane0(acc);
+}
+
+// VecReduceAllSIMD<float>: a shuffle tree, ((v0 op v4) op (v2 op v6)) op ((v1 op v5) op (v3 op v7)).
+template <class Op>
+float vec_reduce_all(const Op& op, V v) {
+  V v1 = _mm256_permute2f128_ps(v, v, 0x1);
+  v = op(v, v1);
+  v1 = _mm256_shuffle_ps(v, v, 0x4E);
+  v = op(v, v1);
+  v1 = _mm256_shuffle_ps(v, v, 0xB1);
+  v = op(v, v1);
+  return lane0(v);
+}
+
+// vec::reduce_all(op, data, size)
+template <class Op>
+float reduce_all(const Op& op, const float* data, int64_t size) {
+  if (size < kLanes) return vec_reduce_all_slow(op, vload_partial(data, size), size);
+  int64_t d = kLanes;
+  V acc = vload(data);
+  for (; d < size - (size % kLanes); d += kLanes) acc = op(acc, vload(data + d));
+  if (size - d > 0) {
+    const V tail = vload_partial(data + d, size - d);
+    acc = vset(acc, op(acc, tail), size - d);
+  }
+  return vec_reduce_all(op, acc);
+}
+
+// vec::map_reduce_all(map, red, data, size)
+template <class Map, class Red>
+float map_reduce_all(const Map& map, const Red& red, const float* data, int64_t size) {
+  if (size < kLanes) return vec_reduce_all_slow(red, map(vload_partial(data, size)), size);
+  int64_t d = kLanes;
+  V acc = map(vload(data));
+  for (; d < size - (size % kLanes); d += kLanes) acc = red(acc, map(vload(data + d)));
+  if (size - d > 0) {
+    const V tail = map(vload_partial(data + d, size - d));
+    acc = vset(acc, red(acc, tail), size - d);
+  }
+  return vec_reduce_all(red, acc);
+}
+
+// vec::map(op, out, in, size): full vectors, then one zero-padded partial vector.
+template <class Op>
+void vec_map(const Op& op, float* out, const float* in, int64_t size) {
+  int64_t d = 0;
+  for (; d < size - (size % kLanes); d += kLanes) vstore(out + d, op(vload(in + d)));
+  if (size - d > 0) vstore_partial(out + d, op(vload_partial(in + d, size - d)), size - d);
+}
+
+// ---------------------------------------------------------------------------
+// SumKernel.cpp: cascade_sum for a contiguous reduction over the last dim
+// ---------------------------------------------------------------------------
+
+// utils::CeilLog2
+inline int64_t ceil_log2(int64_t x) {
+  if (x <= 2) return 1;
+  const uint64_t v = static_cast<uint64_t>(x) - 1;
+  return static_cast<int64_t>(63 - __builtin_clzll(v)) + 1;
+}
+
+// multi_row_sum<T, 4>: 4 interleaved accumulators, summed in levels of 2^level_power
+// items so that only partial sums of similar size meet. `load(i, k)` gives item (i, k).
+template <class T, class Load, class Add>
+void multi_row_sum4(T out[4], int64_t size, const Load& load, const Add& add, T zero) {
+  constexpr int64_t kLevels = 4;
+  const int64_t level_power = std::max<int64_t>(4, ceil_log2(size) / kLevels);
+  const int64_t level_step = int64_t(1) << level_power;
+  const int64_t level_mask = level_step - 1;
+  T acc[kLevels][4];
+  for (auto& level : acc)
+    for (T& a : level) a = zero;
+
+  int64_t i = 0;
+  while (i + level_step <= size) {
+    for (int64_t j = 0; j < level_step; ++j, ++i)
+      for (int64_t k = 0; k < 4; ++k) acc[0][k] = add(acc[0][k], load(i, k));
+    for (int64_t j = 1; j < kLevels; ++j) {
+      for (int64_t k = 0; k < 4; ++k) {
+        acc[j][k] = add(acc[j][k], acc[j - 1][k]);
+        acc[j - 1][k] = zero;
+      }
+      const int64_t mask = level_mask << (j * level_power);
+      if ((i & mask) != 0) break;
+    }
+  }
+  for (; i < size; ++i)
+    for (int64_t k = 0; k < 4; ++k) acc[0][k] = add(acc[0][k], load(i, k));
+  for (int64_t j = 1; j < kLevels; ++j)
+    for (int64_t k = 0; k < 4; ++k) acc[0][k] = add(acc[0][k], acc[j][k]);
+  for (int64_t k = 0; k < 4; ++k) out[k] = acc[0][k];
+}
+
+// row_sum<T>: view the `size` items as (size/4, 4), sum the columns, add the leftover
+// items to column 0, then fold columns 1..3 into column 0.
+template <class T, class Load, class Add>
+T row_sum(int64_t size, const Load& load, const Add& add, T zero) {
+  const int64_t size_ilp = size / 4;
+  T partial[4];
+  multi_row_sum4<T>(
+      partial, size_ilp, [&](int64_t i, int64_t k) { return load(i * 4 + k); }, add, zero);
+  for (int64_t i = size_ilp * 4; i < size; ++i) partial[0] = add(partial[0], load(i));
+  for (int64_t k = 1; k < 4; ++k) partial[0] = add(partial[0], partial[k]);
+  return partial[0];
+}
+
+// One row of x.sum(dim=-1): vectorized_inner_sum for n >= 8, scalar_inner_sum below.
+// The output starts at 0 and the sum is added to it (CastStoreAccumulate).
+float cascade_sum_row(const float* x, int64_t n) {
+  const auto fadd = [](float a, float b) { return a + b; };
+  float total;
+  if (n >= kLanes) {
+    const int64_t vec_size = n / kLanes;
+    const V vacc = row_sum<V>(
+        vec_size, [&](int64_t i) { return vload(x + i * kLanes); },
+        [](V a, V b) { return _mm256_add_ps(a, b); }, _mm256_setzero_ps());
+    float final_acc = 0.0f;
+    for (int64_t k = vec_size * kLanes; k < n; ++k) final_acc += x[k];
+    alignas(32) float partials[kLanes];
+    _mm256_store_ps(partials, vacc);
+    for (float p : partials) final_acc += p;
+    total = final_acc;
+  } else {
+    total = row_sum<float>(n, [&](int64_t i) { return x[i]; }, fadd, 0.0f);
+  }
+  return 0.0f + total;
+}
+
+// ---------------------------------------------------------------------------
+// moments_utils.h: RowwiseMoments (mean and biased variance of one row)
+// ---------------------------------------------------------------------------
+
+struct Moments {
+  float mean;
+  float var;
+};
+
+// AddMomentsVec: merge (m0_add, m1_add, m2_add) into (m0, m1, m2), 8 lanes at once.
+inline void add_moments_vec(int64_t m0_add, V m1_add, V m2_add, int64_t& m0, V& m1, V& m2) {
+  const int64_t n = m0 + m0_add;
+  const float c = n == 0 ? 0.0f : static_cast<float>(m0_add) / static_cast<float>(n);
+  const V c_vec = _mm256_set1_ps(c);
+  const V delta = _mm256_sub_ps(m1_add, m1);
+  m1 = _mm256_add_ps(m1, _mm256_mul_ps(c_vec, delta));  // m1 += c * delta
+  // m2 += m2_add + delta * delta * c * m0
+  const V ddcm = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(delta, delta), c_vec),
+                               _mm256_set1_ps(static_cast<float>(m0)));
+  m2 = _mm256_add_ps(m2, _mm256_add_ps(m2_add, ddcm));
+  m0 = n;
+}
+
+// AddMoments: the scalar twin of add_moments_vec.
+inline void add_moments(int64_t m0_add, float m1_add, float m2_add, int64_t& m0, float& m1,
+                        float& m2) {
+  const int64_t n = m0 + m0_add;
+  const float c = n == 0 ? 0.0f : static_cast<float>(m0_add) / static_cast<float>(n);
+  const float delta = m1_add - m1;
+  m1 += c * delta;
+  m2 += m2_add + delta * delta * c * static_cast<float>(m0);
+  m0 = n;
+}
+
+Moments rowwise_moments(const float* X, int64_t N) {
+  constexpr int64_t kChunk = 16;  // utils::kChunkSize
+  const int64_t n = N / kLanes;
+  const int64_t m = (n + kChunk - 1) / kChunk;
+  const int64_t depth = ceil_log2(m);
+
+  // the cascade stack (depth <= 64)
+  int64_t m0_stk[64];
+  V m1_stk[64];
+  V m2_stk[64];
+  for (int64_t d = 0; d < depth; ++d) {
+    m0_stk[d] = 0;
+    m1_stk[d] = _mm256_setzero_ps();
+    m2_stk[d] = _mm256_setzero_ps();
+  }
+
+  for (int64_t i = 0; i < m; ++i) {
+    const float* X_ptr = X + i * kChunk * kLanes;
+    const int64_t m0 = std::min(kChunk, n - i * kChunk);
+    // 1) Welford over up to 16 vectors
+    V m1_vec = _mm256_setzero_ps();
+    V m2_vec = _mm256_setzero_ps();
+    for (int64_t j = 0; j < m0; ++j) {
+      const V x_vec = vload(X_ptr + j * kLanes);
+      const V c_vec = _mm256_set1_ps(1.0f / static_cast<float>(j + 1));
+      const V delta = _mm256_sub_ps(x_vec, m1_vec);
+      m1_vec = _mm256_add_ps(m1_vec, _mm256_mul_ps(delta, c_vec));  // m1 += delta * (1/(j+1))
+      m2_vec = _mm256_add_ps(m2_vec, _mm256_mul_ps(delta, _mm256_sub_ps(x_vec, m1_vec)));
+    }
+    // 2) push onto the cascade, merging like a binary counter
+    add_moments_vec(m0, m1_vec, m2_vec, m0_stk[0], m1_stk[0], m2_stk[0]);
+    int64_t mask = i + 1;
+    for (int64_t j = 1; j < depth && (mask & 1) == 0; ++j) {
+      add_moments_vec(m0_stk[j - 1], m1_stk[j - 1], m2_stk[j - 1], m0_stk[j], m1_stk[j],
+                      m2_stk[j]);
+      m0_stk[j - 1] = 0;
+      m1_stk[j - 1] = _mm256_setzero_ps();
+      m2_stk[j - 1] = _mm256_setzero_ps();
+      mask >>= 1;
+    }
+  }
+  for (int64_t i = 1; i < depth; ++i)
+    add_moments_vec(m0_stk[i], m1_stk[i], m2_stk[i], m0_stk[0], m1_stk[0], m2_stk[0]);
+
+  alignas(32) float m1_arr[kLanes];
+  alignas(32) float m2_arr[kLanes];
+  _mm256_store_ps(m1_arr, m1_stk[0]);
+  _mm256_store_ps(m2_arr, m2_stk[0]);
+
+  // 3) scalar Welford over the n % 8 tail, then merge the 8 lanes one by one
+  int64_t m0 = 0;
+  float m1 = 0.0f;
+  float m2 = 0.0f;
+  for (int64_t i = n * kLanes; i < N; ++i) {
+    const float delta = X[i] - m1;
+    ++m0;
+    m1 += delta / static_cast<float>(m0);
+    m2 += delta * (X[i] - m1);
+  }
+  for (int64_t i = 0; i < kLanes; ++i) add_moments(n, m1_arr[i], m2_arr[i], m0, m1, m2);
+  return {m1, m2 / static_cast<float>(N)};
+}
+
+// ---------------------------------------------------------------------------
+// Loops.h: cpu_kernel_vec over a contiguous 1-D range
+// ---------------------------------------------------------------------------
+
+// Blocks of 2 vectors (16 floats) use vop, the remaining n % 16 floats use the scalar op.
+template <class Op, class VOp>
+void cpu_kernel_vec(const float* x, float* y, int64_t n, const Op& op, const VOp& vop) {
+  int64_t i = 0;
+  for (; i <= n - 2 * kLanes; i += 2 * kLanes) {
+    const V out1 = vop(vload(x + i));
+    const V out2 = vop(vload(x + i + kLanes));
+    vstore(y + i, out1);
+    vstore(y + i + kLanes, out2);
+  }
+  for (; i < n; ++i) y[i] = op(x[i]);
+}
+
+// ---------------------------------------------------------------------------
+// oneDNN 2.6.3, jit_uni_eltwise_injector_f32: exp and gelu_erf, lane by lane
+// ---------------------------------------------------------------------------
+
+inline V bits_to_v(uint32_t u) { return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(u))); }
+
+// exp_compute_vector_fwd: exp(x) = 2 * 2^(n-1) * p(r), x = n ln2 + r, p a degree-5 polynomial.
+inline V dnnl_exp(V x) {
+  const V ln_flt_min = bits_to_v(0xc2aeac50u);
+  const V ln_flt_max = bits_to_v(0x42b17218u);
+  const V log2e = bits_to_v(0x3fb8aa3bu);
+  const V ln2 = bits_to_v(0x3f317218u);
+  const V one = _mm256_set1_ps(1.0f);
+  const V underflow = _mm256_cmp_ps(x, ln_flt_min, _CMP_LT_OS);  // results forced to 0
+  x = _mm256_min_ps(x, ln_flt_max);
+  x = _mm256_max_ps(x, ln_flt_min);
+  // n = floor(x log2(e) + 0.5), r = x - n ln2 (fused)
+  V fx = _mm256_add_ps(_mm256_mul_ps(x, log2e), _mm256_set1_ps(0.5f));
+  fx = _mm256_floor_ps(fx);
+  const V r = _mm256_fnmadd_ps(fx, ln2, x);
+  // 2^(n-1) built in the exponent bits
+  __m256i e = _mm256_cvtps_epi32(_mm256_sub_ps(fx, one));
+  e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+  const V pow2 = _mm256_blendv_ps(_mm256_castsi256_ps(e), _mm256_setzero_ps(), underflow);
+  // p(r) = 1 + r (p1 + r (p2 + r (p3 + r (p4 + r p5)))), Horner with FMAs
+  V p = bits_to_v(0x3c07cfceu);                       // p5
+  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3d2b9d0du));  // p4
+  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3e2aad40u));  // p3
+  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3efffee3u));  // p2
+  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3f7ffffbu));  // p1
+  p = _mm256_fmadd_ps(p, r, one);
+  return _mm256_mul_ps(_mm256_mul_ps(p, pow2), _mm256_set1_ps(2.0f));
+}
+
+// gelu_erf_compute_vector_fwd: erf by Abramowitz & Stegun 7.1.26,
+//   erf(x) = sign(x) (1 - t (p1 + t (p2 + ...)) exp(-x^2)), t = 1 / (1 + p |x|),
+// then GELU = S + S erf with S = (s / sqrt2) / sqrt2.
+inline V dnnl_gelu_erf(V s) {
+  const V sign_mask = bits_to_v(0x80000000u);
+  const V abs_mask = bits_to_v(0x7fffffffu);
+  const V inv_sqrt2 = bits_to_v(0x3f3504f3u);
+  const V one = _mm256_set1_ps(1.0f);
+  const V x = _mm256_mul_ps(s, inv_sqrt2);
+  const V neg_exp = _mm256_xor_ps(dnnl_exp(_mm256_xor_ps(_mm256_mul_ps(x, x), sign_mask)), sign_mask);
+  const V sign = _mm256_and_ps(x, sign_mask);
+  const V ax = _mm256_and_ps(x, abs_mask);
+  const V t = _mm256_div_ps(one, _mm256_fmadd_ps(bits_to_v(0x3ea7ba05u), ax, one));
+  const V et = _mm256_mul_ps(neg_exp, t);
+  V r = bits_to_v(0x3f87dc22u);                       // p5
+  r = _mm256_fmadd_ps(r, t, bits_to_v(0xbfba00e3u));  // p4
+  r = _mm256_fmadd_ps(r, t, bits_to_v(0x3fb5f0e3u));  // p3
+  r = _mm256_fmadd_ps(r, t, bits_to_v(0xbe91a98eu));  // p2
+  r = _mm256_fmadd_ps(r, t, bits_to_v(0x3e827906u));  // p1
+  const V erf = _mm256_xor_ps(_mm256_fmadd_ps(et, r, one), sign);
+  const V half_s = _mm256_mul_ps(s, _mm256_set1_ps(0.5f));
+  return _mm256_fmadd_ps(erf, half_s, half_s);
+}
+
+}  // namespace
+
+// ===========================================================================
+// The kernels
+// ===========================================================================
+
+// x (rows, n) -> y (rows, n); _vec_softmax_lastdim
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    // 1) row max, 2) exp(x - max), 3) sum, 4) multiply by 1 / sum
+    const float max_input = reduce_all(MaxOp{}, in, n);
+    const V vmax = _mm256_set1_ps(max_input);
+    vec_map([&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, out, in, n);
+    float tmp_sum = reduce_all(AddOp{}, out, n);
+    tmp_sum = 1.0f / tmp_sum;
+    const V vinv = _mm256_set1_ps(tmp_sum);
+    vec_map([&](V v) { return _mm256_mul_ps(v, vinv); }, out, out, n);
+  }
+}
+
+// x (rows, n) -> y (rows, n); _vec_log_softmax_lastdim
+void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    // 1) row max, 2) sum of exp(x - max), 3) its log (SLEEF, vector), 4) x - max - log
+    const float max_input = reduce_all(MaxOp{}, in, n);
+    const V vmax = _mm256_set1_ps(max_input);
+    const float sum = map_reduce_all(
+        [&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, AddOp{}, in, n);
+    const float log_sum = lane0(Sleef_logf8_u10(_mm256_set1_ps(sum)));
+    const V vlog = _mm256_set1_ps(log_sum);
+    vec_map([&](V v) { return _mm256_sub_ps(_mm256_sub_ps(v, vmax), vlog); }, out, in, n);
+  }
+}
+
+// x (rows, C), gamma (C), beta (C) -> y (rows, C); LayerNormKernelImplInternal
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
+                     const float* beta, float eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    // 1) mean and biased variance, 2) rstd = 1/sqrt(var + eps), 3) y = (x*rstd - rstd*mean)*g + b
+    const Moments mom = rowwise_moments(in, n);
+    const float rstd = 1.0f / std::sqrt(mom.var + eps);
+    const float scale = rstd;
+    const float bias = -rstd * mom.mean;
+    const V vscale = _mm256_set1_ps(scale);
+    const V vbias = _mm256_set1_ps(bias);
+    // vec::map3: full vectors, then one zero-padded partial vector
+    const auto f = [&](V xv, V gv, V bv) {
+      // FMA: (x * scale + bias) * gamma + beta, both fused
+      return _mm256_fmadd_ps(_mm256_fmadd_ps(xv, vscale, vbias), gv, bv);
+    };
+    int64_t d = 0;
+    for (; d < n - (n % kLanes); d += kLanes)
+      vstore(out + d, f(vload(in + d), vload(gamma + d), vload(beta + d)));
+    if (n - d > 0) {
+      const int64_t c = n - d;
+      vstore_partial(out + d, f(vload_partial(in + d, c), vload_partial(gamma + d, c),
+                                vload_partial(beta + d, c)),
+                     c);
+    }
+  }
+}
+
+// x (rows, n) -> y (rows); cascade_sum
+void sum_rows(const float* x, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) y[r] = cascade_sum_row(x + r * n, n);
+}
+
+// x (rows, n) -> y (rows); mean = sum(dim) then div_(n), as torch 1.13 does on CPU
+void mean_rows(const float* x, float* y, int64_t rows, int64_t n) {
+  const float count = static_cast<float>(n);
+  for (int64_t r = 0; r < rows; ++r) y[r] = cascade_sum_row(x + r * n, n) / count;
+}
+
+// x (n) -> y (n); nn.GELU() (approximate='none').
+// torch 1.13 hands a contiguous float tensor with more than one element to oneDNN
+// (ideep eltwise_gelu_erf, oneDNN 2.6.3's JIT kernel); a single element goes through
+// ATen's GeluKernelImpl, whose scalar path is x * 0.5 * (1 + erf(x / sqrt(2))).
+void gelu(const float* x, float* y, int64_t n) {
+  if (n <= 1) {
+    const float kAlpha = static_cast<float>(M_SQRT1_2);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * kAlpha));
+    return;
+  }
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) vstore(y + i, dnnl_gelu_erf(vload(x + i)));
+  if (i < n) vstore_partial(y + i, dnnl_gelu_erf(vload_partial(x + i, n - i)), n - i);
+}
+
+// x (n) -> y (n); relu = clamp_min(x, 0): max_ps(0, x) in vectors, std::max(x, 0) in the tail
+void relu(const float* x, float* y, int64_t n) {
+  const V zero = _mm256_setzero_ps();
+  cpu_kernel_vec(
+      x, y, n, [](float v) { return std::max(v, 0.0f); },
+      [&](V v) { return _mm256_max_ps(zero, v); });
+}
+
+}  // namespace exact
+}  // namespace ts
+
+#pragma GCC pop_options

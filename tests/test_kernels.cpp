@@ -1,0 +1,218 @@
+// test_kernels.cpp: the row kernels against the live PyTorch 1.13 (tests/twins/kernels_reference.py).
+//
+// The twin writes inputs and torch's outputs as raw float32 into a temp dir; here both of
+// our paths run on the same inputs:
+//   Exact -> 0 mismatching bits required (NaN matches NaN), case by case;
+//   Naive -> within 1e-5 * max(1, |torch|) (1e-4 for two LayerNorm cases where torch's
+//            own rounding is that large; see the twin).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string name, op;
+  int64_t rows = 0, n = 0;
+  float eps = 0;
+  double naive_tol = 1e-5;
+  std::vector<float> x, y, gamma, beta;
+};
+
+std::vector<float> read_f32(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + p.string());
+  f.seekg(0, std::ios::end);
+  const auto bytes = static_cast<size_t>(f.tellg());
+  f.seekg(0);
+  std::vector<float> v(bytes / sizeof(float));
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(bytes));
+  return v;
+}
+
+// Runs the twin once per test binary; the temp dir is removed at exit.
+struct Twin {
+  fs::path dir;
+  std::vector<Case> cases;
+  Twin() {
+    char tmpl[] = "/tmp/ts_kernels_XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/twins/kernels_reference.py {} > {}/log.txt 2>&1",
+                                        TS_SOURCE_DIR, dir.string(), dir.string());
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("twin failed: " + cmd);
+    std::ifstream m(dir / "manifest.txt");
+    std::string line;
+    while (std::getline(m, line)) {
+      if (line.empty()) continue;
+      std::istringstream ss(line);
+      Case c;
+      ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
+      c.x = read_f32(dir / (c.name + ".x.f32"));
+      c.y = read_f32(dir / (c.name + ".y.f32"));
+      if (c.op == "layer_norm") {
+        c.gamma = read_f32(dir / (c.name + ".g.f32"));
+        c.beta = read_f32(dir / (c.name + ".b.f32"));
+      }
+      cases.push_back(std::move(c));
+    }
+  }
+  ~Twin() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+const Twin& twin() {
+  static Twin t;
+  return t;
+}
+
+// Runs one case through the ts:: dispatch (so kernel_path() decides).
+std::vector<float> run(const Case& c) {
+  const bool reduces = c.op == "sum" || c.op == "mean";
+  std::vector<float> y(static_cast<size_t>(reduces ? c.rows : c.rows * c.n));
+  if (c.op == "softmax") ts::softmax_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "log_softmax") ts::log_softmax_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "layer_norm")
+    ts::layer_norm_rows(c.x.data(), y.data(), c.rows, c.n, c.gamma.data(), c.beta.data(), c.eps);
+  else if (c.op == "sum") ts::sum_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "mean") ts::mean_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "gelu") ts::gelu(c.x.data(), y.data(), c.n);
+  else if (c.op == "relu") ts::relu(c.x.data(), y.data(), c.n);
+  else throw std::runtime_error("unknown op " + c.op);
+  return y;
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+struct Diff {
+  size_t bit_mismatches = 0;  // values whose bits differ (NaN vs NaN counts as equal)
+  size_t tol_failures = 0;    // values off by more than tol * max(1, |torch|)
+  double max_diff = 0;
+  size_t first_bad = SIZE_MAX;
+};
+
+Diff compare(const std::vector<float>& ours, const std::vector<float>& ref, double tol) {
+  Diff d;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const float a = ours[i], b = ref[i];
+    if (std::isnan(a) && std::isnan(b)) continue;
+    const bool same = bits(a) == bits(b);
+    if (!same) {
+      ++d.bit_mismatches;
+      if (d.first_bad == SIZE_MAX) d.first_bad = i;
+    }
+    const double diff = (std::isinf(a) && a == b) ? 0.0 : std::fabs(double(a) - double(b));
+    if (std::isnan(diff) || diff > tol * std::max(1.0, std::fabs(double(b)))) ++d.tol_failures;
+    if (!std::isnan(diff)) d.max_diff = std::max(d.max_diff, diff);
+  }
+  return d;
+}
+
+struct PathGuard {
+  explicit PathGuard(ts::KernelPath p) : old(ts::kernel_path()) { ts::set_kernel_path(p); }
+  ~PathGuard() { ts::set_kernel_path(old); }
+  ts::KernelPath old;
+};
+
+}  // namespace
+
+TEST_CASE("exact kernels match torch 1.13 bit for bit", "[kernels]") {
+  PathGuard guard(ts::KernelPath::Exact);
+  const Twin& t = twin();
+  REQUIRE(t.cases.size() > 50);
+  size_t bad_cases = 0;
+  std::string report;
+  for (const Case& c : t.cases) {
+    const std::vector<float> y = run(c);
+    REQUIRE(y.size() == c.y.size());
+    const Diff d = compare(y, c.y, 0.0);
+    if (d.bit_mismatches != 0) {
+      ++bad_cases;
+      const size_t i = d.first_bad;
+      report += fmt::format("NOT OK {:<28} {}/{} values differ, max diff {:.3g}; first at {}: ours {:.9g} torch {:.9g}\n",
+                            c.name, d.bit_mismatches, c.y.size(), d.max_diff, i, y[i], c.y[i]);
+    }
+  }
+  INFO(report);
+  CHECK(bad_cases == 0);
+}
+
+TEST_CASE("naive kernels are close to torch", "[kernels]") {
+  PathGuard guard(ts::KernelPath::Naive);
+  const Twin& t = twin();
+  size_t bad_cases = 0, differing_cases = 0;
+  std::string report;
+  for (const Case& c : t.cases) {
+    const std::vector<float> y = run(c);
+    const Diff d = compare(y, c.y, c.naive_tol);
+    if (d.bit_mismatches != 0) ++differing_cases;
+    if (d.tol_failures != 0) {
+      ++bad_cases;
+      report += fmt::format("NOT OK {:<28} {}/{} values beyond {:g}, max diff {:.3g}\n", c.name,
+                            d.tol_failures, c.y.size(), c.naive_tol, d.max_diff);
+    }
+  }
+  INFO(report);
+  CHECK(bad_cases == 0);
+  // The naive path really is another computation: some cases differ in the last bits.
+  CHECK(differing_cases > 0);
+}
+
+TEST_CASE("kernel Tensor wrappers work over the last dim", "[kernels]") {
+  PathGuard guard(ts::KernelPath::Exact);
+  ts::Tensor x = ts::zeros({2, 3, 4});
+  for (size_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i % 7) - 3.0f;
+
+  const ts::Tensor s = ts::softmax(x);
+  CHECK(ts::shape_of(s) == ts::Shape{2, 3, 4});
+  std::vector<float> rows(6);
+  ts::exact::sum_rows(s.data(), rows.data(), 6, 4);
+  for (float r : rows) CHECK(r == Approx(1.0f).epsilon(1e-6));
+
+  const ts::Tensor sum = ts::sum_lastdim(x);
+  CHECK(ts::shape_of(sum) == ts::Shape{2, 3});
+  CHECK(sum(0, 0) == -6.0f);  // -3 -2 -1 0
+  CHECK(ts::shape_of(ts::mean_lastdim(x)) == ts::Shape{2, 3});
+  CHECK(ts::mean_lastdim(x)(0, 0) == -1.5f);
+
+  ts::Tensor gamma = ts::zeros({4});
+  gamma.fill(1.0f);
+  const ts::Tensor beta = ts::zeros({4});
+  const ts::Tensor ln = ts::layer_norm(x, gamma, beta, 1e-5);
+  CHECK(ts::shape_of(ln) == ts::Shape{2, 3, 4});
+  CHECK(ts::mean_lastdim(ln)(1, 2) == Approx(0.0f).margin(1e-6));
+  CHECK_THROWS(ts::layer_norm(x, ts::zeros({3}), beta, 1e-5));
+
+  CHECK(ts::shape_of(ts::log_softmax(x)) == ts::Shape{2, 3, 4});
+  const ts::Tensor r = ts::relu(x);
+  CHECK(ts::shape_of(r) == ts::Shape{2, 3, 4});
+  CHECK(r(0, 0, 0) == 0.0f);
+  CHECK(r(0, 1, 0) == 1.0f);  // element 4 -> 4 % 7 - 3 = 1
+  CHECK(ts::gelu(x)(0, 0, 3) == 0.0f);
+
+  // a 0-d tensor is one row of length 1
+  const ts::Tensor scalar = ts::Tensor(2.5f);
+  CHECK(ts::softmax(scalar)() == 1.0f);
+  CHECK(ts::sum_lastdim(scalar)() == 2.5f);
+}
