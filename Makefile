@@ -1,0 +1,57 @@
+# transformer-steps: the two commands a learner needs are
+#   make walkthrough   # install what is missing, build, run chapters 1..10 in order
+#   make test          # install what is missing, build, pass every test (+ ASan/UBSan build)
+# Everything else is a building block of those two.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+PYTHON     ?= /usr/bin/python3
+CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
+
+.PHONY: all deps configure build walkthrough test test-unit test-asan transcripts bench clean help
+
+all: build
+
+help:
+	@echo "make walkthrough  install deps, build, run every chapter in order"
+	@echo "make test         install deps, build, run unit + twin tests, then the ASan/UBSan build"
+	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
+	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
+	@echo "make bench        run the benchmarks side by side with OpenBLAS and PyTorch"
+	@echo "make deps         install missing Debian packages and the BERT vocabulary"
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+walkthrough: build
+	@for ch in $(CHAPTERS); do \
+	  ./$(BUILD)/$$ch || exit $$?; \
+	done
+
+test-unit: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_SANITIZE=ON -DTS_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
+
+test: test-asan test-unit
+
+transcripts: deps
+	@scripts/transcripts.sh
+
+bench: build
+	@scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,107 @@
+// chapter.hpp: what every chapter binary shares (introduced in ch01).
+//
+// Flags (every chapter):  --help  --seed S  --eval  --plain  --transcript  --no-color
+//                         --dump DIR  --naive   (+ the chapter's own knobs, e.g. --text)
+// Output modes:
+//   default       for each step: a header naming the article step, the PyTorch line
+//                 being mirrored, the printed value, one line of explanation.
+//   --plain       only what the article's own print() calls show, in its order
+//                 (diff it with the article; equals the PyTorch twin's --plain).
+//   --transcript  every tensor the chapter shows, as ">>> expr" then the value
+//                 (equals the PyTorch twin's --transcript, bit for bit).
+// Bad input anywhere -> one line on stderr and exit code 2 (throw UsageError).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "print.hpp"
+#include "tensor.hpp"
+#include "tokenizer.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace ts {
+
+// Bad input: the message names the problem and the fix; the chapter exits with code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Who sees an item: the article's own print (all modes), a value the twin also
+// prints (default + transcript), or the chapter's own commentary (default only).
+enum class Shown { Article, Twin, Info };
+
+class Chapter {
+ public:
+  // id "ch01_embedding", title "Embeddings", follows "article 000 §Attention; 001; 004 §2".
+  Chapter(std::string id, std::string title, std::string follows);
+  ~Chapter();
+
+  // Chapter knobs, added before run() (kept here so chapters need not include CLI11).
+  void flag(const std::string& name, bool& value, const std::string& help);
+  void option(const std::string& name, int64_t& value, const std::string& help);
+  void option(const std::string& name, double& value, const std::string& help);
+  void option(const std::string& name, std::string& value, const std::string& help);
+  void add_text_flag();     // --text "..." (default: the article's sentence)
+  void add_vocab_flag();    // --vocab PATH (default: data/bert-base-uncased-vocab.txt)
+
+  // Parse argv, seed the generator, run body; maps errors to exit codes (0 ok, 2 bad input).
+  int run(int argc, char** argv, const std::function<void(Chapter&)>& body);
+
+  // ---- options, valid inside body ----
+  uint64_t seed = 0;
+  std::string seed_text = "0";
+  std::string text = "time flies like an arrow";
+  std::string vocab_path;
+  bool eval = false;  // --eval: dropout off (a fresh PyTorch module is in train mode)
+  bool plain = false;
+  bool transcript = false;
+  bool color = false;
+  bool naive = false;
+  std::string dump_dir;
+  bool training() const { return !eval; }
+  bool rich() const { return !plain && !transcript; }  // default, explanatory mode
+
+  // ---- output ----
+  // A section header: the article step this part follows.
+  void section(const std::string& title, const std::string& article_ref);
+  // One printed value: `expr` is the PyTorch expression mirrored, `printed` what print() shows.
+  void show(const std::string& expr, const std::string& printed, const std::string& why,
+            Shown who = Shown::Article);
+  // Same for a tensor: printed with PyTorch's formatter and dumped with --dump.
+  void show(const std::string& expr, const Tensor& t, const PrintMeta& meta, const std::string& why,
+            Shown who = Shown::Article);
+  void show(const std::string& expr, const ITensor& t, const std::string& why, Shown who = Shown::Article);
+  void show(const std::string& expr, const BTensor& t, const std::string& why, Shown who = Shown::Article);
+  // Free explanation or a figure (heatmap, table): default mode only.
+  void say(const std::string& text);
+  void figure(const std::string& text);
+
+  // ANSI helpers (no-ops without colour).
+  std::string bold(const std::string& s) const;
+  std::string dim(const std::string& s) const;
+  std::string accent(const std::string& s) const;
+
+ private:
+  void dump(const std::string& expr, const std::function<void(const std::string&)>& write);
+  std::string id_, title_, follows_;
+  std::unique_ptr<CLI::App> app_;
+  bool no_color_ = false;
+  int step_ = 0;
+  int dumped_ = 0;
+};
+
+// Shared checks for the knobs chapters expose (each throws UsageError with the fix).
+void check_model_dims(int64_t d_model, int64_t heads);          // d_model % heads == 0, sane sizes
+void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions
+// The WordPiece tokenizer from `path`; a missing vocabulary is a UsageError naming `make deps`.
+WordPieceTokenizer load_tokenizer(const std::string& path);
+
+}  // namespace ts

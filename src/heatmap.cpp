@@ -1,0 +1,156 @@
+// heatmap.cpp: map each value to a shade between the matrix's min and max (finite values);
+// -inf cells (masked scores) are drawn as a distinct blank/"x" cell.
+#include "heatmap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ts {
+namespace {
+
+// Display width of a UTF-8 label, counting code points (labels are tokens: no wide glyph tricks).
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+  size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+// Truncate a label to `width` code points, marking the cut with '~'.
+std::string fit(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (n + 1 == width) break;
+      ++n;
+    }
+    out += s[i];
+  }
+  return out + "~";
+}
+
+std::vector<size_t> pick(size_t n, int max_n) {
+  std::vector<size_t> idx;
+  size_t step = n <= static_cast<size_t>(max_n) ? 1 : (n + max_n - 1) / max_n;
+  for (size_t i = 0; i < n; i += step) idx.push_back(i);
+  return idx;
+}
+
+// A 256-colour ramp from dark blue through teal and yellow (readable on dark and light themes).
+const int kRamp[] = {17, 18, 19, 20, 25, 31, 37, 43, 79, 115, 151, 187, 223, 222, 221, 220, 214, 208};
+const char* kUnicode[] = {" ", "░", "▒", "▓", "█"};
+const char kAscii[] = " .:-=+*#%@";
+
+std::string cell(float v, float lo, float hi, const HeatmapOptions& opt) {
+  const int w = opt.cell_width;
+  if (!std::isfinite(v)) {
+    std::string mark = std::isnan(v) ? "?" : (v < 0 ? "x" : "!");
+    if (opt.mode == HeatmapMode::Color) return "\033[48;5;236m" + std::string(w - 1, ' ') + mark + "\033[0m";
+    return std::string(w - 1, ' ') + mark;
+  }
+  double t = hi > lo ? (static_cast<double>(v) - lo) / (static_cast<double>(hi) - lo) : 0.5;
+  t = std::clamp(t, 0.0, 1.0);
+  switch (opt.mode) {
+    case HeatmapMode::Color: {
+      int n = sizeof(kRamp) / sizeof(kRamp[0]);
+      int k = std::min(n - 1, static_cast<int>(t * n));
+      return fmt::format("\033[48;5;{}m{}\033[0m", kRamp[k], std::string(w, ' '));
+    }
+    case HeatmapMode::Unicode: {
+      int k = std::min(4, static_cast<int>(t * 5));
+      std::string s;
+      for (int i = 0; i < w; ++i) s += kUnicode[k];
+      return s;
+    }
+    case HeatmapMode::Ascii:
+    default: {
+      int k = std::min(9, static_cast<int>(t * 10));
+      return std::string(w, kAscii[k]);
+    }
+  }
+}
+
+}  // namespace
+
+std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
+                    const std::vector<std::string>& col_labels, const HeatmapOptions& opt) {
+  if (m.dimension() != 2) throw std::invalid_argument("heatmap: needs a 2-D matrix");
+  const size_t R = m.shape()[0], C = m.shape()[1];
+  float lo = INFINITY, hi = -INFINITY;
+  for (float v : m) {
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  std::vector<size_t> rows = pick(R, opt.max_rows), cols = pick(C, opt.max_cols);
+  auto row_label = [&](size_t i) { return i < row_labels.size() ? row_labels[i] : std::to_string(i); };
+  auto col_label = [&](size_t j) { return j < col_labels.size() ? col_labels[j] : std::to_string(j); };
+  size_t lw = 1;
+  for (size_t i : rows) lw = std::max(lw, display_width(fit(row_label(i), 12)));
+
+  std::string out;
+  if (!opt.title.empty()) out += opt.title + "\n";
+  // Column labels: written vertically when they do not fit the cell width.
+  const size_t w = static_cast<size_t>(opt.cell_width);
+  size_t max_cl = 0;
+  for (size_t j : cols) max_cl = std::max(max_cl, display_width(fit(col_label(j), 8)));
+  if (max_cl <= w) {
+    out += std::string(lw + 1, ' ');
+    for (size_t j : cols) {
+      std::string l = fit(col_label(j), w);
+      out += std::string(w - display_width(l), ' ') + l;
+    }
+    out += "\n";
+  } else {
+    for (size_t line = 0; line < max_cl; ++line) {
+      out += std::string(lw + 1, ' ');
+      for (size_t j : cols) {
+        std::string l = fit(col_label(j), 8);
+        // the line-th code point of l, right-aligned in the cell
+        std::string ch = " ";
+        size_t n = 0;
+        for (size_t b = 0; b < l.size(); ++b) {
+          unsigned char c = static_cast<unsigned char>(l[b]);
+          if ((c & 0xC0) != 0x80) {
+            if (n == line) {
+              size_t e = b + 1;
+              while (e < l.size() && (static_cast<unsigned char>(l[e]) & 0xC0) == 0x80) ++e;
+              ch = l.substr(b, e - b);
+              break;
+            }
+            ++n;
+          }
+        }
+        out += std::string(w - 1, ' ') + ch;
+      }
+      out += "\n";
+    }
+  }
+  for (size_t i : rows) {
+    out += pad_right(fit(row_label(i), 12), lw) + " ";
+    for (size_t j : cols) out += cell(m(i, j), lo, hi, opt);
+    out += "\n";
+  }
+  // Legend: the value range, and how values map to shades.
+  std::string ramp;
+  for (int k = 0; k < 5; ++k) ramp += cell(lo + (hi - lo) * (k + 0.5f) / 5, lo, hi, opt);
+  out += fmt::format("{} {} low {:.4g} … high {:.4g}", std::string(lw, ' '), ramp, lo, hi);
+  bool has_neg_inf = std::any_of(m.begin(), m.end(), [](float v) { return std::isinf(v) && v < 0; });
+  if (has_neg_inf) out += "   x = -inf";
+  if (rows.size() < R || cols.size() < C)
+    out += fmt::format("   (showing {} of {} rows, {} of {} columns)", rows.size(), R, cols.size(), C);
+  return out + "\n";
+}
+
+}  // namespace ts

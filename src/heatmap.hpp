@@ -1,0 +1,29 @@
+// heatmap.hpp: a matrix drawn in the terminal (introduced in ch01, used by ch02-ch10).
+//   Color   256-colour background cells (stdout is a terminal)
+//   Unicode shading blocks " ░▒▓█" (terminal with --no-color)
+//   Ascii   " .:-=+*#%@" (stdout is a file or a pipe)
+// Rows and columns are labelled; a legend gives the value range.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace ts {
+
+enum class HeatmapMode { Color, Unicode, Ascii };
+
+struct HeatmapOptions {
+  HeatmapMode mode = HeatmapMode::Ascii;
+  std::string title;
+  int cell_width = 3;   // characters per cell
+  int max_cols = 64;    // wider matrices show every k-th column (said in the legend)
+  int max_rows = 64;    // likewise for rows
+};
+
+// m (R,C) -> the picture; labels may be empty (indices are used) or one per row/column.
+std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
+                    const std::vector<std::string>& col_labels, const HeatmapOptions& opt);
+
+}  // namespace ts

@@ -1,0 +1,204 @@
+// tfprint.cpp: numpy's FloatingFormat (floatmode 'maxprec') and _formatArray, for float32.
+#include "tfprint.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+namespace ts {
+namespace {
+
+constexpr int kPrecision = 8;
+constexpr size_t kLineWidth = 75;
+constexpr size_t kThreshold = 1000;
+constexpr size_t kEdge = 3;
+
+// Shortest digits that identify the float32, positional ("0.5", "550.", "10."), at most 8 decimals.
+std::string positional(float v) {
+  char buf[128];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  std::string s(buf, r.ptr);
+  size_t dot = s.find('.');
+  if (dot != std::string::npos && s.size() - dot - 1 > static_cast<size_t>(kPrecision)) {
+    // cut at 8 decimals, rounding the exact value, then drop trailing zeros
+    r = std::to_chars(buf, buf + sizeof buf, static_cast<double>(v), std::chars_format::fixed, kPrecision);
+    s.assign(buf, r.ptr);
+    while (s.back() == '0') s.pop_back();
+  }
+  if (s.find('.') == std::string::npos) s += '.';
+  return s;
+}
+
+// Shortest digits in scientific form split into mantissa digits and exponent ("4.216591", -26).
+void scientific(float v, std::string& mant, int& exp) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string s(buf, r.ptr);
+  size_t e = s.find('e');
+  mant = s.substr(0, e);
+  exp = std::stoi(s.substr(e + 1));
+  if (mant.find('.') == std::string::npos) mant += '.';
+}
+
+struct FloatFormat {
+  bool exp_format = false;
+  size_t pad_left = 0, pad_right = 0, precision = 0, exp_size = 0;
+
+  explicit FloatFormat(const std::vector<float>& shown) {
+    std::vector<float> finite;
+    for (float v : shown)
+      if (std::isfinite(v)) finite.push_back(v);
+    double mx = 0, mn = INFINITY;
+    bool any_nz = false;
+    for (float v : finite)
+      if (v != 0) {
+        any_nz = true;
+        mx = std::max(mx, std::fabs(static_cast<double>(v)));
+        mn = std::min(mn, std::fabs(static_cast<double>(v)));
+      }
+    if (any_nz && (mx >= 1e8 || mn < 1e-4 || mx / mn > 1000.0)) exp_format = true;
+    if (finite.empty()) {
+      pad_left = pad_right = 0;
+    } else if (exp_format) {
+      for (float v : finite) {
+        std::string m;
+        int e;
+        scientific(v, m, e);
+        size_t dot = m.find('.');
+        pad_left = std::max(pad_left, dot);
+        precision = std::max(precision, m.size() - dot - 1);
+        exp_size = std::max<size_t>(exp_size, std::max<size_t>(2, std::to_string(std::abs(e)).size()));
+      }
+      pad_right = exp_size + 2 + precision;
+    } else {
+      for (float v : finite) {
+        std::string s = positional(v);
+        size_t dot = s.find('.');
+        pad_left = std::max(pad_left, dot);
+        pad_right = std::max(pad_right, s.size() - dot - 1);
+      }
+    }
+    if (finite.size() != shown.size()) {  // room for "nan" / "inf" / "-inf"
+      bool neginf = std::any_of(shown.begin(), shown.end(), [](float v) { return std::isinf(v) && v < 0; });
+      size_t offset = pad_right + 1;
+      size_t inflen = 3 + (neginf ? 1 : 0);
+      if (3 > offset) pad_left = std::max(pad_left, 3 - offset);
+      if (inflen > offset) pad_left = std::max(pad_left, inflen - offset);
+    }
+  }
+
+  std::string operator()(float v) const {
+    if (!std::isfinite(v)) {
+      std::string r = std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf");
+      size_t w = pad_left + pad_right + 1;
+      return std::string(w > r.size() ? w - r.size() : 0, ' ') + r;
+    }
+    std::string s;
+    if (exp_format) {
+      std::string m;
+      int e;
+      scientific(v, m, e);
+      size_t dot = m.find('.');
+      m.append(precision - (m.size() - dot - 1), '0');  // min_digits = precision
+      std::string es = std::to_string(std::abs(e));
+      es.insert(0, exp_size > es.size() ? exp_size - es.size() : 0, '0');
+      s = std::string(pad_left > dot ? pad_left - dot : 0, ' ') + m + "e" + (e < 0 ? "-" : "+") + es;
+    } else {
+      std::string p = positional(v);
+      size_t dot = p.find('.');
+      size_t frac = p.size() - dot - 1;
+      s = std::string(pad_left > dot ? pad_left - dot : 0, ' ') + p + std::string(pad_right - frac, ' ');
+    }
+    return s;
+  }
+};
+
+// numpy's _extendLine (legacy=False): wrap when the word does not fit, unless wrapping cannot help.
+void extend_line(std::string& s, std::string& line, const std::string& word, size_t width, const std::string& prefix) {
+  bool wrap = line.size() + word.size() > width && line.size() > prefix.size();
+  if (wrap) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    s += line + "\n";
+    line = prefix;
+  }
+  line += word;
+}
+
+}  // namespace
+
+std::string tf_shape_str(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::string np_array_str(const Tensor& t) {
+  const Shape shape = shape_of(t);
+  const size_t nd = shape.size();
+  const bool summarize = t.size() > kThreshold;
+  std::vector<size_t> strides(nd, 1);
+  for (size_t d = nd; d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  auto indices = [&](size_t d) {  // the indices shown along dimension d
+    std::vector<long> idx;
+    size_t n = shape[d];
+    if (summarize && n > 2 * kEdge) {
+      for (size_t i = 0; i < kEdge; ++i) idx.push_back(static_cast<long>(i));
+      idx.push_back(-1);  // "..."
+      for (size_t i = n - kEdge; i < n; ++i) idx.push_back(static_cast<long>(i));
+    } else {
+      for (size_t i = 0; i < n; ++i) idx.push_back(static_cast<long>(i));
+    }
+    return idx;
+  };
+  if (nd == 0) return positional(t.data()[0]);
+  // the formatter sees only the displayed elements
+  std::vector<float> shown;
+  std::function<void(size_t, size_t)> collect = [&](size_t d, size_t off) {
+    if (d == nd) {
+      shown.push_back(t.data()[off]);
+      return;
+    }
+    for (long i : indices(d))
+      if (i >= 0) collect(d + 1, off + static_cast<size_t>(i) * strides[d]);
+  };
+  collect(0, 0);
+  FloatFormat fmt(shown);
+
+  std::function<std::string(size_t, size_t, const std::string&, size_t)> rec =
+      [&](size_t d, size_t off, const std::string& hang, size_t width) -> std::string {
+    const std::string next_hang = hang + " ";
+    const size_t next_width = width - 1;
+    std::string s;
+    std::vector<long> idx = indices(d);
+    if (d + 1 == nd) {
+      const size_t elem_width = width - 1;
+      std::string line = hang;
+      for (size_t k = 0; k < idx.size(); ++k) {
+        std::string word = idx[k] < 0 ? "..." : fmt(t.data()[off + static_cast<size_t>(idx[k]) * strides[d]]);
+        extend_line(s, line, word, elem_width, hang);
+        if (k + 1 < idx.size()) line += " ";
+      }
+      s += line;
+    } else {
+      const std::string sep = std::string(nd - d - 1, '\n');
+      for (size_t k = 0; k < idx.size(); ++k) {
+        s += hang;
+        s += idx[k] < 0 ? "..." : rec(d + 1, off + static_cast<size_t>(idx[k]) * strides[d], next_hang, next_width);
+        if (k + 1 < idx.size()) s += sep;
+      }
+    }
+    return "[" + s.substr(hang.size()) + "]";
+  };
+  return rec(0, 0, " ", kLineWidth);
+}
+
+std::string tf_str(const Tensor& t) {
+  std::string body = np_array_str(t);
+  if (body.find('\n') != std::string::npos) body = "\n" + body;
+  return "tf.Tensor(" + body + ", shape=" + tf_shape_str(shape_of(t)) + ", dtype=float32)";
+}
+
+}  // namespace ts

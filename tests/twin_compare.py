@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Run a chapter binary and its PyTorch twin with the same flags; their outputs must be equal.
+
+usage: twin_compare.py BINARY TWIN.py [chapter flags...]
+Compares --plain (what the article prints) and --transcript (every tensor both print),
+live on this machine with the same environment (OPENBLAS_* included) on both sides.
+Prints each block side by side with OK / NOT OK, then one verdict line; exit 0 if equal.
+"""
+import os
+import subprocess
+import sys
+
+PYTHON = os.environ.get("TS_PYTHON", "/usr/bin/python3")
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    if p.returncode != 0:
+        sys.stdout.write(f"NOT OK: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
+        sys.exit(1)
+    return p.stdout
+
+
+def blocks(text):
+    """Split a transcript into (expr, value) blocks; a plain output is one block."""
+    out, cur = [], None
+    for line in text.splitlines():
+        if line.startswith(">>> "):
+            cur = [line[4:], []]
+            out.append(cur)
+        elif cur is not None:
+            cur[1].append(line)
+        else:
+            cur = ["(plain)", [line]]
+            out.append(cur)
+    return [(e, "\n".join(v)) for e, v in out]
+
+
+def compare(mode, ours, theirs):
+    ok = ours == theirs
+    if ok:
+        n = len(blocks(ours))
+        print(f"OK      {mode}: {n} block(s), {len(ours)} bytes identical")
+        return True
+    a, b = blocks(ours), blocks(theirs)
+    for i in range(max(len(a), len(b))):
+        ea, va = a[i] if i < len(a) else ("(missing)", "")
+        eb, vb = b[i] if i < len(b) else ("(missing)", "")
+        if (ea, va) == (eb, vb):
+            print(f"OK      {mode} >>> {ea}")
+            continue
+        print(f"NOT OK  {mode} >>> {ea}   vs twin >>> {eb}")
+        la, lb = va.splitlines(), vb.splitlines()
+        for j in range(max(len(la), len(lb))):
+            x = la[j] if j < len(la) else ""
+            y = lb[j] if j < len(lb) else ""
+            if x != y:
+                print(f"    chapter: {x}\n    twin:    {y}")
+    return False
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    binary, twin, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+    results = []
+    for mode in ("--plain", "--transcript"):
+        ours = run([binary, mode, "--no-color"] + flags)
+        theirs = run([PYTHON, twin, mode] + flags)
+        if not ours.strip():
+            print(f"NOT OK  {mode}: the chapter printed nothing")
+            results.append(False)
+            continue
+        results.append(compare(mode, ours, theirs))
+    verdict = all(results)
+    name = os.path.basename(binary)
+    print(f"{'OK' if verdict else 'NOT OK'}: {name} {' '.join(flags)} equals its PyTorch twin" if verdict
+          else f"NOT OK: {name} {' '.join(flags)} differs from its PyTorch twin")
+    return 0 if verdict else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

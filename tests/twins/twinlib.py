@@ -1,0 +1,80 @@
+"""twinlib: what every PyTorch twin script shares.
+
+A twin runs the article's code in PyTorch, after torch.manual_seed(S), with the same
+configuration and in the same order as the C++ chapter, and prints in one of two modes:
+  --plain       only what the article's own print() calls show
+  --transcript  every tensor the chapter shows, as '>>> expr' then print(value)
+tests/twin_compare.py runs a chapter and its twin in both modes and diffs them.
+"""
+import argparse
+import os
+import sys
+from types import SimpleNamespace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+ARTICLE, TWIN = "article", "twin"
+
+# Article 000's AutoConfig.from_pretrained("bert-base-uncased"), the fields it uses.
+BERT_BASE = SimpleNamespace(
+    vocab_size=30522, hidden_size=768, num_attention_heads=12, intermediate_size=3072,
+    hidden_dropout_prob=0.1, max_position_embeddings=512, num_hidden_layers=12)
+
+DEFAULT_TEXT = "time flies like an arrow"
+DEFAULT_VOCAB = os.path.join(HERE, "..", "..", "data", "bert-base-uncased-vocab.txt")
+
+
+class Twin:
+    def __init__(self, description, extra_args=None):
+        p = argparse.ArgumentParser(description=description)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--eval", action="store_true")
+        mode = p.add_mutually_exclusive_group()
+        mode.add_argument("--plain", action="store_true")
+        mode.add_argument("--transcript", action="store_true")
+        p.add_argument("--text", default=DEFAULT_TEXT)
+        p.add_argument("--vocab", default=os.environ.get("TS_VOCAB", DEFAULT_VOCAB))
+        for args, kwargs in (extra_args or []):
+            p.add_argument(*args, **kwargs)
+        self.args = p.parse_args()
+        if not (self.args.plain or self.args.transcript):
+            self.args.transcript = True
+        torch.manual_seed(self.args.seed)
+
+    @property
+    def training(self):
+        return not self.args.eval
+
+    def show(self, expr, value, who=ARTICLE):
+        """print(value) as the article does; `expr` labels it in transcript mode."""
+        text = value if isinstance(value, str) else str(value)
+        if self.args.plain:
+            if who == ARTICLE:
+                print(text)
+        else:
+            print(">>> " + expr)
+            print(text)
+
+    def input_ids(self, add_special_tokens=False):
+        """The article's bert-base-uncased ids of --text (reference WordPiece, tests/twins/tokenizer_reference.py)."""
+        from tokenizer_reference import BertTokenizer
+        tok = BertTokenizer(self.args.vocab)
+        return torch.tensor([tok.encode(self.args.text, add_special_tokens=add_special_tokens)])
+
+
+def tf_shape(shape):
+    """TensorFlow's print of a shape: (50, 512)."""
+    return str(tuple(int(d) for d in shape))
+
+
+def tf_str(array):
+    """TensorFlow's str() of a float32 tensor: numpy.array_str inside tf.Tensor(...)."""
+    import numpy as np
+    a = np.asarray(array, dtype=np.float32)
+    text = np.array_str(a)
+    if "\n" in text:
+        text = "\n" + text
+    return "tf.Tensor(%s, shape=%s, dtype=float32)" % (text, tf_shape(a.shape))
