@@ -42,6 +42,9 @@ std::string fit(const std::string& s, size_t width) {
 std::vector<size_t> pick(size_t n, int max_n) {
   std::vector<size_t> idx;
   size_t step = n <= static_cast<size_t>(max_n) ? 1 : (n + max_n - 1) / max_n;
+  // An odd stride visits even and odd indices alike (interleaved data such as the
+  // sin/cos columns of a positional encoding would otherwise show only one kind).
+  if (step > 1 && step % 2 == 0) ++step;
   for (size_t i = 0; i < n; i += step) idx.push_back(i);
   return idx;
 }
