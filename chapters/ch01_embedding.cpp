@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, 8));
     ch.show(fmt::format("token_emb.weight[{}, :8]", id_list[0]), row, {"SliceBackward0"},
             "the same numbers as the first row above: the embedding of '" + pieces[0] + "'", Shown::Twin);
-    ch.show("token_emb.weight", parameter_str(token_emb.weight),
+    ch.show_parameter("token_emb.weight", token_emb.weight,
             "the whole table, a Parameter: training will move these numbers; print shows its corners", Shown::Twin);
 
     // ---------------------------------------------------------------- 3) learned positions

@@ -130,6 +130,11 @@ void Chapter::show(const std::string& expr, const Tensor& t, const PrintMeta& me
   dump(expr, [&](const std::string& path) { save_npy(path, t); });
 }
 
+void Chapter::show_parameter(const std::string& expr, const Tensor& t, const std::string& why, Shown who) {
+  show(expr, parameter_str(t), why, who);
+  dump(expr, [&](const std::string& path) { save_npy(path, t); });
+}
+
 void Chapter::show(const std::string& expr, const ITensor& t, const std::string& why, Shown who) {
   show(expr, str(t), why, who);
   dump(expr, [&](const std::string& path) { save_npy(path, t); });

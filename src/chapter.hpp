@@ -78,6 +78,8 @@ class Chapter {
   // Same for a tensor: printed with PyTorch's formatter and dumped with --dump.
   void show(const std::string& expr, const Tensor& t, const PrintMeta& meta, const std::string& why,
             Shown who = Shown::Article);
+  // An nn.Parameter (a module's weight): "Parameter containing:" + the tensor, requires_grad=True.
+  void show_parameter(const std::string& expr, const Tensor& t, const std::string& why, Shown who = Shown::Article);
   void show(const std::string& expr, const ITensor& t, const std::string& why, Shown who = Shown::Article);
   void show(const std::string& expr, const BTensor& t, const std::string& why, Shown who = Shown::Article);
   // Free explanation or a figure (heatmap, table): default mode only.
