@@ -46,6 +46,12 @@ def main():
     help_ok = h.returncode == 0 and "--seed" in h.stdout
     print(f"{'OK    ' if help_ok else 'NOT OK'}  --help -> exit {h.returncode}")
     results.append(help_ok)
+    # A full default run (explained mode, colour off) must succeed: under the ASan/UBSan
+    # build this is the chapter's memory-safety check.
+    r = subprocess.run([binary, "--no-color", "--seed", "1"], capture_output=True, text=True, timeout=900)
+    run_ok = r.returncode == 0 and r.stdout.strip() != "" and "Sanitizer" not in r.stderr and "runtime error" not in r.stderr
+    print(f"{'OK    ' if run_ok else 'NOT OK'}  full run --seed 1 -> exit {r.returncode}" + ("" if run_ok else ": " + r.stderr[-2000:]))
+    results.append(run_ok)
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     return 0 if all(results) else 1
