@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +25,16 @@
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
                        const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
                        const float* beta, float* c, const int* ldc);
+
+// OpenBLAS's own controls. Weak: with another BLAS behind libblas they are null and
+// the course simply runs that BLAS as it is.
+extern "C" {
+char* openblas_get_corename(void) __attribute__((weak));
+void openblas_set_num_threads(int) __attribute__((weak));
+int openblas_get_num_threads(void) __attribute__((weak));
+void gotoblas_dynamic_init(void) __attribute__((weak));
+void gotoblas_dynamic_quit(void) __attribute__((weak));
+}
 
 // Torch's small-bmm loop is compiled for plain x86-64, which has no fused
 // multiply-add: every product is rounded before it is added. Our build uses
@@ -556,5 +568,91 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v) {
   const Strided v4 = transposed(Strided{v.data(), {B, S, H, D}, contiguous_strides({B, S, H, D})}, 1, 2);
   return matmul_strided(view_of(p), v4);
 }
+
+// ================================================================================
+// 6) Choosing the OpenBLAS kernel
+// ================================================================================
+//
+// Debian's OpenBLAS 0.3.21 is built for every x86 core and picks one when it loads
+// (before main). Its pick depends on how well it knows the CPU: a recent AVX-512 CPU
+// may get "Cooperlake"/"SkylakeX" (AVX-512) or, when unrecognised, the AVX2 "Haswell"
+// kernel at about half the FLOP rate. OPENBLAS_CORETYPE=<core> in the environment
+// overrides the pick, but only when it is set before the library loads.
+//
+// The course's rule, applied once before main():
+//   * OPENBLAS_CORETYPE set (to anything)  -> leave it: the user (or CI) decided.
+//   * else, CPU + OS have AVX-512 F/CD/BW/DQ/VL and OpenBLAS chose a non-AVX-512 core
+//                                          -> switch OpenBLAS to SkylakeX in-process
+//                                             (gotoblas_dynamic_quit + _init re-read the
+//                                             variable) and export OPENBLAS_CORETYPE so
+//                                             child processes (the PyTorch twins) get
+//                                             the same kernel, hence the same bits.
+//   * else                                 -> leave OpenBLAS's own pick.
+// PyTorch uses the same libopenblas, so what matters for bit-equality is that both
+// sides run the same core: tests/twin_compare.py resolves the variable by the same
+// rule and passes it explicitly to both the chapter and its twin.
+namespace {
+bool is_avx512_core(const char* name) {
+  return std::strcmp(name, "SkylakeX") == 0 || std::strcmp(name, "Cooperlake") == 0 ||
+         std::strcmp(name, "SapphireRapids") == 0;
+}
+
+bool cpu_has_avx512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();  // libgcc also checks that the OS saves the zmm registers (XCR0)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+std::string& core_reason() {
+  static std::string reason = "not chosen yet";
+  return reason;
+}
+
+// Runs once, before main(), in every program that links the products above.
+struct ChooseBlasCore {
+  ChooseBlasCore() {
+    if (!openblas_get_corename) {
+      core_reason() = "the BLAS is not OpenBLAS: used as it is";
+      return;
+    }
+    const std::string picked = openblas_get_corename();
+    const char* env = std::getenv("OPENBLAS_CORETYPE");
+    if (env && *env) {
+      core_reason() = std::string("OPENBLAS_CORETYPE=") + env + " set in the environment";
+      return;
+    }
+    if (is_avx512_core(picked.c_str())) {
+      core_reason() = "OpenBLAS picked an AVX-512 core itself";
+      return;
+    }
+    if (!cpu_has_avx512()) {
+      core_reason() = "no AVX-512 on this CPU: OpenBLAS's own pick";
+      return;
+    }
+    if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
+      core_reason() = "this OpenBLAS cannot switch cores: its own pick";
+      return;
+    }
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    core_reason() = "AVX-512 CPU, OpenBLAS picked " + picked + ": switched to SkylakeX";
+  }
+};
+const ChooseBlasCore g_choose_blas_core;
+}  // namespace
+
+std::string blas_core() { return openblas_get_corename ? std::string(openblas_get_corename()) : std::string(); }
+std::string blas_core_reason() { return core_reason(); }
+
+void set_blas_threads(int n) {
+  if (openblas_set_num_threads && n > 0) openblas_set_num_threads(n);
+}
+int blas_threads() { return openblas_get_num_threads ? openblas_get_num_threads() : 0; }
 
 }  // namespace ts

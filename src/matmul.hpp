@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tensor.hpp"
 
@@ -90,5 +91,17 @@ Tensor matmul_heads_qk(const Tensor& q, const Tensor& k, int64_t H);
 
 // p (B,H,T,S), v (B,S,C) -> (B,H,T,D); torch.matmul(p, v.view(B,S,H,D).transpose(1,2)).
 Tensor matmul_heads_pv(const Tensor& p, const Tensor& v);
+
+// ---- which OpenBLAS kernel runs (see matmul.cpp, "Choosing the OpenBLAS kernel") ----
+// The core OpenBLAS is running, e.g. "SkylakeX", "Cooperlake", "Haswell" ("" if the BLAS
+// is not OpenBLAS). Before main(), the course upgrades OpenBLAS to its AVX-512 kernel
+// (OPENBLAS_CORETYPE=SkylakeX) when OPENBLAS_CORETYPE is unset, the CPU and OS support
+// AVX-512 and OpenBLAS picked a pre-AVX-512 core; an explicit OPENBLAS_CORETYPE always wins.
+std::string blas_core();
+// Why blas_core() is what it is, one line (for a chapter's info output and the benchmarks).
+std::string blas_core_reason();
+// OpenBLAS's thread count for one product (openblas_set_num_threads); 0 if unknown.
+void set_blas_threads(int n);
+int blas_threads();
 
 }  // namespace ts

@@ -13,8 +13,32 @@ import sys
 PYTHON = os.environ.get("TS_PYTHON", "/usr/bin/python3")
 
 
+def blas_env():
+    """The environment both sides run in, with OPENBLAS_CORETYPE resolved by the chapters'
+    own rule (src/matmul.cpp, "Choosing the OpenBLAS kernel"): an explicit value wins;
+    otherwise an AVX-512 CPU runs OpenBLAS's SkylakeX kernel. Set explicitly on BOTH sides,
+    so the chapter and PyTorch load the very same sgemm kernel."""
+    env = os.environ.copy()
+    if not env.get("OPENBLAS_CORETYPE"):
+        try:
+            flags = set()
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        flags = set(line.split(":", 1)[1].split())
+                        break
+        except OSError:
+            flags = set()
+        if {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+            env["OPENBLAS_CORETYPE"] = "SkylakeX"
+    return env
+
+
+ENV = blas_env()
+
+
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
     if p.returncode != 0:
         sys.stdout.write(f"NOT OK: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
         sys.exit(1)
