@@ -1,0 +1,542 @@
+// annotated.cpp: article 002's modules. Each forward reads top to bottom like the
+// article's Python (tests/twins/article002.py); comments give the formula, then the shape.
+#include "annotated.hpp"
+
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels.hpp"
+#include "matmul.hpp"
+#include "rng.hpp"
+#include "stats.hpp"
+
+// torch's elementwise kernels round every product before adding; -march=native would let
+// GCC fuse `a * b + c` into one FMA and change last bits. Forbid it where we do such math.
+#if defined(__GNUC__) && !defined(__clang__)
+#define TS_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define TS_NO_FP_CONTRACT
+#endif
+
+namespace ts {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
+
+// A bool mask read as if broadcast to (B,H,T,S): right-aligned, size-1 dims repeat.
+struct MaskIndex {
+  const bool* data = nullptr;
+  size_t st[4] = {0, 0, 0, 0};
+  MaskIndex(const BTensor& m, const size_t (&target)[4]) {
+    const size_t r = m.dimension();
+    if (r > 4) fail("attention: the mask has more than 4 dims");
+    data = m.data();
+    size_t stride = 1;
+    for (size_t i = 0; i < r; ++i) {
+      const size_t md = r - 1 - i, td = 3 - i;
+      const size_t n = m.shape()[md];
+      if (n != 1 && n != target[td])
+        fail("attention: mask dim " + std::to_string(md) + " (" + std::to_string(n) +
+             ") does not broadcast to " + std::to_string(target[td]));
+      st[td] = n == 1 ? 0 : stride;
+      stride *= n;
+    }
+  }
+  bool keep(size_t b, size_t h, size_t t, size_t s) const {
+    return data[b * st[0] + h * st[1] + t * st[2] + s * st[3]];
+  }
+};
+
+// scores / sqrt(d_k), then masked_fill(mask == 0, -1e9), softmax, dropout (in place on scores).
+// scores (B,H,T,S) -> p (B,H,T,S)
+Tensor scale_mask_softmax(Tensor scores, size_t d_k, const BTensor* mask, const Dropout* dropout) {
+  // 1) scores = Q K^T / sqrt(d_k): torch divides by the Python float, cast to float32
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
+  for (float& s : scores) s = s / scale;
+  // 2) masked_fill(mask == 0, -1e9)
+  if (mask) {
+    const size_t tgt[4] = {scores.shape()[0], scores.shape()[1], scores.shape()[2], scores.shape()[3]};
+    const MaskIndex mi(*mask, tgt);
+    const float hidden = static_cast<float>(-1e9);
+    float* p = scores.data();
+    for (size_t b = 0; b < tgt[0]; ++b)
+      for (size_t h = 0; h < tgt[1]; ++h)
+        for (size_t t = 0; t < tgt[2]; ++t)
+          for (size_t s = 0; s < tgt[3]; ++s, ++p)
+            if (!mi.keep(b, h, t, s)) *p = hidden;
+  }
+  // 3) p_attn = softmax(scores, dim=-1);  4) p_attn = dropout(p_attn)
+  Tensor p = softmax(scores);
+  if (dropout) p = (*dropout)(p);
+  return p;
+}
+
+// mask.unsqueeze(1): (B,T,S) -> (B,1,T,S)
+BTensor unsqueeze1(const BTensor& m) {
+  Shape s = shape_of(m);
+  s.insert(s.begin() + (s.empty() ? 0 : 1), 1);
+  BTensor out = m;
+  out.reshape(s);
+  return out;
+}
+
+ModuleRepr dropout_child(const Dropout& d) { return d.repr(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- masks
+BTensor subsequent_mask(int64_t size) {
+  // triu(ones, k=1) == 0  ->  keep (t, s) when s <= t
+  // (1,T,T)
+  if (size < 0) fail("subsequent_mask: size must be >= 0");
+  const size_t n = static_cast<size_t>(size);
+  BTensor m = BTensor::from_shape({1, n, n});
+  for (size_t t = 0; t < n; ++t)
+    for (size_t s = 0; s < n; ++s) m(0, t, s) = s <= t;
+  return m;
+}
+
+// ---------------------------------------------------------------- attention
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTensor* mask, const Dropout* dropout,
+                 Tensor* p_attn_out) {
+  if (q.dimension() != 4 || k.dimension() != 4 || v.dimension() != 4)
+    fail("attention: q, k, v must be (B,H,T,D), (B,H,S,D), (B,H,S,D)");
+  const size_t B = q.shape()[0], H = q.shape()[1], T = q.shape()[2], D = q.shape()[3];
+  const size_t S = k.shape()[2];
+  if (k.shape()[0] != B || k.shape()[1] != H || k.shape()[3] != D || v.shape()[0] != B || v.shape()[1] != H ||
+      v.shape()[2] != S)
+    fail("attention: q, k, v disagree in B, H, S or D");
+  // torch.matmul on 4-D contiguous operands folds (B,H) into one batch and calls bmm,
+  // with key.transpose(-2,-1) read through transposed strides (bmm_nt).
+  Tensor q3 = q, k3 = k, v3 = v;
+  q3.reshape({B * H, T, D});
+  k3.reshape({B * H, S, D});
+  v3.reshape({B * H, S, v.shape()[3]});
+  // 1) scores = Q K^T                   (B*H,T,S) -> (B,H,T,S)
+  Tensor scores = bmm_nt(q3, k3);
+  scores.reshape({B, H, T, S});
+  // 2) p = dropout(softmax(masked(scores / sqrt(D))))
+  Tensor p = scale_mask_softmax(std::move(scores), D, mask, dropout);
+  // 3) out = p V                        (B*H,T,S) x (B*H,S,Dv) -> (B,H,T,Dv)
+  Tensor p3 = p;
+  p3.reshape({B * H, T, S});
+  Tensor out = bmm(p3, v3);
+  out.reshape({B, H, T, v.shape()[3]});
+  if (p_attn_out) *p_attn_out = std::move(p);
+  return out;
+}
+
+Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
+                       const Dropout* dropout, Tensor* p_attn_out) {
+  if (q.dimension() != 3 || k.dimension() != 3 || v.dimension() != 3)
+    fail("attention_heads: q must be (B,T,C), k and v (B,S,C)");
+  if (h <= 0 || q.shape()[2] % static_cast<size_t>(h) != 0) fail("attention_heads: C must be divisible by h");
+  const size_t d_k = q.shape()[2] / static_cast<size_t>(h);
+  // 1) scores = Q_h K_h^T on the per-head views   (B,H,T,S)
+  Tensor scores = matmul_heads_qk(q, k, h);
+  // 2) p = dropout(softmax(masked(scores / sqrt(D))))   (B,H,T,S)
+  Tensor p = scale_mask_softmax(std::move(scores), d_k, mask, dropout);
+  // 3) out = p V_h                                       (B,H,T,D)
+  Tensor out = matmul_heads_pv(p, v);
+  if (p_attn_out) *p_attn_out = std::move(p);
+  return out;
+}
+
+// ---------------------------------------------------------------- LayerNorm
+AnnotatedLayerNorm::AnnotatedLayerNorm(int64_t features, double eps)
+    : a_2(Tensor::from_shape({static_cast<size_t>(features)})),
+      b_2(Tensor::from_shape({static_cast<size_t>(features)})), eps(eps) {
+  a_2.fill(1.0f);
+  b_2.fill(0.0f);
+}
+
+TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
+  const size_t C = a_2.size();
+  if (x.dimension() == 0 || x.shape().back() != C)
+    fail("LayerNorm: input's last dim is not " + std::to_string(C));
+  // 1) mean = x.mean(-1, keepdim=True);  std = x.std(-1, keepdim=True)   (...,1)
+  const Tensor mean = mean_lastdim_keepdim(x);
+  const Tensor stdv = std_lastdim(x, 1);
+  // 2) denom = sqrt(std**2 + eps)   each step rounded to float, like torch   (...,1)
+  const float eps_f = static_cast<float>(eps);
+  Tensor denom = stdv;
+  for (float& d : denom) {
+    const float sq = d * d;   // std ** 2 (torch's pow(x, 2) is x * x)
+    const float se = sq + eps_f;
+    d = std::sqrt(se);
+  }
+  // 3) z = (x - mean) / denom;  out = a_2 * z + b_2   (...,C)
+  Tensor out = Tensor::from_shape(shape_of(x));
+  const size_t rows = x.size() / std::max<size_t>(C, 1);
+  const float* px = x.data();
+  float* po = out.data();
+  for (size_t r = 0; r < rows; ++r) {
+    const float m = mean.data()[r], s = denom.data()[r];
+    for (size_t c = 0; c < C; ++c) {
+      const float z = (px[r * C + c] - m) / s;
+      const float scaled = a_2.data()[c] * z;
+      po[r * C + c] = scaled + b_2.data()[c];
+    }
+  }
+  return out;
+}
+
+ModuleRepr AnnotatedLayerNorm::repr() const { return {"LayerNorm", "", {}}; }
+
+// ---------------------------------------------------------------- SublayerConnection
+SublayerConnection::SublayerConnection(int64_t size, double p) : norm(size), dropout(p) {}
+
+Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
+  // out = x + dropout(sublayer(norm(x)))
+  // (B,T,C) -> (B,T,C)
+  Tensor y = dropout(sublayer(norm(x)));
+  return x + y;
+}
+
+ModuleRepr SublayerConnection::repr() const {
+  return {"SublayerConnection", "", {{"norm", norm.repr()}, {"dropout", dropout_child(dropout)}}};
+}
+
+// ---------------------------------------------------------------- MultiHeadedAttention
+MultiHeadedAttention::MultiHeadedAttention(int64_t h_, int64_t d_model, double p) : h(h_), dropout(p) {
+  if (h_ <= 0 || d_model <= 0 || d_model % h_ != 0) fail("MultiHeadedAttention: d_model % h must be 0");
+  d_k = d_model / h_;
+  const Linear one(d_model, d_model);  // deepcopy(nn.Linear(d_model, d_model)) x 4: one draw
+  linears.assign(4, one);
+}
+
+Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                                        const BTensor* mask) {
+  if (query.dimension() != 3 || key.dimension() != 3 || value.dimension() != 3)
+    fail("MultiHeadedAttention: query, key, value must be (B,T,C), (B,S,C), (B,S,C)");
+  // 0) mask.unsqueeze(1): the same mask for every head   (B,1,T,S)
+  BTensor m4;
+  if (mask) m4 = unsqueeze1(*mask);
+  const size_t B = query.shape()[0], T = query.shape()[1];
+  // 1) project: Q = linears[0](query), K = linears[1](key), V = linears[2](value)   (B,T|S,C)
+  const Tensor q = linears[0](query);
+  const Tensor k = linears[1](key);
+  const Tensor v = linears[2](value);
+  // 2) split heads (view(B,-1,h,d_k).transpose(1,2)) and 3) attend   (B,H,T,D)
+  Tensor x = attention_heads(q, k, v, h, mask ? &m4 : nullptr, &dropout, &attn);
+  // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
+  const size_t H = static_cast<size_t>(h), D = static_cast<size_t>(d_k);
+  Tensor merged = Tensor::from_shape({B, T, H * D});
+  for (size_t b = 0; b < B; ++b)
+    for (size_t hh = 0; hh < H; ++hh)
+      for (size_t t = 0; t < T; ++t)
+        std::copy_n(x.data() + ((b * H + hh) * T + t) * D, D, merged.data() + (b * T + t) * H * D + hh * D);
+  // 5) output projection linears[3]   (B,T,C)
+  return linears[3](merged);
+}
+
+ModuleRepr MultiHeadedAttention::repr() const {
+  std::vector<ModuleRepr> items;
+  for (const Linear& l : linears) items.push_back(l.repr());
+  return {"MultiHeadedAttention", "", {{"linears", module_list_repr(items)}, {"dropout", dropout.repr()}}};
+}
+
+// ---------------------------------------------------------------- PositionwiseFeedForward
+PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p) {
+  w_1 = Linear(d_model, d_ff);
+  w_2 = Linear(d_ff, d_model);
+  dropout = Dropout(p);
+}
+
+Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
+  // h1 = w_1(x)   (B,T,F);  h2 = dropout(h1)   (B,T,F);  out = w_2(h2)   (B,T,C)
+  const Tensor h1 = w_1(x);
+  const Tensor h2 = dropout(h1);
+  return w_2(h2);
+}
+
+ModuleRepr PositionwiseFeedForward::repr() const {
+  return {"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
+}
+
+// ---------------------------------------------------------------- encoder
+EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, const PositionwiseFeedForward& ff,
+                           double dropout)
+    : self_attn(attn), feed_forward(ff), sublayer(2, SublayerConnection(size_, dropout)), size(size_) {}
+
+Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
+  // x = x + dropout(self_attn(norm(x)))   (B,S,C)
+  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask); });
+  // out = x + dropout(feed_forward(norm(x)))   (B,S,C)
+  return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
+}
+
+ModuleRepr EncoderLayer::repr() const {
+  std::vector<ModuleRepr> subs;
+  for (const SublayerConnection& s : sublayer) subs.push_back(s.repr());
+  return {"EncoderLayer", "",
+          {{"self_attn", self_attn.repr()}, {"feed_forward", feed_forward.repr()}, {"sublayer", module_list_repr(subs)}}};
+}
+
+void EncoderLayer::train(bool on) {
+  self_attn.train(on);
+  feed_forward.train(on);
+  for (SublayerConnection& s : sublayer) s.train(on);
+}
+
+Encoder::Encoder(const EncoderLayer& layer, int64_t N)
+    : layers(static_cast<size_t>(std::max<int64_t>(N, 0)), layer), norm(layer.size) {}
+
+Tensor Encoder::operator()(const Tensor& x_in, const BTensor* mask) {
+  // x = layer(x) for each of the N layers, then the final norm   (B,S,C)
+  // (the article re-applies self.norm inside the loop; only the last result is kept, and the
+  // norm draws no random numbers, so applying it once after the loop gives the same tensor)
+  Tensor x = x_in;
+  for (EncoderLayer& layer : layers) x = layer(x, mask);
+  return norm(x);
+}
+
+ModuleRepr Encoder::repr() const {
+  std::vector<ModuleRepr> items;
+  for (const EncoderLayer& l : layers) items.push_back(l.repr());
+  return {"Encoder", "", {{"layers", module_list_repr(items)}, {"norm", norm.repr()}}};
+}
+
+void Encoder::train(bool on) {
+  for (EncoderLayer& l : layers) l.train(on);
+}
+
+// ---------------------------------------------------------------- decoder
+DecoderLayer::DecoderLayer(int64_t size_, const MultiHeadedAttention& self, const MultiHeadedAttention& src,
+                           const PositionwiseFeedForward& ff, double dropout)
+    : size(size_), self_attn(self), src_attn(src), feed_forward(ff), sublayer(3, SublayerConnection(size_, dropout)) {}
+
+Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
+                                const BTensor* tgt_mask) {
+  // 1) masked self-attention: x = x + dropout(self_attn(n, n, n, tgt_mask)), n = norm(x)   (B,T,C)
+  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, tgt_mask); });
+  // 2) cross-attention: x = x + dropout(src_attn(n, memory, memory, src_mask))   (B,T,C)
+  x = sublayer[1](x, [&](const Tensor& y) { return src_attn(y, memory, memory, src_mask); });
+  // 3) feed-forward: out = x + dropout(feed_forward(norm(x)))   (B,T,C)
+  return sublayer[2](x, [&](const Tensor& y) { return feed_forward(y); });
+}
+
+ModuleRepr DecoderLayer::repr() const {
+  std::vector<ModuleRepr> subs;
+  for (const SublayerConnection& s : sublayer) subs.push_back(s.repr());
+  return {"DecoderLayer", "",
+          {{"self_attn", self_attn.repr()},
+           {"src_attn", src_attn.repr()},
+           {"feed_forward", feed_forward.repr()},
+           {"sublayer", module_list_repr(subs)}}};
+}
+
+void DecoderLayer::train(bool on) {
+  self_attn.train(on);
+  src_attn.train(on);
+  feed_forward.train(on);
+  for (SublayerConnection& s : sublayer) s.train(on);
+}
+
+Decoder::Decoder(const DecoderLayer& layer, int64_t N)
+    : layers(static_cast<size_t>(std::max<int64_t>(N, 0)), layer), norm(layer.size) {}
+
+Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
+                           const BTensor* tgt_mask) {
+  // x = layer(x, memory) for each of the N layers, then the final norm   (B,T,C)
+  Tensor x = x_in;
+  for (DecoderLayer& layer : layers) x = layer(x, memory, src_mask, tgt_mask);
+  return norm(x);
+}
+
+ModuleRepr Decoder::repr() const {
+  std::vector<ModuleRepr> items;
+  for (const DecoderLayer& l : layers) items.push_back(l.repr());
+  return {"Decoder", "", {{"layers", module_list_repr(items)}, {"norm", norm.repr()}}};
+}
+
+void Decoder::train(bool on) {
+  for (DecoderLayer& l : layers) l.train(on);
+}
+
+// ---------------------------------------------------------------- PositionalEncoding
+TS_NO_FP_CONTRACT PositionalEncoding::PositionalEncoding(int64_t d_model, double p, int64_t max_len) : dropout(p) {
+  if (d_model <= 0 || max_len <= 0) fail("PositionalEncoding: d_model and max_len must be positive");
+  const size_t C = static_cast<size_t>(d_model), L = static_cast<size_t>(max_len);
+  const size_t half = (C + 1) / 2;  // torch.arange(0, C, 2) has ceil(C/2) values
+  // 1) div_term = exp(arange(0, C, 2) * -(ln(10000) / C))   (half)
+  //    torch: a float multiply by the Python float (cast to float32), then SLEEF expf (8 lanes)
+  const float k = static_cast<float>(-(std::log(10000.0) / static_cast<double>(d_model)));
+  std::vector<float> div_term(half);
+  for (size_t i = 0; i < half; ++i) div_term[i] = static_cast<float>(2 * i) * k;
+  auto sleef_map = [](float* data, size_t n, __m256 (*f)(__m256)) {
+    // torch's vec::map: full 8-lane vectors, then the tail as one partial vector
+    for (size_t i = 0; i < n; i += 8) {
+      alignas(32) float buf[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      const size_t m = std::min<size_t>(8, n - i);
+      std::copy_n(data + i, m, buf);
+      _mm256_store_ps(buf, f(_mm256_load_ps(buf)));
+      std::copy_n(buf, m, data + i);
+    }
+  };
+  sleef_map(div_term.data(), half, [](__m256 v) { return Sleef_expf8_u10(v); });
+  // 2) pe_pos = position * div_term   (L, half)
+  std::vector<float> pos(L * half), sn, cs;
+  for (size_t l = 0; l < L; ++l)
+    for (size_t i = 0; i < half; ++i) pos[l * half + i] = static_cast<float>(l) * div_term[i];
+  sn = pos;
+  cs = pos;
+  // 3) pe[:, 0::2] = sin(pe_pos);  pe[:, 1::2] = cos(pe_pos)   (1, L, C)
+  sleef_map(sn.data(), sn.size(), [](__m256 v) { return Sleef_sinf8_u10(v); });
+  sleef_map(cs.data(), cs.size(), [](__m256 v) { return Sleef_cosf8_u10(v); });
+  pe = Tensor::from_shape({1, L, C});
+  pe.fill(0.0f);
+  for (size_t l = 0; l < L; ++l)
+    for (size_t i = 0; i < half; ++i) {
+      pe.data()[l * C + 2 * i] = sn[l * half + i];
+      if (2 * i + 1 < C) pe.data()[l * C + 2 * i + 1] = cs[l * half + i];
+    }
+}
+
+Tensor PositionalEncoding::operator()(const Tensor& x) const {
+  // out = dropout(x + pe[:, :T])
+  // (B,T,C) + (1,T,C) -> (B,T,C)
+  if (x.dimension() != 3 || x.shape()[2] != pe.shape()[2]) fail("PositionalEncoding: x must be (B,T,C)");
+  const size_t B = x.shape()[0], T = x.shape()[1], C = x.shape()[2];
+  if (T > pe.shape()[1]) fail("PositionalEncoding: sequence longer than max_len");
+  Tensor y = x;
+  for (size_t b = 0; b < B; ++b)
+    for (size_t i = 0; i < T * C; ++i) y.data()[b * T * C + i] = x.data()[b * T * C + i] + pe.data()[i];
+  return dropout(y);
+}
+
+ModuleRepr PositionalEncoding::repr() const { return {"PositionalEncoding", "", {{"dropout", dropout.repr()}}}; }
+
+// ---------------------------------------------------------------- Embeddings, Generator
+AnnotatedEmbeddings::AnnotatedEmbeddings(int64_t d_model_, int64_t vocab) : lut(vocab, d_model_), d_model(d_model_) {}
+
+Tensor AnnotatedEmbeddings::operator()(const ITensor& x) const {
+  // out = lut(x) * sqrt(d_model)   (the Python float, cast to float32 by torch)
+  // (B,T) -> (B,T,C)
+  Tensor out = lut(x);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_model)));
+  for (float& v : out) v = v * scale;
+  return out;
+}
+
+ModuleRepr AnnotatedEmbeddings::repr() const { return {"Embeddings", "", {{"lut", lut.repr()}}}; }
+
+ModuleRepr EmbedSequential::repr() const { return {"Sequential", "", {{"0", embed.repr()}, {"1", pos.repr()}}}; }
+
+AnnotatedGenerator::AnnotatedGenerator(int64_t d_model, int64_t vocab) : proj(d_model, vocab) {}
+
+Tensor AnnotatedGenerator::operator()(const Tensor& x) const {
+  // log p = log_softmax(x W^T + b)
+  // (B,T,C) -> (B,T,V)
+  return log_softmax(proj(x));
+}
+
+ModuleRepr AnnotatedGenerator::repr() const { return {"Generator", "", {{"proj", proj.repr()}}}; }
+
+// ---------------------------------------------------------------- EncoderDecoder
+Tensor EncoderDecoder::encode(const ITensor& src, const BTensor* src_mask) {
+  // memory = encoder(src_embed(src))   (B,S) -> (B,S,C)
+  return encoder(src_embed(src), src_mask);
+}
+
+Tensor EncoderDecoder::decode(const Tensor& memory, const BTensor* src_mask, const ITensor& tgt,
+                              const BTensor* tgt_mask) {
+  // out = decoder(tgt_embed(tgt), memory)   (B,T) -> (B,T,C)
+  return decoder(tgt_embed(tgt), memory, src_mask, tgt_mask);
+}
+
+Tensor EncoderDecoder::forward(const ITensor& src, const ITensor& tgt, const BTensor* src_mask,
+                               const BTensor* tgt_mask) {
+  const Tensor memory = encode(src, src_mask);
+  return decode(memory, src_mask, tgt, tgt_mask);
+}
+
+ModuleRepr EncoderDecoder::repr() const {
+  return {"Transformer", "",
+          {{"encoder", encoder.repr()},
+           {"decoder", decoder.repr()},
+           {"src_embed", src_embed.repr()},
+           {"tgt_embed", tgt_embed.repr()},
+           {"generator", generator.repr()}}};
+}
+
+void EncoderDecoder::train(bool on) {
+  encoder.train(on);
+  decoder.train(on);
+  src_embed.train(on);
+  tgt_embed.train(on);
+}
+
+namespace {
+void add_mha(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, MultiHeadedAttention& m) {
+  for (size_t j = 0; j < m.linears.size(); ++j) {
+    out.emplace_back(prefix + ".linears." + std::to_string(j) + ".weight", &m.linears[j].weight);
+    out.emplace_back(prefix + ".linears." + std::to_string(j) + ".bias", &m.linears[j].bias);
+  }
+}
+void add_ff(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, PositionwiseFeedForward& f) {
+  out.emplace_back(prefix + ".w_1.weight", &f.w_1.weight);
+  out.emplace_back(prefix + ".w_1.bias", &f.w_1.bias);
+  out.emplace_back(prefix + ".w_2.weight", &f.w_2.weight);
+  out.emplace_back(prefix + ".w_2.bias", &f.w_2.bias);
+}
+void add_norm(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, AnnotatedLayerNorm& n) {
+  out.emplace_back(prefix + ".a_2", &n.a_2);
+  out.emplace_back(prefix + ".b_2", &n.b_2);
+}
+void add_subs(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix,
+              std::vector<SublayerConnection>& subs) {
+  for (size_t k = 0; k < subs.size(); ++k) add_norm(out, prefix + ".sublayer." + std::to_string(k) + ".norm", subs[k].norm);
+}
+}  // namespace
+
+std::vector<std::pair<std::string, Tensor*>> EncoderDecoder::named_parameters() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (size_t i = 0; i < encoder.layers.size(); ++i) {
+    const std::string p = "encoder.layers." + std::to_string(i);
+    add_mha(out, p + ".self_attn", encoder.layers[i].self_attn);
+    add_ff(out, p + ".feed_forward", encoder.layers[i].feed_forward);
+    add_subs(out, p, encoder.layers[i].sublayer);
+  }
+  add_norm(out, "encoder.norm", encoder.norm);
+  for (size_t i = 0; i < decoder.layers.size(); ++i) {
+    const std::string p = "decoder.layers." + std::to_string(i);
+    add_mha(out, p + ".self_attn", decoder.layers[i].self_attn);
+    add_mha(out, p + ".src_attn", decoder.layers[i].src_attn);
+    add_ff(out, p + ".feed_forward", decoder.layers[i].feed_forward);
+    add_subs(out, p, decoder.layers[i].sublayer);
+  }
+  add_norm(out, "decoder.norm", decoder.norm);
+  out.emplace_back("src_embed.0.lut.weight", &src_embed.embed.lut.weight);
+  out.emplace_back("tgt_embed.0.lut.weight", &tgt_embed.embed.lut.weight);
+  out.emplace_back("generator.proj.weight", &generator.proj.weight);
+  out.emplace_back("generator.proj.bias", &generator.proj.bias);
+  return out;
+}
+
+EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int64_t d_model, int64_t d_ff,
+                            int64_t h, double dropout) {
+  // 1) attn, ff, pos: drawn once, deep-copied everywhere below
+  const MultiHeadedAttention attn(h, d_model);  // dropout keeps its default 0.1, as in the article
+  const PositionwiseFeedForward ff(d_model, d_ff, dropout);
+  const PositionalEncoding pos(d_model, dropout);
+  // 2) the five parts, constructed in the article's argument order
+  EncoderDecoder model;
+  model.encoder = Encoder(EncoderLayer(d_model, attn, ff, dropout), N);
+  model.decoder = Decoder(DecoderLayer(d_model, attn, attn, ff, dropout), N);
+  model.src_embed = EmbedSequential{AnnotatedEmbeddings(d_model, src_vocab), pos};
+  model.tgt_embed = EmbedSequential{AnnotatedEmbeddings(d_model, tgt_vocab), pos};
+  model.generator = AnnotatedGenerator(d_model, tgt_vocab);
+  // 3) xavier_uniform_ on every parameter with more than one dim, in parameters() order
+  for (auto& [name, p] : model.named_parameters())
+    if (p->dimension() > 1) xavier_uniform_(*p);
+  return model;
+}
+
+}  // namespace ts

@@ -1,0 +1,236 @@
+// annotated.hpp: article 002's Transformer ("Attention and the Transformer line by line",
+// Annotated-Transformer style, English -> French), its modules as that article's listings
+// write them (introduced in ch09 and ch10; the attention pieces are also used by ch04/ch07).
+//
+// Where the article's listings differ from the canonical Annotated Transformer, this file
+// follows the article (tests/twins/article002.py re-types the same code for the twins):
+//   - PositionwiseFeedForward is w_2(dropout(w_1(x))): NO ReLU between the two Linears;
+//   - LayerNorm divides by sqrt(std**2 + eps) with the UNBIASED std and eps 1e-6;
+//   - attention() hides masked scores with -1e9 (not -inf); mask true = keep.
+//
+// Construction draws random numbers exactly like the Python __init__ (from
+// ts::default_generator()). `deepcopy` in the article means ONE draw, then copies:
+// MultiHeadedAttention's four Linears are copies of one Linear (one weight+bias draw).
+//
+// Name clashes with the core (src/nn.hpp, src/rng.hpp) are resolved with a prefix; the
+// module reprs still print the article's class names:
+//   article LayerNorm   -> AnnotatedLayerNorm      article Embeddings -> AnnotatedEmbeddings
+//   article Generator   -> AnnotatedGenerator      article Transformer -> EncoderDecoder
+// Shapes: B batch, T target length, S source length, C = d_model, H = h heads, D = d_k = C/H,
+// F = d_ff, V vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn.hpp"
+#include "print.hpp"
+#include "tensor.hpp"
+
+namespace ts {
+
+// ---------------------------------------------------------------- masks
+// np.triu(ones(1,size,size), k=1) == 0: true on and below the diagonal (true = may attend).
+// size -> (1,size,size)
+BTensor subsequent_mask(int64_t size);
+
+// ---------------------------------------------------------------- attention (listing 9.1)
+// scores = Q K^T / sqrt(D); masked_fill(mask == 0, -1e9); p = softmax(scores); p = dropout(p);
+// out = p V.
+// q (B,H,T,D), k,v (B,H,S,D) contiguous; mask broadcastable to (B,H,T,S) (right-aligned,
+// rank <= 4), true = keep, or nullptr; dropout or nullptr (train-mode dropout draws);
+// -> (B,H,T,D); *p_attn_out (if not null) = the weights p (B,H,T,S).
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTensor* mask,
+                 const Dropout* dropout, Tensor* p_attn_out);
+
+// The same computation as MultiHeadedAttention runs it: q (B,T,C), k,v (B,S,C) are the
+// projected tensors, split into h heads as views (view(B,-1,h,D).transpose(1,2)) exactly
+// like torch, so the bits equal the article's code. mask as above -> (B,H,T,D).
+Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
+                       const Dropout* dropout, Tensor* p_attn_out);
+
+// ---------------------------------------------------------------- LayerNorm (article 002)
+// y = a_2 * (x - mean) / sqrt(std^2 + eps) + b_2, std unbiased (n-1), over the last dim.
+struct AnnotatedLayerNorm {
+  Tensor a_2;          // (C) ones
+  Tensor b_2;          // (C) zeros
+  double eps = 1e-6;
+  AnnotatedLayerNorm() = default;
+  explicit AnnotatedLayerNorm(int64_t features, double eps = 1e-6);  // no random draws
+  Tensor operator()(const Tensor& x) const;  // x (...,C) -> (...,C)
+  ModuleRepr repr() const;                   // "LayerNorm()"
+};
+
+// ---------------------------------------------------------------- sublayer (pre-LN)
+// out = x + dropout(sublayer(norm(x)))
+struct SublayerConnection {
+  AnnotatedLayerNorm norm;
+  Dropout dropout;
+  SublayerConnection() = default;
+  SublayerConnection(int64_t size, double dropout);
+  // x (B,T,C), sublayer (B,T,C) -> (B,T,C)
+  Tensor operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const;
+  ModuleRepr repr() const;
+  void train(bool on) { dropout.training = on; }
+};
+
+// ---------------------------------------------------------------- multi-head (listing 9.2)
+// 1) project q, k, v with linears[0..2]  2) split into h heads of d_k  3) attention()
+// 4) merge heads  5) linears[3].
+struct MultiHeadedAttention {
+  int64_t d_k = 0, h = 0;       // D, H
+  std::vector<Linear> linears;  // 4 x Linear(C, C): deep copies of ONE Linear
+  Tensor attn;                  // (B,H,T,S) weights of the last call (after dropout)
+  Dropout dropout;
+  MultiHeadedAttention() = default;
+  MultiHeadedAttention(int64_t h, int64_t d_model, double dropout = 0.1);  // one Linear draw
+  // query (B,T,C), key/value (B,S,C), mask (B|1, T|1, S) true = keep (unsqueezed to heads)
+  // -> (B,T,C); stores the weights in attn.
+  Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const BTensor* mask = nullptr);
+  ModuleRepr repr() const;
+  void train(bool on) { dropout.training = on; }
+};
+
+// ---------------------------------------------------------------- feed-forward (article 002)
+// FFN(x) = w_2(dropout(w_1(x)))   -- the article's listing has no activation.
+struct PositionwiseFeedForward {
+  Linear w_1;  // C -> F
+  Linear w_2;  // F -> C
+  Dropout dropout;
+  PositionwiseFeedForward() = default;
+  PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1);  // draws w_1, then w_2
+  Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,F) -> (B,T,C)
+  ModuleRepr repr() const;
+  void train(bool on) { dropout.training = on; }
+};
+
+// ---------------------------------------------------------------- encoder (listing 9.3)
+// x = sublayer[0](x, self_attn(x, x, x, mask)); out = sublayer[1](x, feed_forward)
+struct EncoderLayer {
+  MultiHeadedAttention self_attn;
+  PositionwiseFeedForward feed_forward;
+  std::vector<SublayerConnection> sublayer;  // 2 (deep copies, no draws)
+  int64_t size = 0;                          // C
+  EncoderLayer() = default;
+  EncoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const PositionwiseFeedForward& feed_forward,
+               double dropout);
+  // x (B,S,C), mask (B|1,1|S,S) true = keep, or nullptr -> (B,S,C)
+  Tensor operator()(const Tensor& x, const BTensor* mask);
+  ModuleRepr repr() const;
+  void train(bool on);
+};
+
+// N deep copies of one layer, then a final LayerNorm.
+struct Encoder {
+  std::vector<EncoderLayer> layers;
+  AnnotatedLayerNorm norm;
+  Encoder() = default;
+  Encoder(const EncoderLayer& layer, int64_t N);
+  Tensor operator()(const Tensor& x, const BTensor* mask);  // (B,S,C) -> (B,S,C)
+  ModuleRepr repr() const;
+  void train(bool on);
+};
+
+// ---------------------------------------------------------------- decoder (listing 9.4)
+// x = sublayer[0](x, self_attn(x, x, x, tgt_mask))           masked self-attention
+// x = sublayer[1](x, src_attn(x, memory, memory, src_mask))  cross-attention over memory
+// out = sublayer[2](x, feed_forward)
+struct DecoderLayer {
+  int64_t size = 0;  // C
+  MultiHeadedAttention self_attn;
+  MultiHeadedAttention src_attn;
+  PositionwiseFeedForward feed_forward;
+  std::vector<SublayerConnection> sublayer;  // 3 (deep copies, no draws)
+  DecoderLayer() = default;
+  DecoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const MultiHeadedAttention& src_attn,
+               const PositionwiseFeedForward& feed_forward, double dropout);
+  // x (B,T,C), memory (B,S,C), src_mask (B|1,1,S), tgt_mask (B|1,T,T), each nullable -> (B,T,C)
+  Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask);
+  ModuleRepr repr() const;
+  void train(bool on);
+};
+
+// N deep copies of one decoder layer, then a final LayerNorm.
+struct Decoder {
+  std::vector<DecoderLayer> layers;
+  AnnotatedLayerNorm norm;
+  Decoder() = default;
+  Decoder(const DecoderLayer& layer, int64_t N);
+  // x (B,T,C), memory (B,S,C) -> (B,T,C)
+  Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask);
+  ModuleRepr repr() const;
+  void train(bool on);
+};
+
+// ---------------------------------------------------------------- embeddings + positions
+// PE(pos, 2i) = sin(pos / 10000^(2i/C)), PE(pos, 2i+1) = cos(...); out = dropout(x + pe[:, :T]).
+struct PositionalEncoding {
+  Dropout dropout;
+  Tensor pe;  // (1, max_len, C) buffer, torch's float32 bits (SLEEF exp/sin/cos)
+  PositionalEncoding() = default;
+  PositionalEncoding(int64_t d_model, double dropout, int64_t max_len = 5000);  // no random draws
+  Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,C), T <= max_len
+  ModuleRepr repr() const;
+  void train(bool on) { dropout.training = on; }
+};
+
+// lut(x) * sqrt(d_model)   (article class name: Embeddings)
+struct AnnotatedEmbeddings {
+  Embedding lut;  // (V, C)
+  int64_t d_model = 0;
+  AnnotatedEmbeddings() = default;
+  AnnotatedEmbeddings(int64_t d_model, int64_t vocab);  // draws the (V,C) table ~ N(0,1)
+  Tensor operator()(const ITensor& x) const;             // (B,T) -> (B,T,C)
+  ModuleRepr repr() const;
+};
+
+// nn.Sequential(Embeddings, PositionalEncoding): the src_embed / tgt_embed of create_model.
+struct EmbedSequential {
+  AnnotatedEmbeddings embed;  // (0)
+  PositionalEncoding pos;     // (1)
+  Tensor operator()(const ITensor& x) const { return pos(embed(x)); }  // (B,T) -> (B,T,C)
+  ModuleRepr repr() const;
+  void train(bool on) { pos.train(on); }
+};
+
+// log_softmax(proj(x))   (article class name: Generator; ts::Generator is the RNG)
+struct AnnotatedGenerator {
+  Linear proj;  // C -> V
+  AnnotatedGenerator() = default;
+  AnnotatedGenerator(int64_t d_model, int64_t vocab);  // draws proj
+  Tensor operator()(const Tensor& x) const;             // (B,T,C) -> (B,T,V) log-probabilities
+  ModuleRepr repr() const;
+};
+
+// ---------------------------------------------------------------- the model (listing 9.5)
+// encode(src) = encoder(src_embed(src)); decode = decoder(tgt_embed(tgt), memory).
+// (article class name: Transformer). forward returns the decoder output (no generator).
+struct EncoderDecoder {
+  Encoder encoder;
+  Decoder decoder;
+  EmbedSequential src_embed;
+  EmbedSequential tgt_embed;
+  AnnotatedGenerator generator;
+  // src (B,S) ids, src_mask (B|1,1,S) -> memory (B,S,C)
+  Tensor encode(const ITensor& src, const BTensor* src_mask);
+  // memory (B,S,C), tgt (B,T) ids, tgt_mask (B|1,T,T) -> (B,T,C)
+  Tensor decode(const Tensor& memory, const BTensor* src_mask, const ITensor& tgt, const BTensor* tgt_mask);
+  // -> (B,T,C)
+  Tensor forward(const ITensor& src, const ITensor& tgt, const BTensor* src_mask, const BTensor* tgt_mask);
+  ModuleRepr repr() const;  // "Transformer(...)"
+  void train(bool on);
+  // Every parameter in model.parameters() order, with its state_dict name.
+  std::vector<std::pair<std::string, Tensor*>> named_parameters();
+};
+using Transformer = EncoderDecoder;
+
+// Listing 9.6: attn, ff, pos, then the model (src Embeddings, tgt Embeddings, Generator drawn
+// in that order), then xavier_uniform_ on every parameter with dim > 1, in parameters() order.
+// Note: MultiHeadedAttention(h, d_model) keeps its default dropout 0.1 (as in the article).
+EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N = 6, int64_t d_model = 256,
+                            int64_t d_ff = 1024, int64_t h = 8, double dropout = 0.1);
+
+}  // namespace ts

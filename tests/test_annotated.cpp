@@ -1,0 +1,203 @@
+// test_annotated.cpp: article 002's modules (src/annotated.hpp) against the live PyTorch 1.13
+// (tests/twins/annotated_reference.py runs tests/twins/article002.py).
+//
+// The twin replays fixed scenarios after torch.manual_seed(S) and writes every result as raw
+// float32; here the same scenarios run in C++ after ts::manual_seed(S) and every tensor must
+// have the same bits (0 mismatches), reprs the same text:
+//   1) transcript 14: MultiHeadedAttention h=8 on self, masked and cross attention (train+eval)
+//   2) attention() on (B,H,T,D) with a padding mask and dropout
+//   3) article 002's LayerNorm (unbiased std, sqrt(std^2 + eps))
+//   4) PositionalEncoding's buffer (SLEEF exp/sin/cos)
+//   5) ch09's DecoderLayer of deep copies (train+eval)
+//   6) create_model (N=2, tiny sizes): xavier parameters, encode, decode, generator
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "annotated.hpp"
+#include "rng.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AnnotatedTwin {
+  fs::path dir;
+  std::map<std::string, size_t> numel;
+  AnnotatedTwin() {
+    char tmpl[] = "/tmp/ts_annotated_XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/twins/annotated_reference.py {} > {}/log.txt 2>&1",
+                                        TS_SOURCE_DIR, dir.string(), dir.string());
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("twin failed: " + cmd);
+    std::ifstream m(dir / "manifest.txt");
+    std::string key;
+    size_t n = 0;
+    while (m >> key >> n) numel[key] = n;
+  }
+  ~AnnotatedTwin() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::vector<float> get(const std::string& key) const {
+    std::ifstream f(dir / (key + ".f32"), std::ios::binary);
+    if (!f) throw std::runtime_error("twin has no tensor " + key);
+    std::vector<float> v(numel.at(key));
+    f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+    return v;
+  }
+  std::string text(const std::string& key) const {
+    std::ifstream f(dir / (key + ".txt"));
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+};
+
+const AnnotatedTwin& twin() {
+  static AnnotatedTwin t;
+  return t;
+}
+
+// Number of elements whose bits differ (NaN matches NaN); prints the first few.
+size_t mismatches(const std::string& key, const ts::Tensor& ours) {
+  const std::vector<float> ref = twin().get(key);
+  if (ref.size() != ours.size()) {
+    UNSCOPED_INFO(key << ": " << ours.size() << " elements, torch has " << ref.size());
+    return std::max<size_t>(ref.size(), 1);
+  }
+  size_t bad = 0;
+  double maxdiff = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const float a = ours.data()[i], b = ref[i];
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (std::memcmp(&a, &b, sizeof(float)) != 0) {
+      if (bad < 3) UNSCOPED_INFO(key << "[" << i << "]: ours " << a << " torch " << b);
+      maxdiff = std::max(maxdiff, std::fabs(double(a) - double(b)));
+      ++bad;
+    }
+  }
+  if (bad) UNSCOPED_INFO(key << ": " << bad << " of " << ref.size() << " differ, max diff " << maxdiff);
+  return bad;
+}
+
+ts::Tensor load(const std::string& key, const ts::Shape& shape) {
+  const std::vector<float> v = twin().get(key);
+  ts::Tensor t = ts::Tensor::from_shape(shape);
+  REQUIRE(v.size() == t.size());
+  std::copy(v.begin(), v.end(), t.data());
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("annotated: transcript 14 MultiHeadedAttention equals torch bit for bit", "[annotated]") {
+  for (const std::string mode : {"train", "eval"}) {
+    ts::manual_seed(0);
+    ts::MultiHeadedAttention mha(8, 256);
+    if (mode == "eval") mha.train(false);
+    const ts::Tensor x = ts::randn({1, 6, 256});
+    CHECK(mismatches("mha_" + mode + ".self", mha(x, x, x)) == 0);
+    CHECK(mismatches("mha_" + mode + ".self_attn", mha.attn) == 0);
+    const ts::BTensor mask = ts::subsequent_mask(6);
+    CHECK(mismatches("mha_" + mode + ".masked", mha(x, x, x, &mask)) == 0);
+    CHECK(mismatches("mha_" + mode + ".masked_attn", mha.attn) == 0);
+    const ts::Tensor tgt = ts::randn({1, 5, 256});
+    CHECK(mismatches("mha_" + mode + ".cross", mha(tgt, x, x)) == 0);
+    CHECK(mismatches("mha_" + mode + ".cross_attn", mha.attn) == 0);
+    CHECK(mha.attn.shape()[1] == 8);
+    if (mode == "train") CHECK(mha.repr().str() == twin().text("mha_repr"));
+  }
+}
+
+TEST_CASE("annotated: attention() on (B,H,T,D) with a padding mask and dropout", "[annotated]") {
+  ts::manual_seed(1);
+  const ts::Tensor q = ts::randn({2, 4, 3, 8}), k = ts::randn({2, 4, 7, 8}), v = ts::randn({2, 4, 7, 8});
+  ts::BTensor pad = ts::BTensor::from_shape({2, 1, 1, 7});
+  for (size_t s = 0; s < 7; ++s) {
+    pad(0, 0, 0, s) = s < 5;
+    pad(1, 0, 0, s) = true;
+  }
+  const ts::Dropout drop(0.1);
+  ts::Tensor p;
+  CHECK(mismatches("attn.out", ts::attention(q, k, v, &pad, &drop, &p)) == 0);
+  CHECK(mismatches("attn.p", p) == 0);
+  CHECK(mismatches("attn.out_nomask", ts::attention(q, k, v, nullptr, nullptr, &p)) == 0);
+  CHECK(mismatches("attn.p_nomask", p) == 0);
+  // a mask that does not broadcast is refused
+  const ts::BTensor bad = ts::BTensor::from_shape({5, 7});
+  CHECK_THROWS_AS(ts::attention(q, k, v, &bad, nullptr, nullptr), std::invalid_argument);
+}
+
+TEST_CASE("annotated: article 002 LayerNorm equals torch bit for bit", "[annotated]") {
+  ts::AnnotatedLayerNorm ln(256);
+  const ts::Tensor x = load("ln.x", {3, 5, 256});
+  CHECK(mismatches("ln.y", ln(x)) == 0);
+  const ts::Tensor x1 = load("ln.x1", {1, 256});
+  CHECK(mismatches("ln.y1", ln(x1)) == 0);
+  ln.a_2 = load("ln.a_2", {256});
+  ln.b_2 = load("ln.b_2", {256});
+  CHECK(mismatches("ln.y2", ln(x)) == 0);
+  CHECK(ln.repr().str() == "LayerNorm()");
+}
+
+TEST_CASE("annotated: PositionalEncoding buffer equals torch bit for bit", "[annotated]") {
+  CHECK(mismatches("pe.256", ts::PositionalEncoding(256, 0.1).pe) == 0);
+  CHECK(mismatches("pe.512", ts::PositionalEncoding(512, 0.1, 60).pe) == 0);
+}
+
+TEST_CASE("annotated: ch09 DecoderLayer of deep copies equals torch bit for bit", "[annotated]") {
+  for (const std::string mode : {"train", "eval"}) {
+    ts::manual_seed(42);
+    const ts::MultiHeadedAttention attn(8, 256);
+    ts::PositionwiseFeedForward ff(256, 1024, 0.1);
+    ts::DecoderLayer layer(256, attn, attn, ff, 0.1);
+    if (mode == "eval") layer.train(false);
+    const ts::Tensor tgt = ts::randn({1, 5, 256});
+    const ts::Tensor memory = ts::randn({1, 6, 256});
+    const ts::BTensor tgt_mask = ts::subsequent_mask(5);
+    CHECK(mismatches("dec_" + mode + ".y", layer(tgt, memory, nullptr, &tgt_mask)) == 0);
+    CHECK(mismatches("dec_" + mode + ".cross_attn", layer.src_attn.attn) == 0);
+    CHECK(mismatches("dec_" + mode + ".ff", ff(tgt)) == 0);
+    if (mode == "train") CHECK(layer.repr().str() == twin().text("dec_repr"));
+  }
+}
+
+TEST_CASE("annotated: create_model parameters, encode, decode, generator", "[annotated]") {
+  ts::manual_seed(3);
+  ts::EncoderDecoder model = ts::create_model(11, 13, 2, 32, 64, 4);
+  std::string names;
+  for (auto& [name, p] : model.named_parameters()) {
+    names += name + "\n";
+    CHECK(mismatches("model.param." + name, *p) == 0);
+  }
+  CHECK(names == twin().text("model_param_names"));
+  CHECK(model.repr().str() == twin().text("model_repr"));
+  ts::ITensor src = ts::ITensor::from_shape({1, 6});
+  const int64_t s_ids[6] = {1, 5, 7, 3, 9, 2};
+  std::copy(s_ids, s_ids + 6, src.data());
+  ts::BTensor src_mask = ts::BTensor::from_shape({1, 1, 6});
+  for (size_t i = 0; i < 6; ++i) src_mask.data()[i] = src.data()[i] != 0;
+  const ts::Tensor memory = model.encode(src, &src_mask);
+  CHECK(mismatches("model.memory", memory) == 0);
+  ts::ITensor tgt = ts::ITensor::from_shape({1, 5});
+  const int64_t t_ids[5] = {1, 4, 4, 12, 6};
+  std::copy(t_ids, t_ids + 5, tgt.data());
+  const ts::BTensor tgt_mask = ts::subsequent_mask(5);
+  const ts::Tensor out = model.decode(memory, &src_mask, tgt, &tgt_mask);
+  CHECK(mismatches("model.decode", out) == 0);
+  CHECK(mismatches("model.logp", model.generator(out)) == 0);
+}
