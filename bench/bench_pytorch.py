@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of bench/bench_encoder.cpp: the same workloads, the same names.
+
+usage: /usr/bin/python3 bench/bench_pytorch.py [--threads 1,2] [--reps 7] [--filter REGEX] [--out FILE.json]
+
+The model is article 000's TransformerEncoder (tests/twins/article000.py, BERT-base config)
+after torch.manual_seed(0), in eval mode, run under torch.inference_mode() -- PyTorch's best
+setting for inference. For each thread budget t it sets torch.set_num_threads(t) and
+OpenBLAS's own threads to t (torch does not set OpenBLAS's). Timing: warm-up, then the
+median of --reps runs (time.perf_counter). Prints one JSON object per line, and writes the
+list to --out.
+"""
+import argparse
+import ctypes
+import ctypes.util
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "twins"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import article000  # noqa: E402
+from twinlib import BERT_BASE  # noqa: E402
+
+C, H, FF = 768, 12, 3072
+
+
+def openblas():
+    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas") or ""):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib
+        except OSError:
+            continue
+    return None
+
+
+def timed(fn, reps, runs_per_rep):
+    fn()  # warm-up
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(runs_per_rep):
+            fn()
+        times.append((time.perf_counter() - t0) / runs_per_rep)
+    return statistics.median(times)
+
+
+def workloads(model):
+    g = torch.Generator().manual_seed(1234)
+
+    def ids(b, t):
+        return torch.randint(0, BERT_BASE.vocab_size, (b, t), generator=g)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=g)
+
+    x5, x128, x8 = ids(1, 5), ids(1, 128), ids(8, 128)
+    h8 = randn(8, 128, C)
+    q, k = randn(8, 128, C), randn(8, 128, C)
+    q4 = q.view(8, 128, H, C // H).transpose(1, 2)
+    k4 = k.view(8, 128, H, C // H).transpose(1, 2)
+    s = randn(8, 12, 128, 128)
+    ln = torch.nn.LayerNorm(C)
+    gl = randn(8, 128, FF)
+    layer = model.layers[0]
+    # name -> (function, runs per repetition); the names of bench_encoder.cpp
+    return {
+        "encoder_fast/1x5": (lambda: model(x5), 20),
+        "encoder_fast/1x128": (lambda: model(x128), 2),
+        "encoder_fast/8x128": (lambda: model(x8), 1),
+        "encoder_exact/1x5": (lambda: model(x5), 10),
+        "encoder_exact/1x128": (lambda: model(x128), 1),
+        "layer_8x128": (lambda: layer(h8), 3),
+        "qk_8x128": (lambda: torch.matmul(q4, k4.transpose(-2, -1)), 20),
+        "softmax_8x12x128x128": (lambda: F.softmax(s, dim=-1), 20),
+        "layernorm_8x128x768": (lambda: ln(h8), 50),
+        "gelu_8x128x3072": (lambda: F.gelu(gl), 20),
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--filter", default="")
+    p.add_argument("--out", default="")
+    a = p.parse_args()
+    blas = openblas()
+    core = blas.openblas_get_corename().decode() if blas else "?"
+    torch.manual_seed(0)
+    model = article000.TransformerEncoder(BERT_BASE).eval()
+    results = []
+    with torch.inference_mode():
+        work = workloads(model)
+        for t in [int(x) for x in a.threads.split(",")]:
+            torch.set_num_threads(t)
+            if blas:
+                blas.openblas_set_num_threads(t)
+            for name, (fn, runs) in work.items():
+                if a.filter and not re.search(a.filter, f"{name}/{t}"):
+                    continue
+                if name.startswith("encoder_exact"):
+                    continue  # the same PyTorch run as encoder_fast: reuse it
+                sec = timed(fn, a.reps, runs)
+                r = {"workload": name, "threads": t, "ms": sec * 1e3, "openblas_core": core,
+                     "torch": torch.__version__}
+                results.append(r)
+                print(json.dumps(r), flush=True)
+                if name.startswith("encoder_fast/"):
+                    r2 = dict(r, workload=name.replace("encoder_fast", "encoder_exact"))
+                    results.append(r2)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
