@@ -1,0 +1,421 @@
+// ch04_multihead: many small attentions side by side, per head and fused.
+//
+// Follows: article 000 "Multi-head Attention" (AttentionHead(768, 64): three Linears, then
+//          scaled dot-product attention; MultiHeadAttention: 12 heads concatenated, then
+//          output_linear -> torch.Size([1, 5, 768]));
+//          article 002 listing 9.2 (MultiHeadedAttention: one Linear per q/k/v, the heads cut
+//          out with view/transpose: (1, 6, 256) -> 8 heads of (1, 6, 32));
+//          article 004 §3.2 (MutilHeadAttention with split_heads: d_model 512, 8 heads on
+//          (1, 60, 512) -> (1, 60, 512) and weights (1, 8, 60, 60)).
+// Formula: head_i = softmax((Q W_i^Q)(K W_i^K)^T / sqrt(D)) (V W_i^V)       (B,T,C) -> (B,T,D)
+//          MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O              H x (B,T,D) -> (B,T,C)
+//          fused: stack the H matrices W_i^Q (D,C) into one (C,C) Linear, then view the
+//          (B,T,C) result as (B,T,H,D) and move H forward: (B,H,T,D). Same numbers.
+// Run:     ./build/ch04_multihead [--text "time flies like an arrow"] [--seed 0] [--plain]
+//          ./build/ch04_multihead --heads 4            (4 heads of 192 instead of 12 of 64)
+//          ./build/ch04_multihead --seq-len 10         (article 004's layer on 10 positions)
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <xtensor/xview.hpp>
+
+#include "annotated.hpp"
+#include "chapter.hpp"
+#include "compare.hpp"
+#include "heatmap.hpp"
+#include "kernels.hpp"
+#include "matmul.hpp"
+#include "nn.hpp"
+#include "rng.hpp"
+#include "tfprint.hpp"
+#include "tokenizer.hpp"
+
+using namespace ts;
+
+// One head's attention weights, the inside of article 000's scaled_dot_product_attention:
+//   weights = softmax(q(query) k(key)^T / sqrt(D))
+// query (B,T,C), key (B,S,C) -> (B,T,S)
+static Tensor head_weights(const AttentionHead& head, const Tensor& query, const Tensor& key) {
+  // 1) project: (B,T,C) -> (B,T,D), (B,S,C) -> (B,S,D)
+  const Tensor q = head.q(query);
+  const Tensor k = head.k(key);
+  // 2) scores = q k^T / sqrt(D)   (B,T,S)
+  Tensor scores = bmm_nt(q, k);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.shape()[2])));
+  for (float& s : scores) s = s / scale;
+  // 3) softmax over the keys      (B,T,S)
+  return softmax(scores);
+}
+
+// torch.stack(parts, dim=1): H x (B,T,S) -> (B,H,T,S)
+static Tensor stack_dim1(const std::vector<Tensor>& parts) {
+  const size_t B = parts[0].shape()[0], TS = parts[0].size() / B, H = parts.size();
+  Tensor out = Tensor::from_shape({B, H, parts[0].shape()[1], parts[0].shape()[2]});
+  for (size_t b = 0; b < B; ++b)
+    for (size_t h = 0; h < H; ++h) std::copy_n(parts[h].data() + b * TS, TS, out.data() + (b * H + h) * TS);
+  return out;
+}
+
+// torch.cat(parts, dim=0) of contiguous tensors with equal trailing dims:
+// H x (D,C) -> (H*D,C), H x (D) -> (H*D)
+static Tensor cat_dim0(const std::vector<const Tensor*>& parts) {
+  Shape shape = shape_of(*parts[0]);
+  shape[0] = 0;
+  for (const Tensor* p : parts) shape[0] += p->shape()[0];
+  Tensor out = Tensor::from_shape(shape);
+  float* o = out.data();
+  for (const Tensor* p : parts) o = std::copy_n(p->data(), p->size(), o);
+  return out;
+}
+
+// x.transpose(1, 2).contiguous().view(B, -1, H * D): put the heads back side by side.
+// x (B,H,T,D) -> (B,T,H*D)
+static Tensor merge_heads(const Tensor& x) {
+  const size_t B = x.shape()[0], H = x.shape()[1], T = x.shape()[2], D = x.shape()[3];
+  Tensor out = Tensor::from_shape({B, T, H * D});
+  for (size_t b = 0; b < B; ++b)
+    for (size_t h = 0; h < H; ++h)
+      for (size_t t = 0; t < T; ++t)
+        std::copy_n(x.data() + ((b * H + h) * T + t) * D, D, out.data() + (b * T + t) * H * D + h * D);
+  return out;
+}
+
+// Rows [r0, r0 + n) of a (R,C) weight or an (R) bias: weight[r0:r0+n] in PyTorch.
+static Tensor rows_of(const Tensor& t, size_t r0, size_t n) {
+  Shape shape = shape_of(t);
+  const size_t row = t.size() / shape[0];
+  shape[0] = n;
+  Tensor out = Tensor::from_shape(shape);
+  std::copy_n(t.data() + r0 * row, n * row, out.data());
+  return out;
+}
+
+// Article 004's layer (TensorFlow/Keras; the article spells it "MutilHeadAttention").
+// Dense(d_model) is a Linear with Keras's defaults: glorot-uniform kernel, zero bias.
+struct MutilHeadAttention {
+  int64_t num_heads = 0, d_model = 0, depth = 0;  // H, C, D = C / H
+  Linear wq, wk, wv, dense;                       // 4 x (C,C)
+  // Draws like tests/twins/article004.py: for each Dense, nn.Linear's init, then xavier_uniform_.
+  MutilHeadAttention(int64_t d_model_, int64_t num_heads_)
+      : num_heads(num_heads_), d_model(d_model_), depth(d_model_ / num_heads_) {
+    for (Linear* l : {&wq, &wk, &wv, &dense}) {
+      *l = Linear(d_model, d_model);
+      xavier_uniform_(l->weight);
+      l->bias.fill(0.0f);
+    }
+  }
+  // call(v, k, q, mask=None): v, k (B,S,C), q (B,T,C) -> output (B,T,C); *attention_weights (B,H,T,S)
+  Tensor operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const {
+    // 1) q = wq(q), k = wk(k), v = wv(v)                                 (B,T|S,C)
+    const Tensor qp = wq(q), kp = wk(k), vp = wv(v);
+    // 2) split_heads: reshape (B,-1,H,D), transpose [0,2,1,3]; 3) attend   (B,H,T,D)
+    Tensor scaled_attention = attention_heads(qp, kp, vp, num_heads, nullptr, nullptr, attention_weights);
+    // 4) transpose back and reshape to (B,T,C)
+    Tensor concat_attention = merge_heads(scaled_attention);
+    // 5) output = dense(concat_attention)                                (B,T,C)
+    return dense(concat_attention);
+  }
+};
+
+// Display width of terminal text: code points, not counting ANSI colour sequences.
+static size_t visible_width(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\033') {
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+  }
+  return n;
+}
+
+// Lay multi-line blocks out side by side, as many per row as fit in `width` columns.
+static std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
+  std::vector<std::vector<std::string>> lines(blocks.size());
+  std::vector<size_t> widths(blocks.size(), 0);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    size_t start = 0;
+    while (start < blocks[i].size()) {
+      size_t end = blocks[i].find('\n', start);
+      if (end == std::string::npos) end = blocks[i].size();
+      lines[i].push_back(blocks[i].substr(start, end - start));
+      widths[i] = std::max(widths[i], visible_width(lines[i].back()));
+      start = end + 1;
+    }
+  }
+  std::string out;
+  const size_t gap = 3;
+  for (size_t first = 0; first < blocks.size();) {
+    size_t last = first + 1, used = widths[first];
+    while (last < blocks.size() && used + gap + widths[last] <= width) used += gap + widths[last++];
+    size_t rows = 0;
+    for (size_t i = first; i < last; ++i) rows = std::max(rows, lines[i].size());
+    for (size_t r = 0; r < rows; ++r) {
+      std::string line;
+      for (size_t i = first; i < last; ++i) {
+        const std::string cell = r < lines[i].size() ? lines[i][r] : "";
+        line += cell;
+        if (i + 1 < last) line += std::string(widths[i] - visible_width(cell) + gap, ' ');
+      }
+      out += line + "\n";
+    }
+    out += "\n";
+    first = last;
+  }
+  return out;
+}
+
+// One heatmap per head, laid out side by side (two per row for BERT's 12 heads on 5 tokens).
+// w (B,H,T,S) -> the pictures of batch 0's H matrices (T,S)
+static std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& labels, HeatmapOptions opt) {
+  // Labels of at most 4 characters (longer ones cut, marked with '~') keep each map narrow.
+  std::vector<std::string> shortl;
+  for (const std::string& l : labels) {
+    std::string cut;
+    size_t n = 0, i = 0;
+    for (; i < l.size(); ++i) {
+      const bool starts = (static_cast<unsigned char>(l[i]) & 0xC0) != 0x80;
+      if (starts && ++n > 3 && visible_width(l) > 4) break;
+      cut += l[i];
+    }
+    shortl.push_back(i < l.size() ? cut + "~" : cut);
+  }
+  size_t longest = 1;
+  for (const std::string& l : shortl) longest = std::max(longest, visible_width(l));
+  opt.cell_width = static_cast<int>(std::max<size_t>(longest + 1, 3));
+  std::vector<std::string> maps;
+  for (size_t h = 0; h < w.shape()[1]; ++h) {
+    opt.title = fmt::format("head {}", h);
+    maps.push_back(heatmap(xt::view(w, 0, h, xt::all(), xt::all()), shortl, shortl, opt));
+  }
+  return side_by_side(maps, 120);
+}
+
+int main(int argc, char** argv) {
+  Chapter ch("ch04_multihead", "Multi-head attention: per head and fused",
+             "article 000 (Multi-head Attention), article 002 listing 9.2, article 004 §3.2");
+  ch.add_text_flag();
+  ch.add_vocab_flag();
+  int64_t d_model = 768, heads = 12, seq_len = 60;
+  ch.option("--d-model", d_model, "hidden_size C of article 000's layer (default 768, BERT-base)");
+  ch.option("--heads", heads, "num_attention_heads H of article 000's layer; must divide --d-model (default 12)");
+  ch.option("--seq-len", seq_len, "positions of the random input of article 004's layer (default 60, the article's)");
+
+  return ch.run(argc, argv, [&](Chapter& ch) {
+    if (d_model < 1 || d_model > 2048)
+      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
+                       std::to_string(d_model));
+    check_model_dims(d_model, heads);
+    if (seq_len < 1 || seq_len > 1024)
+      throw UsageError("--seq-len must be between 1 and 1024 (article 004 uses 60), got " + std::to_string(seq_len));
+    Config config;  // BERT-base, with the chapter's C and H
+    config.hidden_size = d_model;
+    config.num_attention_heads = heads;
+    const int64_t head_dim = d_model / heads;  // D
+
+    HeatmapOptions hopt;
+    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+
+    // ---------------------------------------------------------------- 1) the input
+    ch.section("Step 1: the sentence as vectors (query = key = value)", "article 000, Multi-head Attention");
+    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
+    const std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
+    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
+    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
+    const std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
+    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T)
+    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
+    ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
+    // E = W[ids]   (B,T) -> (B,T,C)
+    Embedding token_emb(config.vocab_size, config.hidden_size);
+    const Tensor inputs_embeds = token_emb(input_ids);
+    const Tensor& query = inputs_embeds;
+    const Tensor& key = inputs_embeds;
+    const Tensor& value = inputs_embeds;
+
+    // ---------------------------------------------------------------- 2) one head
+    ch.section("Step 2: one attention head: three Linears, then attention", "article 000, AttentionHead");
+    // multihead_attn draws heads[0].q, .k, .v, heads[1]..., then output_linear
+    MultiHeadAttention multihead_attn(config);
+    const AttentionHead& head = multihead_attn.heads[0];
+    ch.show("head = multihead_attn.heads[0]", head.repr().str(),
+            fmt::format("AttentionHead({}, {}): head_dim = {} / {} = {}", d_model, head_dim, d_model, heads, head_dim),
+            Shown::Twin);
+    // q_h = query W_q^T + b_q   (B,T,C) -> (B,T,D)
+    const Tensor head_q = head.q(query);
+    ch.show("head.q(query)", head_q, {"ViewBackward0"},
+            "this head's queries: every token projected to D numbers (ch02 used the raw embedding instead)",
+            Shown::Twin);
+    // head = softmax(q_h k_h^T / sqrt(D)) v_h   (B,T,D)
+    const Tensor head_out = head(query, key, value);
+    ch.show("head(query, key, value).size()", size_str(shape_of(head_out)),
+            "(B,T,D): one D-sized vector per token from this head", Shown::Twin);
+    ch.show("head(query, key, value)", head_out, {"BmmBackward0"},
+            "rows are alike: each is a weighted mean of the same 5 value rows, with fairly even weights",
+            Shown::Twin);
+
+    // ---------------------------------------------------------------- 3) every head's weights
+    ch.section("Step 3: each head has its own attention pattern", "article 000, Multi-head Attention");
+    std::vector<Tensor> per_head_weights;
+    for (const AttentionHead& h : multihead_attn.heads) per_head_weights.push_back(head_weights(h, query, key));
+    // weights (B,H,T,S)
+    const Tensor weights = stack_dim1(per_head_weights);
+    ch.show("weights = torch.stack([softmax(q_h k_h^T / sqrt(head_dim)) for h in heads], dim=1)", weights,
+            {"StackBackward0"}, "(B,H,T,S): one T x S matrix of weights per head, each row summing to 1",
+            Shown::Twin);
+    {
+      const size_t T = tokens.size(), H = static_cast<size_t>(heads);
+      double diag = 0;
+      for (size_t h = 0; h < H; ++h)
+        for (size_t t = 0; t < T; ++t) diag += weights(0, h, t, t);
+      diag /= static_cast<double>(H * T);
+      ch.say(fmt::format(
+          "  In chapter 3 (q = k = v, no projections) every token put almost all its weight on itself. Here\n"
+          "  q and k come from different random projections, so a token no longer matches itself best:\n"
+          "  the mean weight on the diagonal is {:.3f}, against 1/T = {:.3f} for a uniform row. Training is\n"
+          "  what would give each head a pattern of its own (one head for the previous word, one for the verb...).",
+          diag, 1.0 / static_cast<double>(T)));
+      ch.say("  Every head's weights (rows = queries, columns = keys), each map shaded from its own min to max:");
+      ch.figure(head_heatmaps(weights, tokens, hopt));
+    }
+
+    // ---------------------------------------------------------------- 4) the whole layer
+    ch.section("Step 4: MultiHeadAttention: concatenate the heads, then output_linear",
+               "article 000, MultiHeadAttention");
+    ch.show("multihead_attn", multihead_attn.repr().str(),
+            fmt::format("{} heads of 3 Linears ({} -> {}), then one Linear({} -> {})", heads, d_model, head_dim,
+                        d_model, d_model),
+            Shown::Twin);
+    // out = Concat(head_1..head_H) W^O + b^O   (B,T,C)
+    const Tensor attn_output = multihead_attn(query, key, value);
+    ch.show("attn_output.size()", size_str(shape_of(attn_output)),
+            fmt::format("{} heads x {} = {} numbers per token again, so layers can be stacked", heads, head_dim,
+                        d_model));
+    ch.show("attn_output", attn_output, {"ViewBackward0"},
+            "output_linear mixes the heads: every output number depends on all of them", Shown::Twin);
+
+    // ---------------------------------------------------------------- 5) the same layer, fused
+    ch.section("Step 5: the same layer fused: one Linear per q/k/v, heads cut out by view/transpose",
+               "article 002, MultiHeadedAttention");
+    std::vector<const Tensor*> wq, bq, wk, bk, wv, bv;
+    for (const AttentionHead& h : multihead_attn.heads) {
+      wq.push_back(&h.q.weight), bq.push_back(&h.q.bias);
+      wk.push_back(&h.k.weight), bk.push_back(&h.k.bias);
+      wv.push_back(&h.v.weight), bv.push_back(&h.v.bias);
+    }
+    // W_q = [W_q of head 0; head 1; ...]   H x (D,C) -> (C,C), b_q H x (D) -> (C)
+    const Tensor W_q = cat_dim0(wq), b_q = cat_dim0(bq);
+    const Tensor W_k = cat_dim0(wk), b_k = cat_dim0(bk);
+    const Tensor W_v = cat_dim0(wv), b_v = cat_dim0(bv);
+    ch.show("W_q = torch.cat([h.q.weight for h in multihead_attn.heads], dim=0); W_q.shape",
+            size_str(shape_of(W_q)), "rows h*D .. h*D+D-1 are head h's query weights", Shown::Twin);
+    // Q = query W_q^T + b_q: all heads' queries in one product   (B,T,C)
+    const Tensor Q = linear(query, W_q, &b_q);
+    const Tensor K = linear(key, W_k, &b_k);
+    const Tensor V = linear(value, W_v, &b_v);
+    // view(B,-1,H,D).transpose(1,2): (B,T,C) -> (B,H,T,D), no copy
+    const Shape q_heads_shape = {Q.shape()[0], static_cast<size_t>(heads), Q.shape()[1], static_cast<size_t>(head_dim)};
+    ch.show("Q = F.linear(query, W_q, b_q).view(1, -1, H, D).transpose(1, 2); Q.shape", size_str(q_heads_shape),
+            "(B,H,T,D): column block h of Q is exactly head h's q(query)", Shown::Twin);
+    // x = softmax(Q_h K_h^T / sqrt(D)) V_h per head   (B,H,T,D); p_attn (B,H,T,S)
+    Tensor p_attn;
+    const Tensor fused_heads = attention_heads(Q, K, V, heads, nullptr, nullptr, &p_attn);
+    // merge (B,T,C), then the same output_linear
+    const Tensor fused_output = multihead_attn.output_linear(merge_heads(fused_heads));
+    ch.show("(p_attn - weights).abs().max()", max_abs_diff(p_attn, weights), {"MaxBackward1"},
+            "the fused weights equal the per-head weights of step 3 (up to float rounding)", Shown::Twin);
+    ch.show("(fused_output - attn_output).abs().max()", max_abs_diff(fused_output, attn_output), {"MaxBackward1"},
+            fmt::format("the same layer, with 4 large matrix products instead of {} small ones (3 per head + 1)",
+                        3 * heads + 1),
+            Shown::Twin);
+
+    // ---------------------------------------------------------------- 6) article 002's module
+    ch.section("Step 6: article 002's MultiHeadedAttention: d_model 256 split into 8 heads of 32",
+               "article 002, listing 9.2");
+    MultiHeadedAttention mha(8, 256);  // one Linear(256, 256) drawn, deep-copied 4 times
+    mha.train(ch.training());
+    ch.show("mha = MultiHeadedAttention(8, 256)", mha.repr().str(),
+            "4 Linears: q, k, v projections and the output, each (C,C); dropout acts on the weights", Shown::Twin);
+    const bool same = mha.linears[0].weight == mha.linears[1].weight;
+    ch.show("torch.equal(mha.linears[0].weight, mha.linears[1].weight)", std::string(same ? "True" : "False"),
+            "deepcopy(one Linear) x 4: all four start with the same weights, so here Q = K = V", Shown::Twin);
+    // x ~ N(0,1)   (B,S,C) = (1,6,256): "How are you?" with BOS/EOS
+    const Tensor x = randn({1, 6, 256});
+    ch.show("x = torch.randn(1, 6, 256); x.shape", size_str(shape_of(x)),
+            "stands in for the embedded \"<BOS> How are you ? <EOS>\"", Shown::Twin);
+    // Q = linears[0](x)   (B,T,C)
+    const Tensor q_x = mha.linears[0](x);
+    ch.show("mha.linears[0](x).shape", size_str(shape_of(q_x)), "all 8 heads' queries in one product", Shown::Twin);
+    const size_t Bx = q_x.shape()[0], Tx = q_x.shape()[1];
+    const size_t hx = static_cast<size_t>(mha.h), dx = static_cast<size_t>(mha.d_k);
+    // view(B,-1,h,d_k): (B,T,C) -> (B,T,H,D); transpose(1,2) -> (B,H,T,D)
+    ch.show("mha.linears[0](x).view(1, -1, 8, 32).transpose(1, 2).shape", size_str({Bx, hx, Tx, dx}),
+            "view cuts each 256-vector into 8 pieces of 32; transpose puts the head index first", Shown::Twin);
+    ch.show("mha.linears[0](x).view(1, -1, 8, 32).transpose(1, 2)[:, 0].shape", size_str({Bx, Tx, dx}),
+            "head 0: the (1, 6, 32) queries made of columns 0..31", Shown::Twin);
+    // out = linears[3](merge(attention(Q_h, K_h, V_h)))   (B,T,C); mha.attn (B,H,T,S)
+    const Tensor out = mha(x, x, x);
+    ch.show("mha(x, x, x).shape", size_str(shape_of(out)), "8 heads x 32 merged back to 256", Shown::Twin);
+    ch.show("mha.attn.shape", size_str(shape_of(mha.attn)), "(B,H,T,S): the weights of every head, kept on the module",
+            Shown::Twin);
+    ch.show("mha(x, x, x)", out, {"ViewBackward0"},
+            ch.training() ? "train mode: dropout zeroed some attention weights and scaled the rest by 1/0.9"
+                          : "eval mode: no dropout",
+            Shown::Twin);
+    ch.say("  mha.attn, head by head (rows = queries, columns = keys). With Q = K (the deep copies) a position tends\n"
+           "  to match itself best, so the diagonal stands out as in chapter 3" +
+           std::string(ch.training() ? "; cells dropped by dropout are blank:" : ":"));
+    ch.figure(head_heatmaps(mha.attn, {}, hopt));
+
+    // ---------------------------------------------------------------- 7) per-head == fused
+    ch.section("Step 7: per-head == fused: load the per-head weights as slices of the fused ones",
+               "article 000 vs article 002");
+    mha.train(false);  // dropout off: compare the two maps themselves
+    Config config_256;
+    config_256.hidden_size = mha.h * mha.d_k;
+    config_256.num_attention_heads = mha.h;
+    MultiHeadAttention per_head(config_256);  // drawn, then overwritten below
+    for (size_t i = 0; i < per_head.heads.size(); ++i) {
+      AttentionHead& h = per_head.heads[i];
+      // head i's rows of each fused (C,C) weight: weight[i*D : (i+1)*D]   (D,C), bias (D)
+      Linear* lins[3] = {&h.q, &h.k, &h.v};
+      for (size_t j = 0; j < 3; ++j) {
+        lins[j]->weight = rows_of(mha.linears[j].weight, i * dx, dx);
+        lins[j]->bias = rows_of(mha.linears[j].bias, i * dx, dx);
+      }
+    }
+    per_head.output_linear.weight = mha.linears[3].weight;
+    per_head.output_linear.bias = mha.linears[3].bias;
+    ch.show("per_head.heads[1].q.weight.shape", size_str(shape_of(per_head.heads[1].q.weight)),
+            "= mha.linears[0].weight[32:64]: head 1's slice of the fused query weight", Shown::Twin);
+    const Tensor from_heads = per_head(x, x, x);
+    const Tensor from_fused = mha(x, x, x);
+    ch.show("(per_head(x, x, x) - mha(x, x, x)).abs().max()", max_abs_diff(from_heads, from_fused),
+            {"MaxBackward1"},
+            "article 000's 8 separate heads and article 002's fused layer compute the same function", Shown::Twin);
+    ch.say(fmt::format(
+        "  Both differences are float32 rounding (different product shapes add in a different order), far below\n"
+        "  1e-5: per-head and fused are two layouts of one computation. Step 5 went from article 000's heads to\n"
+        "  fused weights (cat), step 7 from fused weights to heads (slices)."));
+
+    // ---------------------------------------------------------------- 8) article 004
+    ch.section("Step 8: article 004's split_heads layer on a (1, 60, 512) input",
+               "article 004 §3.2, MutilHeadAttention (TensorFlow, printed the TensorFlow way)");
+    const MutilHeadAttention mha004(512, 8);
+    // y ~ U[0,1)   (B,T,C): tf.random.uniform((1, 60, 512))
+    const Tensor y = rand({1, static_cast<size_t>(seq_len), 512});
+    Tensor att;
+    // output, att = mha(y, k=y, q=y, mask=None)   (B,T,C), (B,H,T,S)
+    const Tensor output = mha004(y, y, y, &att);
+    ch.show("print(output.shape, att.shape)", tf_shape_str(shape_of(output)) + " " + tf_shape_str(shape_of(att)),
+            "the output keeps the input's shape; one (T, T) weight matrix per head");
+    ch.show("output", tf_str(output),
+            "all rows look alike: the uniform random inputs are similar, and so is every row's mean of the values",
+            Shown::Twin);
+  });
+}
