@@ -330,8 +330,9 @@ int main(int argc, char** argv) {
     ch.show("(p_attn - weights).abs().max()", max_abs_diff(p_attn, weights), {"MaxBackward1"},
             "the fused weights equal the per-head weights of step 3 (up to float rounding)", Shown::Twin);
     ch.show("(fused_output - attn_output).abs().max()", max_abs_diff(fused_output, attn_output), {"MaxBackward1"},
-            fmt::format("the same layer, with 4 large matrix products instead of {} small ones (3 per head + 1)",
-                        3 * heads + 1),
+            heads == 1 ? std::string("with one head both forms make the very same 4 matrix products: exactly 0")
+                       : fmt::format("the same layer, with 4 large matrix products instead of {} small ones "
+                                     "(3 per head + 1)", 3 * heads + 1),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 6) article 002's module
@@ -405,7 +406,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 8) article 004
     ch.section("Step 8: article 004's split_heads layer on a (1, 60, 512) input",
-               "article 004 §3.2, MutilHeadAttention (TensorFlow, printed the TensorFlow way)");
+               "article 004 §3.2, MutilHeadAttention; TensorFlow, printed its way");
     const MutilHeadAttention mha004(512, 8);
     // y ~ U[0,1)   (B,T,C): tf.random.uniform((1, 60, 512))
     const Tensor y = rand({1, static_cast<size_t>(seq_len), 512});
