@@ -338,13 +338,16 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 6) article 002's module
     ch.section("Step 6: article 002's MultiHeadedAttention: d_model 256 split into 8 heads of 32",
                "article 002, listing 9.2");
-    MultiHeadedAttention mha(8, 256);  // one Linear(256, 256) drawn, deep-copied 4 times
+    // One Linear(256, 256) drawn, deep-copied 4 times (src/annotated.hpp; the listing's comprehension,
+    // typed literally, would draw a new Linear on each of its 4 iterations).
+    MultiHeadedAttention mha(8, 256);
     mha.train(ch.training());
     ch.show("mha = MultiHeadedAttention(8, 256)", mha.repr().str(),
             "4 Linears: q, k, v projections and the output, each (C,C); dropout acts on the weights", Shown::Twin);
     const bool same = mha.linears[0].weight == mha.linears[1].weight;
     ch.show("torch.equal(mha.linears[0].weight, mha.linears[1].weight)", std::string(same ? "True" : "False"),
-            "deepcopy(one Linear) x 4: all four start with the same weights, so here Q = K = V", Shown::Twin);
+            "ONE Linear drawn and deep-copied 4 times (the Annotated Transformer's clones()), so here Q = K = V",
+            Shown::Twin);
     // x ~ N(0,1)   (B,S,C) = (1,6,256): "How are you?" with BOS/EOS
     const Tensor x = randn({1, 6, 256});
     ch.show("x = torch.randn(1, 6, 256); x.shape", size_str(shape_of(x)),
