@@ -84,7 +84,8 @@ static Tensor merge_heads(const Tensor& x) {
   return out;
 }
 
-// Rows [r0, r0 + n) of a (R,C) weight or an (R) bias: weight[r0:r0+n] in PyTorch.
+// weight[r0:r0+n] in PyTorch: rows [r0, r0 + n) of a weight or a bias.
+// (R,C) -> (n,C), (R) -> (n)
 static Tensor rows_of(const Tensor& t, size_t r0, size_t n) {
   Shape shape = shape_of(t);
   const size_t row = t.size() / shape[0];
