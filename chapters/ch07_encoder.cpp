@@ -163,7 +163,10 @@ int main(int argc, char** argv) {
             Shown::Twin);
     Tensor pre_minus_post = pre_ln - post_ln;
     ch.show("pre_ln - post_ln", pre_minus_post, {"SubBackward0"},
-            "same weights, same input: the arrangement alone changes every number", Shown::Twin);
+            ch.training() ? "same weights, same input; the arrangement changes every number (and in train mode the "
+                            "feed-forward's Dropout drew a new mask for this call)"
+                          : "same weights, same input, no dropout: the arrangement alone changes every number",
+            Shown::Twin);
     ch.show("(pre_ln - post_ln).abs().max()", abs_max_diff(pre_ln, post_ln), {"MaxBackward1"},
             "pre-LN normalises what enters each sublayer; post-LN normalises the sums that leave it", Shown::Twin);
 
@@ -183,8 +186,8 @@ int main(int argc, char** argv) {
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
             "the same pre-LN idea written as a wrapper around any sublayer", Shown::Twin);
     ch.show("(out_002 - pre_ln).abs().max()", abs_max_diff(out_002, pre_ln), {"MaxBackward1"},
-            ch.training() ? "train mode: article 002 adds a Dropout after each sublayer, which article 000's layer "
-                            "has not (run --eval to see what is left: the LayerNorm formula of chapter 6)"
+            ch.training() ? "train mode: each call draws new dropout masks (the feed-forward's own, and article "
+                            "002's Dropout after each sublayer); run --eval to see what is left"
                           : "eval mode: only chapter 6's LayerNorm difference is left (unbiased std, eps 1e-6)",
             Shown::Twin);
 
@@ -251,10 +254,10 @@ int main(int argc, char** argv) {
       ch.figure(table);
       ch.say(fmt::format(
           "  Pre-LN: every layer adds its attention and feed-forward outputs to the stream and nothing divides\n"
-          "  it back: the variance grows from {:.3f} to {:.3f}, about {:.4f} per layer with these fresh weights\n"
-          "  (a trained model grows much faster). Post-LN ends every layer with a LayerNorm, so the stream\n"
-          "  stays at 1 ({:.4f} in the table: the unbiased std of a unit-variance row, about sqrt(C/(C-1))).{}",
-          v0, vN, (vN - v0) / static_cast<double>(L - 1), layer_std(L - 1, 1),
+          "  it back: its variance {} from {:.3f} to {:.3f}, {:+.4f} per layer with these fresh weights (sublayers\n"
+          "  that write larger outputs move it faster). Post-LN ends every layer with a LayerNorm, so the\n"
+          "  stream stays at 1 ({:.4f} in the table: the unbiased std of a unit-variance row, ~sqrt(C/(C-1))).{}",
+          vN >= v0 ? "grows" : "goes", v0, vN, (vN - v0) / static_cast<double>(L - 1), layer_std(L - 1, 1),
           ch.training() ? fmt::format("\n  Row 0 is {:.4f}, not 1: Embeddings ends with nn.Dropout() (p = 0.5), whose "
                                       "kept values are doubled\n  (train mode; std x sqrt(1/(1-p)) = x 1.414).",
                                       layer_std(0, 0))
