@@ -250,13 +250,13 @@ int main(int argc, char** argv) {
       const std::string nn_s = std::to_string(n);
       ch.show("y_000 = nn.LayerNorm(" + nn_s + ")(" + name + ")", y_000, {"NativeLayerNormBackward0"},
               fmt::format("divided by sqrt(var_n + 1e-5) = sqrt({:.6g} + 1e-5) = {:.6g}", vn, std::sqrt(vn + 1e-5)),
-              pass == 0 ? Shown::Article : Shown::Twin);
+              Shown::Twin);
       ch.show("y_002 = LayerNorm(" + nn_s + ")(" + name + ")  # article 002", y_002, {"AddBackward0"},
               fmt::format("divided by sqrt(std_u^2 + 1e-6) = sqrt({:.6g} + 1e-6) = {:.6g}", vu, std::sqrt(vu + 1e-6)),
-              pass == 0 ? Shown::Article : Shown::Twin);
+              Shown::Twin);
       ch.show("y_004 = LayerNormalization(" + nn_s + ")(" + name + ")  # article 004", y_004, {"AddBackward0"},
               fmt::format("divided by std_n + 1e-6 = {:.6g} + 1e-6 = {:.6g}", std::sqrt(vn), std::sqrt(vn) + 1e-6),
-              pass == 0 ? Shown::Article : Shown::Twin);
+              Shown::Twin);
       Tensor d_002 = y_002 - y_000, d_004 = y_004 - y_000;
       ch.show("y_002 - y_000", d_002, {"SubBackward0"},
               pass == 0 ? fmt::format("unbiased vs biased: y_002 = y_000 * sqrt((C-1)/C) = y_000 * {:.4f}",

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from twinlib import ARTICLE, BERT_BASE, TWIN, Twin
+from twinlib import BERT_BASE, TWIN, Twin
 from article002 import LayerNorm
 
 
@@ -97,9 +97,8 @@ for name, row in (("x", x), ("x_small", x_small)):
     y_000 = nn.LayerNorm(n)(row)
     y_002 = LayerNorm(n)(row)
     y_004 = LayerNormalization(n)(row)
-    # --plain: the articles print nothing in their LayerNorm sections; it shows the three
-    # formulas' results on the short row x, as if each listing were followed by print().
-    who = ARTICLE if name == "x" else TWIN
+    # (--plain prints nothing here: the articles print nothing in their LayerNorm sections.)
+    who = TWIN
     tw.show(f"y_000 = nn.LayerNorm({n})({name})", y_000, who)
     tw.show(f"y_002 = LayerNorm({n})({name})  # article 002", y_002, who)
     tw.show(f"y_004 = LayerNormalization({n})({name})  # article 004", y_004, who)
