@@ -65,15 +65,6 @@ static Tensor head_mean(const Tensor& w) {
   return m;
 }
 
-static std::string commas(uint64_t n) {
-  std::string s = std::to_string(n), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
 int main(int argc, char** argv) {
   Chapter ch("ch09_decoder", "The decoder layer: masked self-attention, cross-attention, a key/value cache",
              "article 002 §9.3.1 (DecoderLayer), article 001 (DecoderBlock and its cache), article 004 (Decoder)");
@@ -244,8 +235,8 @@ int main(int argc, char** argv) {
                                                         static_cast<int64_t>(S), d_model, d_ff).total();
       no_cache_total += recompute;
       table += fmt::format("  {:>4}  {:<9} {:>14}  {:>16} {:>16} {:>16}\n", t + 1, tgt_tokens[t],
-                           py_tuple(shape_of(kv_cache.layers[0].k)), commas(recompute),
-                           commas(in_cache.macs.total() - in_before), commas(kv_cache.macs.total() - kv_before));
+                           py_tuple(shape_of(kv_cache.layers[0].k)), thousands(recompute),
+                           thousands(in_cache.macs.total() - in_before), thousands(kv_cache.macs.total() - kv_before));
     }
     Tensor cached_in = in_rows[0], cached_kv = kv_rows[0];
     for (size_t t = 1; t < T; ++t) {
@@ -284,9 +275,9 @@ int main(int argc, char** argv) {
            "memory's); a K/V cache\n  projects only the new row.\n" + table);
     const MacCount one_pass = decoder_full_pass_macs(n_layers, 1, tgt_len, src_len, d_model, d_ff);
     auto line = [&](const std::string& name, const MacCount& m) {
-      return fmt::format("  {:<34} {:>15} {:>13} {:>15} {:>13} {:>15} {:>16}\n", name, commas(m.self_proj),
-                         commas(m.self_attn), commas(m.cross_proj), commas(m.cross_attn), commas(m.ffn),
-                         commas(m.total()));
+      return fmt::format("  {:<34} {:>15} {:>13} {:>15} {:>13} {:>15} {:>16}\n", name, thousands(m.self_proj),
+                         thousands(m.self_attn), thousands(m.cross_proj), thousands(m.cross_attn), thousands(m.ffn),
+                         thousands(m.total()));
     };
     std::string totals = fmt::format("  {:<34} {:>15} {:>13} {:>15} {:>13} {:>15} {:>16}\n", "T = " + std::to_string(T) + " tokens",
                                      "self proj", "self QK,PV", "cross proj", "cross QK,PV", "FFN", "total");
@@ -304,9 +295,9 @@ int main(int argc, char** argv) {
         "  O(T C^2) plus O(T^2 C) for the scores. The cache costs memory: 2 x N x T x C floats = {} here (plus the\n"
         "  memory's K,V: 2 x N x S x C = {}). The full masked pass is cheapest, but only possible when the whole\n"
         "  target is known, i.e. in training (teacher forcing).",
-        commas(no_cache.total()), static_cast<double>(no_cache.total()) / static_cast<double>(kv_cache.macs.total()),
-        commas(kv_cache.macs.total()), commas(2 * static_cast<uint64_t>(n_layers) * T * static_cast<uint64_t>(d_model)),
-        commas(2 * static_cast<uint64_t>(n_layers) * S * static_cast<uint64_t>(d_model))));
+        thousands(no_cache.total()), static_cast<double>(no_cache.total()) / static_cast<double>(kv_cache.macs.total()),
+        thousands(kv_cache.macs.total()), thousands(2 * static_cast<uint64_t>(n_layers) * T * static_cast<uint64_t>(d_model)),
+        thousands(2 * static_cast<uint64_t>(n_layers) * S * static_cast<uint64_t>(d_model))));
     if (no_cache_total != no_cache.total()) throw std::logic_error("MAC totals disagree");
   });
 }

@@ -46,15 +46,6 @@ static std::string french(int64_t id) {
                                                                 : fmt::format("<{}>", id);
 }
 
-static std::string commas(uint64_t n) {
-  std::string s = std::to_string(n), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
 // ids (1,T) as an int64 tensor
 static ITensor id_tensor(const std::vector<int64_t>& ids) {
   ITensor t = ITensor::from_shape({1, ids.size()});
@@ -192,8 +183,8 @@ int main(int argc, char** argv) {
         total += p->size();
       }
       std::string table;
-      for (const auto& [part, n] : parts) table += fmt::format("{:<10} {:>12}\n", part, commas(n));
-      table += fmt::format("{:<10} {:>12}", "total", commas(total));
+      for (const auto& [part, n] : parts) table += fmt::format("{:<10} {:>12}\n", part, thousands(n));
+      table += fmt::format("{:<10} {:>12}", "total", thousands(total));
       ch.show("{part: sum(p.numel() for p in module.parameters())}", table,
               fmt::format("with V_src = {} the source table alone is {:.0f}% of the model; each decoder layer has "
                           "one more attention block than an encoder layer",
@@ -342,7 +333,7 @@ int main(int argc, char** argv) {
       ch.say(fmt::format(
           "  Decoding with the cache picks the same words: {}. Largest log-prob difference over the {} steps: {:.2e}.\n"
           "  Decoder multiply-adds: {} re-running the prefix (above) vs {} with the cache ({:.1f}x fewer).",
-          same ? "yes" : "NO", step_logp.size(), max_diff, commas(no_cache), commas(cache.macs.total()),
+          same ? "yes" : "NO", step_logp.size(), max_diff, thousands(no_cache), thousands(cache.macs.total()),
           static_cast<double>(no_cache) / static_cast<double>(cache.macs.total())));
       if (!same || max_diff > 1e-5f)
         throw std::runtime_error(fmt::format("the cached greedy loop differs from the full one (max {:.3g})", max_diff));

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "annotated.hpp"
@@ -42,6 +43,9 @@ struct MacCount {
   uint64_t total() const { return self_proj + self_attn + cross_proj + cross_attn + ffn; }
   MacCount& operator+=(const MacCount& o);
 };
+
+// 32381952 -> "32,381,952" (Python's "{:,}"), for the counts ch09 and ch10 print.
+std::string thousands(uint64_t n);
 
 enum class CacheKind { Inputs, KeysValues };
 
