@@ -157,7 +157,8 @@ int main(int argc, char** argv) {
     ch.show("layer.src_attn.attn.shape", size_str(shape_of(layer.src_attn.attn)),
             "(B, H, T, S): each head weighs the S memory rows for each of the T target tokens", Shown::Twin);
     const Tensor cross_w0 = xt::view(layer.src_attn.attn, 0, 0, xt::all(), xt::all());
-    ch.show("layer.src_attn.attn[:, 0].shape", size_str({1, T, S}),
+    const Shape cw = shape_of(layer.src_attn.attn);  // (B,H,T,S)
+    ch.show("layer.src_attn.attn[:, 0].shape", size_str({cw[0], cw[2], cw[3]}),
             "one head's cross-attention weights: the article's (1, 5, 6), target tokens x source tokens");
     ch.show("layer.src_attn.attn[0, 0]", cross_w0, {"SelectBackward0"},
             "no mask here: every target token may look at every source token, so no zeros except dropout's",
@@ -290,11 +291,12 @@ int main(int argc, char** argv) {
     totals += line("generate, K/V cache", kv_cache.macs);
     ch.say(totals);
     ch.say(fmt::format(
-        "  Generating needs T sequential steps either way. Without a cache they cost {} multiply-adds ({:.1f}x the\n"
+        "  Generating takes T steps, one after another. Without a cache they cost {} multiply-adds ({:.1f}x the\n"
         "  cached {}), and the gap grows with T: re-running the prefix is O(T^2 C^2) in projections, the K/V cache\n"
-        "  O(T C^2) plus O(T^2 C) for the scores. The cache costs memory: 2 x N x T x C floats = {} here (plus the\n"
-        "  memory's K,V: 2 x N x S x C = {}). The full masked pass is cheapest, but only possible when the whole\n"
-        "  target is known, i.e. in training (teacher forcing).",
+        "  O(T C^2) plus O(T^2 C) for the scores -- no more than ONE full masked pass (a little less: it never scores\n"
+        "  the masked half). What the full pass has over it is parallelism: all T rows in one batch of products,\n"
+        "  possible only when the whole target is known (training, teacher forcing). The cache costs memory:\n"
+        "  2 x N x T x C floats = {} here, plus the memory's keys and values, 2 x N x S x C = {}.",
         thousands(no_cache.total()), static_cast<double>(no_cache.total()) / static_cast<double>(kv_cache.macs.total()),
         thousands(kv_cache.macs.total()), thousands(2 * static_cast<uint64_t>(n_layers) * T * static_cast<uint64_t>(d_model)),
         thousands(2 * static_cast<uint64_t>(n_layers) * S * static_cast<uint64_t>(d_model))));

@@ -240,7 +240,8 @@ int main(int argc, char** argv) {
     ch.show("out.shape", size_str(shape_of(out)), "the article's (1, 5, 256): one vector per target position");
     ch.show("out", out, {"AddBackward0"}, "", Shown::Twin);
     const Tensor& cross = model.decoder.layers.back().src_attn.attn;  // (B,H,T,S)
-    ch.show("model.decoder.layers[-1].src_attn.attn[:, 0].shape", size_str({1, T, S}),
+    const Shape cw = shape_of(cross);  // (B,H,T,S)
+    ch.show("model.decoder.layers[-1].src_attn.attn[:, 0].shape", size_str({cw[0], cw[2], cw[3]}),
             "the last layer's cross-attention, one head: target positions x source tokens, the article's (1, 5, 6)");
     std::vector<std::string> tgt_tokens;
     for (int64_t id : tgt_ids) tgt_tokens.push_back(french(id));
