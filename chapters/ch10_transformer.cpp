@@ -60,13 +60,16 @@ static BTensor pad_mask(const std::vector<int64_t>& ids, int64_t pad) {
   return m;
 }
 
-// x[:, -1]: the last position.   (B,T,C) -> (B,C)
-static Tensor last_row(const Tensor& x) {
+// x[:, t]: one position.   (B,T,C) -> (B,C)
+static Tensor position(const Tensor& x, size_t t) {
   const size_t B = x.shape()[0], T = x.shape()[1], C = x.shape()[2];
   Tensor r = Tensor::from_shape({B, C});
-  for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + T - 1) * C, C, r.data() + b * C);
+  for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + t) * C, C, r.data() + b * C);
   return r;
 }
+
+// x[:, -1]: the last position.   (B,T,C) -> (B,C)
+static Tensor last_row(const Tensor& x) { return position(x, x.shape()[1] - 1); }
 
 // logp.topk(k) of row 0: (id, log-prob), largest first.   (1,V) -> k pairs
 static std::vector<std::pair<int64_t, float>> top_k(const Tensor& logp, size_t k) {
