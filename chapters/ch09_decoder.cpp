@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
             Shown::Twin);
     hopt.title = "masked self-attention, head 0: rows = target queries, columns = target keys";
     ch.figure(heatmap(self_w0, tgt_tokens, tgt_tokens, hopt));
+    ch.say("  Why the diagonal dominates: self_attn's four Linears are deep copies of ONE Linear, so each token's\n"
+           "  query equals its key: scores[t,t] = |q_t|^2 / sqrt(D), usually the largest in its row. Training pulls them apart.");
 
     // ---------------------------------------------------------------- 3) sublayer 1: cross-attention
     ch.section("Step 3: sublayer 1, cross-attention: queries from the target, keys and values from memory",
