@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 2) encode
     ch.section("Step 2: encode the source: memory = encoder(src_embed(src))", "article 002 §9.3.2, listing 9.5");
     const ITensor src = id_tensor(src_ids);  // (B,S)
-    ch.show("src", src, "BOS how are you ? EOS as bert-base-uncased ids: " + [&] {
+    ch.show("src", src, "the source with BOS and EOS, as bert-base-uncased ids: " + [&] {
       std::string s;
       for (const std::string& t : src_tokens) s += (s.empty() ? "" : " ") + t;
       return s;
