@@ -4,7 +4,8 @@
 //          masked_fill(mask == 0, -inf)) and "Transformer Decoder" (the tril mask and the masked
 //          score matrix); article 004 §3.1-3.2 (padding_mask (B,1,1,S) and look_ahead_mask with
 //          1 = hide, tf.maximum to combine them, attn_weight += mask * -1e9); article 002's
-//          attention() (masked_fill(mask == 0, -1e9)) and its boolean 5x5 tgt_mask.
+//          attention() (masked_fill(mask == 0, -1e9)) and its boolean 5x5 tgt_mask; article 001's
+//          DecoderBlock (decoder_visible_mask: the causal mask as valid lengths).
 // Formula: keep-mask (000/002, 1 = keep):  scores' = where(mask == 0, -inf or -1e9, scores)
 //          hide-mask (004, 1 = hide):      scores' = scores + mask * -1e9
 //          weights = softmax(scores', dim=-1)                            (B,T,S)
@@ -13,12 +14,15 @@
 //          ./build/ch08_masks --valid-len 4      (4 real tokens, 1 padding token in the padding demo)
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <xtensor/xoperation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "annotated.hpp"
 #include "chapter.hpp"
 #include "heatmap.hpp"
 #include "kernels.hpp"
@@ -45,15 +49,6 @@ static Tensor tril_ones(size_t n) {
 // -> (n,n)
 static Tensor look_ahead_mask(size_t n) { return 1.0f - tril_ones(n); }
 
-// Article 002's subsequent_mask(size): triu(ones, diagonal=1) == 0, True = may attend.
-// -> (1,n,n) bool
-static BTensor subsequent_mask(size_t n) {
-  BTensor m = BTensor::from_shape({1, n, n});
-  for (size_t t = 0; t < n; ++t)
-    for (size_t s = 0; s < n; ++s) m(0, t, s) = s <= t;
-  return m;
-}
-
 // Article 004's create_padding_mask(seq): 1.0 where the id is the padding id 0 (1 = hide).
 // seq (B,S) -> (B,1,1,S)
 static Tensor create_padding_mask(const std::vector<std::vector<int64_t>>& seq) {
@@ -75,26 +70,6 @@ static Tensor combine_masks(const Tensor& padding, const Tensor& look_ahead) {
   return m;
 }
 
-// mask == value, elementwise (PyTorch's comparison gives a bool tensor).
-// m (any) -> same shape, bool
-static BTensor equals(const Tensor& m, float value) {
-  BTensor b = BTensor::from_shape(shape_of(m));
-  std::transform(m.begin(), m.end(), b.begin(), [value](float x) { return x == value; });
-  return b;
-}
-
-// scores.masked_fill(hide, value): every position where `hide` is true gets `value`.
-// scores (B,T,S), hide (1,T,S) or (T,S) (the same for every batch row) -> (B,T,S)
-static Tensor masked_fill(const Tensor& scores, const BTensor& hide, float value) {
-  const size_t TS = scores.shape()[1] * scores.shape()[2];
-  if (hide.size() != TS) throw std::logic_error("masked_fill: the mask must be (T,S) or (1,T,S)");
-  Tensor out = scores;
-  for (size_t b = 0; b < scores.shape()[0]; ++b)
-    for (size_t i = 0; i < TS; ++i)
-      if (hide.data()[i]) out.data()[b * TS + i] = value;
-  return out;
-}
-
 // scores + mask * -1e9 (article 004's additive mask): a float32 product, then a float32 sum.
 // scores (B,T,S), mask (1,T,S) or (T,S) -> (B,T,S)
 static Tensor add_mask(const Tensor& scores, const Tensor& mask) {
@@ -106,10 +81,10 @@ static Tensor add_mask(const Tensor& scores, const Tensor& mask) {
   return out;
 }
 
-// torch.equal: same shape and every element equal (NaN never equals NaN).
+// torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
 template <class A>
 static bool same(const A& a, const A& b) {
-  return shape_of(a) == shape_of(b) && std::equal(a.begin(), a.end(), b.begin());
+  return a == b;
 }
 
 static std::string py_bool(bool b) { return b ? "True" : "False"; }
@@ -132,20 +107,15 @@ static size_t nan_rows(const Tensor& w) {
   return n;
 }
 
-// A (T,S) matrix as float, for the heatmaps; a bool true draws as 1.
-static Tensor as_float(const BTensor& m) {
-  Tensor f = Tensor::from_shape(shape_of(m));
-  std::transform(m.begin(), m.end(), f.begin(), [](bool b) { return b ? 1.0f : 0.0f; });
-  return f;
-}
-
 int main(int argc, char** argv) {
   Chapter ch("ch08_masks", "Masks: causal, padding, keep vs hide, -inf vs -1e9",
              "article 000 (masked_fill, query/key masks, Decoder tril), article 004 §3.1 (padding and "
              "look-ahead masks, -1e9), article 002 (attention(), tgt_mask)");
   ch.add_text_flag();
   ch.add_vocab_flag();
-  int64_t d_model = 768, valid_len = 0, look_ahead = 3;
+  // --valid-len's default depends on T (3, or T if the text is shorter): "not given" is this value.
+  constexpr int64_t kNotGiven = std::numeric_limits<int64_t>::min();
+  int64_t d_model = 768, valid_len = kNotGiven, look_ahead = 3;
   ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768, BERT-base)");
   ch.option("--valid-len", valid_len,
             "real tokens in the padding-mask demo; the rest count as padding (default 3, or T if shorter)");
@@ -159,7 +129,7 @@ int main(int argc, char** argv) {
     if (look_ahead < 1 || look_ahead > 64)
       throw UsageError("--look-ahead must be between 1 and 64, got " + std::to_string(look_ahead));
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
@@ -168,7 +138,7 @@ int main(int argc, char** argv) {
     if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
     check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
     const size_t T = tokens.size();
-    if (valid_len == 0) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
+    if (valid_len == kNotGiven) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
     if (valid_len < 1 || valid_len > static_cast<int64_t>(T))
       throw UsageError(fmt::format("--valid-len must be between 1 and the {} tokens of --text, got {}", T, valid_len));
     std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
@@ -202,15 +172,15 @@ int main(int argc, char** argv) {
     hopt.cell_width = 7;
     ch.figure(heatmap(mask0, tokens, tokens, hopt));
     // hide = (mask == 0)   (1,T,S) bool
-    BTensor hide = equals(mask, 0.0f);
+    BTensor hide = xt::equal(mask, 0.0f);
     ch.show("mask == 0", hide, "True marks what masked_fill overwrites: the future keys above the diagonal",
             Shown::Twin);
     // scores' = where(mask == 0, -inf, scores)
     // (B,T,S)
-    Tensor masked_scores = masked_fill(scores, hide, -INFINITY);
+    Tensor masked_scores = masked_fill_zero(scores, mask, -INFINITY);
     ch.show("scores.masked_fill(mask == 0, -float(\"inf\"))", masked_scores, {"MaskedFillBackward0"},
             "the lower triangle is chapter 2's scores unchanged; above it -inf, and e^-inf = 0");
-    hopt.title = "masked scores (x = -inf)";
+    hopt.title = "scores.masked_fill(mask == 0, -inf)";
     ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // weights = softmax(scores', dim=-1)
     // (B,T,S)
@@ -250,7 +220,7 @@ int main(int argc, char** argv) {
     ch.figure(heatmap(xt::view(pad_mask, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // weights = softmax(where(pad_mask == 0, -inf, scores))
     // (B,T,S)
-    Tensor pad_weights_inf = softmax(masked_fill(scores, equals(pad_mask, 0.0f), -INFINITY));
+    Tensor pad_weights_inf = softmax(masked_fill_zero(scores, pad_mask, -INFINITY));
     const size_t n_nan = nan_rows(pad_weights_inf);
     ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -float(\"inf\")), dim=-1)", pad_weights_inf,
             {"SoftmaxBackward0"},
@@ -259,7 +229,7 @@ int main(int argc, char** argv) {
                                 n_nan)
                   : std::string("no query is padded (--valid-len = T), so no row is fully masked"),
             Shown::Twin);
-    hopt.title = "weights with -inf (? = nan)";
+    hopt.title = "weights with -inf";
     ch.figure(heatmap(xt::view(pad_weights_inf, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // out = softmax(masked scores) V    (B,T,D)
     Tensor pad_out = scaled_dot_product_attention(query, key, value, &pad_mask);
@@ -279,7 +249,7 @@ int main(int argc, char** argv) {
     ch.section("Step 4: the same fully masked rows with -1e9 instead of -inf", "article 002, attention()");
     // scores' = where(pad_mask == 0, -1e9, scores)
     // (B,T,S)
-    Tensor pad_scores_1e9 = masked_fill(scores, equals(pad_mask, 0.0f), -1e9f);
+    Tensor pad_scores_1e9 = masked_fill_zero(scores, pad_mask, -1e9f);
     ch.show("scores.masked_fill(pad_mask == 0, -1e9)", pad_scores_1e9, {"MaskedFillBackward0"},
             "article 002 writes a large finite number instead of -inf", Shown::Twin);
     Tensor pad_weights_1e9 = softmax(pad_scores_1e9);
@@ -350,7 +320,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 6) article 002: a boolean mask
     ch.section("Step 6: article 002's tgt_mask: a boolean lower triangle", "article 002, DecoderLayer");
     // tgt_mask[t,s] = (s <= t)   (1,T,S) bool, True = keep
-    BTensor tgt_mask = subsequent_mask(T);
+    BTensor tgt_mask = subsequent_mask(static_cast<int64_t>(T));
     BTensor tgt_mask0 = xt::view(tgt_mask, 0, xt::all(), xt::all());
     ch.show("tgt_mask[0]", tgt_mask0,
             fmt::format("subsequent_mask({}): True = may attend, the same picture as article 000's 1. (the "
@@ -358,40 +328,63 @@ int main(int argc, char** argv) {
                         T));
     hopt.title = "tgt_mask[0] (article 002, True = keep)";
     hopt.cell_width = 7;
-    ch.figure(heatmap(as_float(tgt_mask0), tokens, tokens, hopt));
+    ch.figure(heatmap(xt::cast<float>(tgt_mask0), tokens, tokens, hopt));
     // p_attn = softmax(where(tgt_mask == 0, -1e9, scores))   (B,T,S)
-    BTensor tgt_hide = BTensor::from_shape(shape_of(tgt_mask));
-    std::transform(tgt_mask.begin(), tgt_mask.end(), tgt_hide.begin(), [](bool keep) { return !keep; });
-    Tensor p_attn = softmax(masked_fill(scores, tgt_hide, -1e9f));
+    // (the bool mask == 0 is the float mask == 0 of its 0/1 values)
+    Tensor p_attn = softmax(masked_fill_zero(scores, xt::cast<float>(tgt_mask), -1e9f));
     ch.show("torch.equal(p_attn, masked_weights)", py_bool(same(p_attn, masked_weights)),
             "article 002's attention(): masked_fill(mask == 0, -1e9), same weights as -inf since no row is empty",
             Shown::Twin);
 
-    // ---------------------------------------------------------------- 7) two polarities
-    ch.section("Step 7: 1 = keep vs 1 = hide, and what happens when they are mixed up",
-               "articles 000/002 vs article 004");
+    // ---------------------------------------------------------------- 7) article 001: valid lengths
+    ch.section("Step 7: article 001's decoder_visible_mask: the same triangle as valid lengths",
+               "article 001, DecoderBlock");
+    // valid_lens[t] = t + 1: query t may see t + 1 keys
+    // (B,T) with B = 1
+    ITensor decoder_visible_mask = ITensor::from_shape({1, T});
+    for (size_t t = 0; t < T; ++t) decoder_visible_mask(0, t) = static_cast<int64_t>(t) + 1;
+    ch.show("decoder_visible_mask = torch.arange(1, num_steps + 1).repeat(batch, 1)", decoder_visible_mask,
+            "in training, article 001 gives each query a count of visible keys instead of a matrix (at inference "
+            "it passes None: its key/value cache then holds only the past)",
+            Shown::Twin);
+    // keep[t,s] = s < valid_lens[t]
+    // (T,S) bool
+    BTensor visible = BTensor::from_shape({T, T});
+    for (size_t t = 0; t < T; ++t)
+      for (size_t s = 0; s < T; ++s) visible(t, s) = static_cast<int64_t>(s) < decoder_visible_mask(0, t);
+    ch.show("visible = torch.arange(num_steps)[None, :] < decoder_visible_mask[0][:, None]", visible,
+            "expanding the counts over the keys, as the attention it calls does", Shown::Twin);
+    ch.show("torch.equal(visible, tgt_mask[0])", py_bool(same(visible, tgt_mask0)),
+            "a third spelling of the same causal mask, 1 = keep", Shown::Twin);
+
+    // ---------------------------------------------------------------- 8) two polarities
+    ch.section("Step 8: 1 = keep vs 1 = hide, and what happens when they are mixed up",
+               "articles 000/001/002 vs article 004");
     ch.say(
         "  article  mask                              1 / True means   applied as\n"
         "  000      torch.tril(torch.ones(T, T))      keep             scores.masked_fill(mask == 0, -inf)\n"
         "  002      subsequent_mask(T)  (bool)        keep             scores.masked_fill(mask == 0, -1e9)\n"
+        "  001      arange(1, T + 1)  (valid lengths) keys kept        key s kept if s < valid_lens[t]\n"
         "  004      1 - band_part(ones, -1, 0)        HIDE             scores + mask * -1e9\n"
         "  004      create_padding_mask(seq)          HIDE             scores + mask * -1e9");
     // keep = 1 - hide;  keep_bool = (keep == 1)
     Tensor flipped = 1.0f - look_ahead_T;
     ch.show("torch.equal(1 - look_ahead_mask, mask[0])", py_bool(same(flipped, mask0)),
             "converting article 004's mask to article 000's: subtract from 1", Shown::Twin);
-    BTensor mask_is_one = equals(mask, 1.0f);
+    BTensor mask_is_one = xt::equal(mask, 1.0f);
     ch.show("torch.equal(tgt_mask, mask == 1)", py_bool(same(tgt_mask, mask_is_one)),
             "and article 000's float mask to article 002's bool one: compare with 1", Shown::Twin);
     // Mix-up A: a hide-mask given to a keep-convention function (masked_fill(mask == 0, -inf))
     // (B,T,S)
-    Tensor wrong_a = softmax(masked_fill(scores, equals(look_ahead_T, 0.0f), -INFINITY));
+    Tensor look_ahead_T1 = look_ahead_T;
+    look_ahead_T1.reshape({1, T, T});  // (T,S) -> (1,T,S), broadcast over the batch
+    Tensor wrong_a = softmax(masked_fill_zero(scores, look_ahead_T1, -INFINITY));
     ch.show("F.softmax(scores.masked_fill(look_ahead_mask == 0, -float(\"inf\")), dim=-1)", wrong_a,
             {"SoftmaxBackward0"},
             "article 004's mask (1 = hide) read as 1 = keep: every token sees only its FUTURE, never itself, "
             "and the last token sees nothing at all: nan",
             Shown::Twin);
-    hopt.title = "mix-up A: weights (? = nan)";
+    hopt.title = "mix-up A: weights";
     ch.figure(heatmap(xt::view(wrong_a, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // Mix-up B: a keep-mask given to a hide-convention function (scores + mask * -1e9)
     Tensor wrong_b = softmax(add_mask(scores, mask));
