@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
             "row 0 is sin(0)=0, cos(0)=1; low dimensions turn fast with the position, high ones slowly",
             Shown::Twin);
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
     hopt.title = "positional encoding: rows = positions, columns = dimensions (every k-th)";
     hopt.cell_width = 1;
     hopt.max_cols = 96;

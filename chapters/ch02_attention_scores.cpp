@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         "  = {:.0f}, and above 1000 it switches to d.dddde+xx so that both ends keep 5 significant digits.",
         max_abs, min_abs, max_abs / min_abs));
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
     hopt.title = "scores: rows = queries, columns = keys";
     hopt.cell_width = 7;
     Tensor score_matrix = xt::view(scores, 0, xt::all(), xt::all());  // (T,S)

@@ -227,14 +227,14 @@ int main(int argc, char** argv) {
             n_nan ? fmt::format("the {} padded queries have no key left: their row max is -inf, and softmax "
                                 "computes exp(-inf - (-inf)) = exp(nan)",
                                 n_nan)
-                  : std::string("no query is padded (--valid-len = T), so no row is fully masked"),
+                  : std::string("every query keeps at least one key, so no row is nan"),
             Shown::Twin);
     hopt.title = "weights with -inf";
     ch.figure(heatmap(xt::view(pad_weights_inf, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // out = softmax(masked scores) V    (B,T,D)
     Tensor pad_out = scaled_dot_product_attention(query, key, value, &pad_mask);
     ch.show("scaled_dot_product_attention(query, key, value, query_mask, key_mask)", pad_out, {"BmmBackward0"},
-            n_nan ? "the nan rows go on through bmm: the padded rows of the output are nan" : "",
+            n_nan ? "the nan rows go on through bmm: the padded rows of the output are nan" : "no nan rows, no nan output",
             Shown::Twin);
     // a second attention layer on that output, same masks   (B,T,D)
     Tensor pad_out2 = scaled_dot_product_attention(pad_out, pad_out, pad_out, &pad_mask);
@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
             {"BmmBackward0"},
             n_nan ? "one layer later every row is nan: the real queries give the padded keys weight 0, but "
                     "0 * nan = nan in weights @ V"
-                  : "",
+                  : "still finite: no row of the mask is all zeros",
             Shown::Twin);
 
     // ---------------------------------------------------------------- 4) -inf vs -1e9
@@ -261,12 +261,19 @@ int main(int argc, char** argv) {
             Shown::Twin);
     hopt.title = "weights with -1e9";
     ch.figure(heatmap(xt::view(pad_weights_1e9, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-    ch.say(fmt::format(
-        "  -inf vs -1e9: rows that keep at least one key differ by at most {:.1e} (e^(-1e9 - max) is 0.0 in\n"
-        "  float32, exactly like e^-inf); only the {} fully masked row(s) differ: nan with -inf, 1/{} with -1e9.\n"
-        "  The -1e9 rows are garbage (they attend to padding too) but finite, and the loss can ignore them; the\n"
-        "  nan rows are not harmless, because the next layer multiplies them by 0 and 0 * nan = nan (step 3).",
-        max_abs_diff(pad_weights_inf, pad_weights_1e9), n_nan, T));
+    const double row_diff = max_abs_diff(pad_weights_inf, pad_weights_1e9);
+    if (n_nan)
+      ch.say(fmt::format(
+          "  -inf vs -1e9: rows that keep at least one key differ by at most {:.1e} (e^(-1e9 - max) is 0.0 in\n"
+          "  float32, exactly like e^-inf); only the {} fully masked row(s) differ: nan with -inf, 1/{} with -1e9.\n"
+          "  The -1e9 rows are garbage (they attend to padding too) but finite, and the loss can ignore them; the\n"
+          "  nan rows are not harmless, because the next layer multiplies them by 0 and 0 * nan = nan (step 3).",
+          row_diff, n_nan, T));
+    else
+      ch.say(fmt::format(
+          "  -inf vs -1e9: no row is fully masked here, and the two give weights that differ by at most {:.1e}\n"
+          "  (e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf). Try --valid-len 1 for the rows where they part.",
+          row_diff));
 
     // ---------------------------------------------------------------- 5) article 004: 1 = hide, additive -1e9
     ch.section("Step 5: article 004's masks: 1 = hide, added as mask * -1e9", "article 004 §3.1-3.2");
