@@ -103,6 +103,8 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
       hi = std::max(hi, v);
     }
   }
+  const bool fixed = !std::isnan(opt.vmin) && !std::isnan(opt.vmax);
+  if (fixed) lo = opt.vmin, hi = opt.vmax;
   std::vector<size_t> rows = pick(R, opt.max_rows), cols = pick(C, opt.max_cols);
   auto row_label = [&](size_t i) { return i < row_labels.size() ? row_labels[i] : std::to_string(i); };
   auto col_label = [&](size_t j) { return j < col_labels.size() ? col_labels[j] : std::to_string(j); };
@@ -115,7 +117,18 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   const size_t w = static_cast<size_t>(opt.cell_width);
   size_t max_cl = 0;
   for (size_t j : cols) max_cl = std::max(max_cl, display_width(fit(col_label(j), 8)));
-  if (max_cl <= w) {
+  if (max_cl > w && col_labels.empty()) {
+    // Index labels that do not fit a cell: a ruler, each index written where its column starts
+    // when there is room (at least one blank after the previous one).
+    std::string ruler;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      const std::string l = std::to_string(cols[k]);
+      const size_t at = k * w;
+      if (at < ruler.size() + (ruler.empty() ? 0 : 1)) continue;
+      ruler += std::string(at - ruler.size(), ' ') + l;
+    }
+    out += std::string(lw + 1, ' ') + ruler + "\n";
+  } else if (max_cl <= w) {
     out += std::string(lw + 1, ' ');
     for (size_t j : cols) {
       std::string l = fit(col_label(j), w);
@@ -174,7 +187,7 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
         ramp = std::string("[") + kAscii + "]";
         break;
     }
-    out += fmt::format("scale: low {:.4g} {} high {:.4g}", lo, ramp, hi);
+    out += fmt::format("scale{}: low {:.4g} {} high {:.4g}", fixed ? " (fixed)" : "", lo, ramp, hi);
   }
   auto any = [&](auto pred) { return std::any_of(m.begin(), m.end(), pred); };
   if (any([](float v) { return std::isinf(v) && v < 0; })) out += "   x = -inf";

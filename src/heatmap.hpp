@@ -7,6 +7,7 @@
 // x = -inf (masked scores), ! = +inf, ? = nan (a fully masked softmax row).
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct HeatmapOptions {
   int cell_width = 3;   // characters per cell
   int max_cols = 64;    // wider matrices show every k-th column (said in the legend)
   int max_rows = 64;    // likewise for rows
+  // A fixed scale (e.g. 0 and 1 for masks and attention weights, so that 1 is always the
+  // darkest shade and two pictures compare); NaN = use the matrix's finite min / max.
+  float vmin = NAN, vmax = NAN;
 };
 
 // The mode for a chapter's figures: Color if the chapter uses colour (ch.color), else

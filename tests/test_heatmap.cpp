@@ -83,6 +83,21 @@ TEST_CASE("heatmap: Unicode and colour modes shade with blocks and 256-colour ce
   CHECK(col.find("\033[48;5;17m  \033[0m\033[48;5;208m  \033[0m") != std::string::npos);
 }
 
+TEST_CASE("heatmap: a fixed scale shades a constant mask by its value", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.mode = ts::HeatmapMode::Ascii;
+  opt.cell_width = 2;
+  opt.vmin = 0.0f;
+  opt.vmax = 1.0f;
+  const auto lines = lines_of(ts::heatmap(matrix({{1, 1}, {0, 0}}), {"a", "b"}, {}, opt));
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1] == "a @@@@");
+  CHECK(lines[2] == "b     ");
+  CHECK(lines[3] == "  scale (fixed): low 0 [ .:-=+*#%@] high 1");
+  opt.vmin = NAN;  // back to the matrix's own range: a constant matrix has none
+  CHECK(lines_of(ts::heatmap(matrix({{1, 1}}), {}, {}, opt))[1] == "0 ++++");
+}
+
 TEST_CASE("heatmap: wide matrices show every k-th column and say so", "[heatmap]") {
   ts::HeatmapOptions opt;
   opt.mode = ts::HeatmapMode::Ascii;
@@ -94,5 +109,7 @@ TEST_CASE("heatmap: wide matrices show every k-th column and say so", "[heatmap]
   REQUIRE(is_ascii(pic));
   // 100 columns at most 10 shown: stride 10 is even, so 11 (sin and cos columns alike)
   CHECK(pic.find("(showing 2 of 2 rows, 10 of 100 columns)") != std::string::npos);
+  // index labels wider than a cell become a ruler: each index where its column starts, if it fits
+  CHECK(lines_of(pic)[0] == "  0  22 44 66 88");
   REQUIRE_THROWS(ts::heatmap(ts::zeros({2, 2, 2}), {}, {}, opt));
 }
