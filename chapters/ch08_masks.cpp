@@ -130,6 +130,8 @@ int main(int argc, char** argv) {
       throw UsageError("--look-ahead must be between 1 and 64, got " + std::to_string(look_ahead));
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
+    hopt.vmin = 0.0f;  // masks and weights share one scale: 0 blank, 1 darkest
+    hopt.vmax = 1.0f;
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
@@ -180,8 +182,10 @@ int main(int argc, char** argv) {
     Tensor masked_scores = masked_fill_zero(scores, mask, -INFINITY);
     ch.show("scores.masked_fill(mask == 0, -float(\"inf\"))", masked_scores, {"MaskedFillBackward0"},
             "the lower triangle is chapter 2's scores unchanged; above it -inf, and e^-inf = 0");
-    hopt.title = "scores.masked_fill(mask == 0, -inf)";
-    ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, hopt));
+    HeatmapOptions sopt = hopt;  // scores: their own range
+    sopt.vmin = sopt.vmax = NAN;
+    sopt.title = "scores.masked_fill(mask == 0, -inf)";
+    ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, sopt));
     // weights = softmax(scores', dim=-1)
     // (B,T,S)
     Tensor masked_weights = softmax(masked_scores);
@@ -203,8 +207,10 @@ int main(int argc, char** argv) {
     for (int64_t s = 0; s < valid_len; ++s) key_mask(0, s) = 1.0f;
     const Tensor& query_mask = key_mask;
     ch.show("key_mask", key_mask, {},
-            fmt::format("pretend only the first {} tokens are real and the rest padding (query_mask = key_mask)",
-                        valid_len),
+            valid_len < static_cast<int64_t>(T)
+                ? fmt::format("pretend only the first {} tokens are real and the rest padding (query_mask = key_mask)",
+                              valid_len)
+                : std::string("all tokens real, none padding (query_mask = key_mask)"),
             Shown::Twin);
     // pad_mask[t,s] = query_mask[t] * key_mask[s]: an outer product, as a bmm with K = 1
     // (B,T,1) x (B,1,S) -> (B,T,S)
