@@ -20,7 +20,7 @@ config = SimpleNamespace(**{**vars(BERT_BASE), "hidden_size": tw.args.d_model})
 # Step 1: text -> pieces -> ids
 tokenizer = BertTokenizer(tw.args.vocab)
 tw.show("tokenizer.tokenize(text)", tokenizer.tokenize(tw.args.text), TWIN)
-words = tokenizer.basic_tokenizer.tokenize(tw.args.text)
+words = tokenizer.tokenize_with_words(tw.args.text)[0]
 if all(len(tokenizer.wordpiece_tokenizer.tokenize(w)) == 1 for w in words):
     demo = tokenizer.tokenize("unaffable tokenization")
     tw.show('tokenizer.tokenize("unaffable tokenization")', demo, TWIN)
