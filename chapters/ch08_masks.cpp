@@ -23,6 +23,7 @@
 #include <xtensor/xview.hpp>
 
 #include "annotated.hpp"
+#include "article004.hpp"
 #include "chapter.hpp"
 #include "heatmap.hpp"
 #include "kernels.hpp"
@@ -42,43 +43,6 @@ static Tensor tril_ones(size_t n) {
   for (size_t t = 0; t < n; ++t)
     for (size_t s = 0; s <= t; ++s) m(t, s) = 1.0f;
   return m;
-}
-
-// Article 004's create_look_ahead_mask(size) = 1 - band_part(ones, -1, 0): 1 strictly above the
-// diagonal, i.e. on the future keys a query must NOT see (1 = hide).
-// -> (n,n)
-static Tensor look_ahead_mask(size_t n) { return 1.0f - tril_ones(n); }
-
-// Article 004's create_padding_mask(seq): 1.0 where the id is the padding id 0 (1 = hide).
-// seq (B,S) -> (B,1,1,S)
-static Tensor create_padding_mask(const std::vector<std::vector<int64_t>>& seq) {
-  const size_t B = seq.size(), S = seq[0].size();
-  Tensor m = Tensor::from_shape({B, 1, 1, S});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t s = 0; s < S; ++s) m(b, 0, 0, s) = seq[b][s] == 0 ? 1.0f : 0.0f;
-  return m;
-}
-
-// tf.maximum(padding_mask, look_ahead_mask): hidden if either mask hides it.
-// padding (B,1,1,S), look_ahead (T,S) -> (B,1,T,S)
-static Tensor combine_masks(const Tensor& padding, const Tensor& look_ahead) {
-  const size_t B = padding.shape()[0], T = look_ahead.shape()[0], S = look_ahead.shape()[1];
-  Tensor m = Tensor::from_shape({B, 1, T, S});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t t = 0; t < T; ++t)
-      for (size_t s = 0; s < S; ++s) m(b, 0, t, s) = std::max(padding(b, 0, 0, s), look_ahead(t, s));
-  return m;
-}
-
-// scores + mask * -1e9 (article 004's additive mask): a float32 product, then a float32 sum.
-// scores (B,T,S), mask (1,T,S) or (T,S) -> (B,T,S)
-static Tensor add_mask(const Tensor& scores, const Tensor& mask) {
-  const size_t TS = scores.shape()[1] * scores.shape()[2];
-  if (mask.size() != TS) throw std::logic_error("add_mask: the mask must be (T,S) or (1,T,S)");
-  Tensor out = scores;
-  for (size_t b = 0; b < scores.shape()[0]; ++b)
-    for (size_t i = 0; i < TS; ++i) out.data()[b * TS + i] += mask.data()[i] * -1e9f;
-  return out;
 }
 
 // torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
@@ -297,14 +261,14 @@ int main(int argc, char** argv) {
     ch.figure(heatmap(xt::view(padding_mask, xt::all(), 0, 0, xt::all()), {"x[0]", "x[1]"}, {}, hopt));
     // look_ahead[t,s] = 1 if s > t (hide the future)
     // (T,S)
-    Tensor look = look_ahead_mask(static_cast<size_t>(look_ahead));
+    Tensor look = create_look_ahead_mask(look_ahead);
     ch.show(fmt::format("create_look_ahead_mask({})", look_ahead), tf_str(look),
             "1 - band_part(ones, -1, 0): the upper triangle, the keys a query may NOT see");
     hopt.title = fmt::format("create_look_ahead_mask({}) (1 = hide)", look_ahead);
     ch.figure(heatmap(look, {}, {}, hopt));
     // combine = max(padding, look_ahead): hidden if either says hide
     // (2,1,1,5) with (5,5) -> (2,1,5,5)
-    Tensor combine_mask = combine_masks(padding_mask, look_ahead_mask(5));
+    Tensor combine_mask = xt::maximum(padding_mask, create_look_ahead_mask(5));  // broadcast like numpy
     ch.show("tf.maximum(create_padding_mask(x), create_look_ahead_mask(5))", tf_str(combine_mask),
             "the decoder's first sublayer hides the future AND the padding; maximum = logical OR on 0/1",
             Shown::Twin);
@@ -321,10 +285,11 @@ int main(int argc, char** argv) {
     ch.show("tf.nn.softmax(logits, axis=-1)", tf_str(softmax(logits)),
             "uniform over the visible keys: 1, 1/2, 1/3 (sentence 1 has 3 real tokens), never over padding",
             Shown::Twin);
-    // Article 004's scaled_dot_product_attention on our scores with create_look_ahead_mask(T):
+    // Article 004's scaled_dot_product_attention on our q = k = v with create_look_ahead_mask(T):
     // attn_weight = softmax(Q K^T / sqrt(dk) + mask * -1e9)   (B,T,S)
-    Tensor look_ahead_T = look_ahead_mask(T);
-    Tensor attn_weight = softmax(add_mask(scores, look_ahead_T));
+    Tensor look_ahead_T = create_look_ahead_mask(static_cast<int64_t>(T));
+    Tensor attn_weight;
+    scaled_dot_product_attention_004(query, key, value, &look_ahead_T, &attn_weight);
     ch.show("torch.equal(attn_weight, masked_weights)", py_bool(same(attn_weight, masked_weights)),
             "additive -1e9 with 1 = hide gives the same bits as step 2's masked_fill(-inf) with 1 = keep: "
             "s - 1e9 rounds to -1e9 and e^(-1e9 - max) = 0.0",
@@ -400,10 +365,13 @@ int main(int argc, char** argv) {
     hopt.title = "mix-up A: weights";
     ch.figure(heatmap(xt::view(wrong_a, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // Mix-up B: a keep-mask given to a hide-convention function (scores + mask * -1e9)
-    Tensor wrong_b = softmax(add_mask(scores, mask));
-    ch.show("F.softmax(scores + mask * -1e9, dim=-1)", wrong_b, {"SoftmaxBackward0"},
-            fmt::format("article 000's mask (1 = keep) added as 1 = hide: the same future-only attention, and the "
-                        "last row, all -1e9, silently becomes uniform 1/{}: no nan to warn you",
+    // (article 004's function with article 000's mask: its weights are softmax(scores + mask * -1e9))
+    Tensor wrong_b;
+    scaled_dot_product_attention_004(query, key, value, &mask, &wrong_b);
+    ch.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, {"SoftmaxBackward0"},
+            fmt::format("article 000's mask (1 = keep) given to article 004's function, which adds mask * -1e9 "
+                        "(1 = hide): the same future-only attention, and the last row, all -1e9, silently becomes "
+                        "uniform 1/{}: no nan to warn you",
                         T),
             Shown::Twin);
     hopt.title = "mix-up B: weights";

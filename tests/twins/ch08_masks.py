@@ -92,5 +92,5 @@ tw.show("torch.equal(1 - look_ahead_mask, mask[0])", torch.equal(1 - look_ahead_
 tw.show("torch.equal(tgt_mask, mask == 1)", torch.equal(tgt_mask, mask == 1), TWIN)
 wrong_a = F.softmax(scores.masked_fill(look_ahead_mask == 0, -float("inf")), dim=-1)
 tw.show('F.softmax(scores.masked_fill(look_ahead_mask == 0, -float("inf")), dim=-1)', wrong_a, TWIN)
-wrong_b = F.softmax(scores + mask * -1e9, dim=-1)
-tw.show("F.softmax(scores + mask * -1e9, dim=-1)", wrong_b, TWIN)
+wrong_b = article004.scaled_dot_product_attention(query, key, value, mask)[1]
+tw.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, TWIN)
