@@ -74,7 +74,7 @@ static size_t nan_rows(const Tensor& w) {
 int main(int argc, char** argv) {
   Chapter ch("ch08_masks", "Masks: causal, padding, keep vs hide, -inf vs -1e9",
              "article 000 (masked_fill, query/key masks, Decoder tril), article 004 §3.1 (padding and "
-             "look-ahead masks, -1e9), article 002 (attention(), tgt_mask)");
+             "look-ahead masks, -1e9), article 002 (attention(), tgt_mask), article 001 (decoder_visible_mask)");
   ch.add_text_flag();
   ch.add_vocab_flag();
   // --valid-len's default depends on T (3, or T if the text is shorter): "not given" is this value.
