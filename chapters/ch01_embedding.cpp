@@ -7,18 +7,21 @@
 //          PE(pos, 2i)   = sin(pos / 10000^(2i/C))
 //          PE(pos, 2i+1) = cos(pos / 10000^(2i/C))  (T,C)
 // Run:     ./build/ch01_embedding [--text "time flies like an arrow"] [--seed 0] [--plain]
-//          ./build/ch01_embedding --text "unaffable tokenization"   (a word that splits)
+//          ./build/ch01_embedding --text "unaffable tokenization"   (words that split into pieces)
+//          ./build/ch01_embedding --d-model 64 --seq-len 20 --pe-dim 64   (smaller tables)
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "annotated.hpp"
 #include "chapter.hpp"
 #include "heatmap.hpp"
 #include "nn.hpp"
-#include "tokenizer.hpp"
+#include "rng.hpp"
 #include "tfprint.hpp"
+#include "tokenizer.hpp"
 
 using namespace ts;
 
@@ -38,20 +41,42 @@ static Tensor positional_encoding(int64_t length, int64_t d_model) {
   return pe;
 }
 
-// Python's repr of a list of strings: ['time', 'flies'].
+// Python's repr of a str: single quotes unless the text has a ' and no ", backslashes doubled.
+// (Tokens come out of the tokenizer's cleaning step: no control characters are left to escape.)
+static std::string py_repr(const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : s) {
+    if (c == '\\' || c == q) out += '\\';
+    out += c;
+  }
+  return out + q;
+}
+
+// Python's repr of a list: ['time', 'flies'] or [2051, 10029].
 static std::string py_list(const std::vector<std::string>& items) {
   std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", '" : "'") + items[i] + "'";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + py_repr(items[i]);
+  return s + "]";
+}
+static std::string py_list(const std::vector<int64_t>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
   return s + "]";
 }
 
-// Standard deviation of all elements (for the sqrt(d_model) discussion).
-static double spread(const Tensor& t) {
-  double mean = 0, sq = 0;
-  for (float v : t) mean += v;
-  mean /= static_cast<double>(t.size());
-  for (float v : t) sq += (v - mean) * (v - mean);
-  return std::sqrt(sq / static_cast<double>(t.size() - 1));
+// Root mean square of all elements: the typical size of an entry (for the sqrt(d_model) discussion).
+static double rms(const Tensor& t) {
+  double sq = 0;
+  for (float v : t) sq += static_cast<double>(v) * v;
+  return std::sqrt(sq / static_cast<double>(t.size()));
+}
+
+// Share of the token part in x = token + pe, by energy: |token|^2 / (|token|^2 + |pe|^2).
+static double token_share(const Tensor& token, const Tensor& pe) {
+  const double a = rms(token), b = rms(pe);
+  return a * a / (a * a + b * b);
 }
 
 int main(int argc, char** argv) {
@@ -60,15 +85,23 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   bool special = false;
-  int64_t pe_len = 50, pe_dim = 512;
+  int64_t d_model = 768, pe_len = 50, pe_dim = 512;
   ch.flag("--special", special, "add [CLS] and [SEP] (add_special_tokens=True)");
-  ch.option("--pe-len", pe_len, "positions of the sinusoidal encoding (default 50)");
-  ch.option("--pe-dim", pe_dim, "d_model of the sinusoidal encoding (default 512)");
+  ch.option("--d-model", d_model, "width C of the token and position tables (default 768, BERT-base's hidden_size)");
+  ch.option("--seq-len,--pe-len", pe_len, "positions L of article 004's sinusoidal encoding (default 50)");
+  ch.option("--pe-dim", pe_dim, "width of article 004's sinusoidal encoding (default 512)");
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    Config config;  // BERT-base
-    if (pe_len < 1 || pe_len > 100000) throw UsageError("--pe-len must be between 1 and 100000");
-    if (pe_dim < 2 || pe_dim > 8192) throw UsageError("--pe-dim must be between 2 and 8192");
+    Config config;  // BERT-base, with hidden_size = --d-model
+    if (d_model < 1 || d_model > 2048)
+      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
+                       std::to_string(d_model));
+    config.hidden_size = d_model;
+    if (pe_len < 1 || pe_len > 100000)
+      throw UsageError("--seq-len (--pe-len) must be between 1 and 100000, got " + std::to_string(pe_len));
+    if (pe_dim < 2 || pe_dim > 8192)
+      throw UsageError("--pe-dim must be between 2 and 8192 (one sin and one cos column at least), got " +
+                       std::to_string(pe_dim));
 
     // ---------------------------------------------------------------- 1) tokenize
     ch.section("Step 1: text -> token ids", "article 000, Scaled Dot-product Attention");
@@ -79,7 +112,35 @@ int main(int argc, char** argv) {
     check_seq_len(static_cast<int64_t>(id_list.size()), config.max_position_embeddings);
     ch.show("tokenizer.tokenize(text)", py_list(pieces),
             "WordPiece: lower-case, split on spaces and punctuation, then the longest vocabulary pieces ('##' = inside a word)",
-            Shown::Info);
+            Shown::Twin);
+    // Each word and its pieces: greedy longest match from the left, '##' marks a continuation.
+    {
+      std::string table = fmt::format("  {:<16} {:<34} {}\n", "word", "pieces", "ids");
+      bool any_split = false;
+      for (const std::string& word : tokenizer.basic_tokenize(ch.text)) {
+        std::vector<std::string> wp = tokenizer.wordpiece(word);
+        std::string joined, ids;
+        for (const std::string& p : wp) {
+          joined += (joined.empty() ? "" : " ") + p;
+          ids += (ids.empty() ? "" : " ") + std::to_string(tokenizer.token_to_id(p));
+        }
+        any_split = any_split || wp.size() > 1;
+        table += fmt::format("  {:<16} {:<34} {}\n", word, joined, ids);
+      }
+      ch.say(table + (any_split ? "  A word missing from the vocabulary is cut into the longest pieces it has."
+                                : "  Every word here is in the vocabulary as a whole: none splits."));
+      if (!any_split) {
+        // A sentence whose words are not in the vocabulary, to see the pieces.
+        const std::string demo = "unaffable tokenization";
+        const std::vector<std::string> demo_pieces = tokenizer.tokenize(demo);
+        std::vector<int64_t> demo_ids;
+        for (const std::string& p : demo_pieces) demo_ids.push_back(tokenizer.token_to_id(p));
+        ch.show("tokenizer.tokenize(\"" + demo + "\")", py_list(demo_pieces),
+                "two words the vocabulary lacks: each becomes a first piece plus '##' continuations", Shown::Twin);
+        ch.show("tokenizer.convert_tokens_to_ids(_)", py_list(demo_ids),
+                "one id per piece: the model sees 5 tokens for these 2 words", Shown::Twin);
+      }
+    }
     // ids (B,T) with B = 1
     ITensor input_ids = ITensor::from_shape({1, id_list.size()});
     std::copy(id_list.begin(), id_list.end(), input_ids.begin());
@@ -90,14 +151,17 @@ int main(int argc, char** argv) {
     ch.section("Step 2: ids -> vectors with nn.Embedding", "article 000, Scaled Dot-product Attention");
     // E = weight[ids]      weight (V,C) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);
-    ch.show("token_emb", token_emb.repr().str(), "a table of V = 30522 rows of C = 768 numbers, drawn from N(0, 1)");
+    ch.show("token_emb", token_emb.repr().str(),
+            fmt::format("a table of V = {} rows of C = {} numbers, drawn from N(0, 1)", config.vocab_size, d_model));
     Tensor inputs_embeds = token_emb(input_ids);
     ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)), "[batch_size, seq_len, hidden_dim] = (B,T,C)");
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
             "each row is the table row of its id: the lookup copies, it does not compute", Shown::Twin);
-    Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, 8));
+    Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, std::min<int64_t>(8, d_model)));
     ch.show(fmt::format("token_emb.weight[{}, :8]", id_list[0]), row, {"SliceBackward0"},
-            "the same numbers as the first row above: the embedding of '" + pieces[0] + "'", Shown::Twin);
+            fmt::format("the same numbers as the first row above: the embedding of '{}'",
+                        tokenizer.id_to_token(id_list[0])),
+            Shown::Twin);
     ch.show_parameter("token_emb.weight", token_emb.weight,
             "the whole table, a Parameter: training will move these numbers; print shows its corners", Shown::Twin);
 
@@ -129,21 +193,68 @@ int main(int argc, char** argv) {
             "row 0 is sin(0)=0, cos(0)=1; low dimensions turn fast with the position, high ones slowly",
             Shown::Twin);
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
-    hopt.title = "positional encoding: rows = positions, columns = dimensions (every k-th)";
+    hopt.mode = heatmap_mode(ch.color);
+    hopt.title = "pos_encoding: rows = positions, columns = dimensions";
     hopt.cell_width = 1;
     hopt.max_cols = 96;
     hopt.max_rows = 50;
     ch.figure(heatmap(pe, {}, {}, hopt));
+    // Article 002 builds the same table in float32 torch ops (div_term = exp(2i * -ln(10000)/C)),
+    // article 004 in float64 numpy, then casts: the formula is the same, the rounding is not.
+    if (pe_dim % 2 == 0) {  // article 002's pe[:, 1::2] = cos(...) needs an even width
+      PositionalEncoding pos(pe_dim, 0.1, pe_len);  // no random draws
+      // |PE_004 - PE_002|   (L,C) -> max over all entries, a 0-d tensor
+      Tensor diff = Tensor::from_shape({});
+      diff() = 0.0f;
+      for (size_t i = 0; i < pe.size(); ++i) diff() = std::max(diff(), std::fabs(pe.data()[i] - pos.pe.data()[i]));
+      ch.show(fmt::format("(torch.from_numpy(pos_encoding) - PositionalEncoding({}, 0.1, max_len={}).pe[0]).abs().max()",
+                          pe_dim, pe_len),
+              diff, {},
+              "article 002's PositionalEncoding gives the same table up to float32 rounding: the angles pos * rate "
+              "are rounded before sin/cos, which matters most for the large positions",
+              Shown::Twin);
+    }
 
     // ---------------------------------------------------------------- 5) why x * sqrt(d_model)
-    ch.section("Step 5: why embeddings are multiplied by sqrt(d_model)", "article 001; article 002 Embeddings");
-    const double d = static_cast<double>(config.hidden_size);
-    Tensor xavier_like = inputs_embeds / static_cast<float>(std::sqrt(d));
+    ch.section("Step 5: why embeddings are multiplied by sqrt(d_model)", "article 001 Encoder; article 004 §sqrt(d_model); article 002 Embeddings");
+    // x = E * sqrt(C) + PE[:T]: the sentence's token vectors and the encoding of its positions 0..T-1,
+    // both of width C = d_model, for three ways to initialise the token table.
+    // (B,T,C) + (T,C) -> (B,T,C)
+    const size_t T = id_list.size(), C = static_cast<size_t>(d_model);
+    const double d = static_cast<double>(d_model), root_d = std::sqrt(d);
+    const Tensor pe_T = positional_encoding(static_cast<int64_t>(T), d_model);  // (T,C)
+    // 1) N(0, 1/d): the variance articles 001 and 004 assume ("xavier"); our N(0,1) rows divided by sqrt(d)
+    const Tensor small = inputs_embeds / static_cast<float>(root_d);
+    // 2) N(0, 1): what nn.Embedding draws by default (the rows printed in step 2)
+    const Tensor& unit = inputs_embeds;
+    // 3) xavier_uniform_ on the (V,C) table, as article 002's create_model does: U(-a, a), a = sqrt(6 / (V + C)).
+    //    T rows drawn from a private generator (seeded with --seed), so the main stream stays the twin's.
+    Generator g(ch.seed);
+    Tensor xavier = Tensor::from_shape({1, T, C});
+    const double a = std::sqrt(6.0 / static_cast<double>(config.vocab_size + d_model));
+    uniform_(xavier.data(), xavier.size(), -a, a, g);
+    std::string table = fmt::format("  {:<38} {:>8} {:>13} {:>14} {:>13}\n", "token table drawn from", "rms(E)",
+                                    "E share in", "rms(E*sqrt(d))", "E share in");
+    table += fmt::format("  {:<38} {:>8} {:>13} {:>14} {:>13}\n", "", "", "E + PE", "", "E*sqrt(d)+PE");
+    const std::pair<const char*, const Tensor*> inits[] = {
+        {"N(0, 1/d)  (articles 001 and 004)", &small},
+        {"N(0, 1)    (nn.Embedding's default)", &unit},
+        {"xavier_uniform_ (article 002)", &xavier}};
+    for (const auto& [name, e] : inits) {
+      const Tensor scaled = *e * static_cast<float>(root_d);
+      table += fmt::format("  {:<38} {:>8.4f} {:>12.2f}% {:>14.4f} {:>12.2f}%\n", name, rms(*e),
+                           100 * token_share(*e, pe_T), rms(scaled), 100 * token_share(scaled, pe_T));
+    }
     ch.say(fmt::format(
-        "  A table initialised with variance 1/d (xavier-style, as articles 001/002 assume) has entries of std {:.4f};\n"
-        "  sin/cos positions have std {:.4f}. Added as they are, position would drown the token.\n"
-        "  Multiplying by sqrt(d) = {:.4f} brings the token part back to std {:.4f}, the same scale as the positions.",
-        spread(xavier_like), spread(pe), std::sqrt(d), spread(xavier_like * static_cast<float>(std::sqrt(d)))));
+        "  Articles 001, 002 and 004 add the sin/cos table to the token vectors, after multiplying those by\n"
+        "  sqrt(d) = {:.4f}. The sin/cos entries have rms {:.4f} here (each sin^2 + cos^2 pair is 1). Their\n"
+        "  argument (articles 001, 004): a table drawn with variance 1/d has entries of about 1/sqrt(d), and added\n"
+        "  as they are the positions would drown the token, the word itself; times sqrt(d) its variance is 1,\n"
+        "  the scale of the positions. Measured on this sentence (E = the T = {} rows looked up, d = {}):\n{}"
+        "  So the factor balances token and position only for a table of variance 1/d. With nn.Embedding's own\n"
+        "  N(0, 1) it does the opposite (the position is then a rounding error); article 002's xavier_uniform_\n"
+        "  gives variance 2/(V + d), so even times sqrt(d) the token stays the smaller part. Training adjusts\n"
+        "  the table anyway; the factor only sets where it starts.",
+        root_d, rms(pe_T), T, d_model, table));
   });
 }

@@ -16,38 +16,15 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "article004.hpp"
 #include "chapter.hpp"
 #include "heatmap.hpp"
-#include "kernels.hpp"
 #include "matmul.hpp"
 #include "nn.hpp"
 #include "tfprint.hpp"
 #include "tokenizer.hpp"
 
 using namespace ts;
-
-// Article 004's scaled_dot_product_attention on 2-D operands (no mask), as its TensorFlow code:
-//   matmul_qk = q k^T;  attn_weight = softmax(matmul_qk / sqrt(dk));  output = attn_weight v
-// q (T,D), k (S,D), v (S,Dv) -> output (T,Dv); the weights (T,S) go to *attn_weight.
-static Tensor scaled_dot_product_attention_004(const Tensor& q, const Tensor& k, const Tensor& v,
-                                               Tensor* attn_weight) {
-  const int64_t T = static_cast<int64_t>(q.shape()[0]), D = static_cast<int64_t>(q.shape()[1]);
-  const int64_t S = static_cast<int64_t>(k.shape()[0]);
-  // 1) matmul_qk = q k^T, with k^T a transposed view of k (no copy), like torch.matmul(q, k.transpose(-2, -1))
-  //    (T,D) x (D,S) -> (T,S)
-  Tensor matmul_qk = Tensor::from_shape({static_cast<size_t>(T), static_cast<size_t>(S)});
-  addmm_(MatView{matmul_qk.data(), T, S, S, 1}, CMatView{q.data(), T, D, D, 1}, CMatView{k.data(), D, S, 1, D},
-         0.0f, 1.0f);
-  // 2) scale by sqrt(dk): dk = k.shape[-1]
-  const float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
-  Tensor scaled = matmul_qk / scale;
-  // 3) softmax over the keys
-  //    (T,S)
-  *attn_weight = softmax(scaled);
-  // 4) output = attn_weight v
-  //    (T,S) x (S,Dv) -> (T,Dv)
-  return matmul(*attn_weight, v);
-}
 
 // print(t) after np.set_printoptions(suppress=True), as the article's outputs were made: numbers
 // that round to 0 at numpy's 8 decimals print as "0.". tfprint.hpp has no suppress switch, so the
@@ -149,7 +126,7 @@ int main(int argc, char** argv) {
         "  = {:.0f}, and above 1000 it switches to d.dddde+xx so that both ends keep 5 significant digits.",
         max_abs, min_abs, max_abs / min_abs));
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
     hopt.title = "scores: rows = queries, columns = keys";
     hopt.cell_width = 7;
     Tensor score_matrix = xt::view(scores, 0, xt::all(), xt::all());  // (T,S)
@@ -172,7 +149,7 @@ int main(int argc, char** argv) {
       // Attention(q, K, V) for one query: (1,D) -> weights (1,S), output (1,Dv)
       Tensor temp_q = matrix({q_rows[row]});
       Tensor temp_attn;
-      Tensor temp_out = scaled_dot_product_attention_004(temp_q, k, v, &temp_attn);
+      Tensor temp_out = scaled_dot_product_attention_004(temp_q, k, v, nullptr, &temp_attn);
       ch.show("temp_q", tf_str(temp_q), "", Shown::Twin);
       ch.show("temp_attn", tf_str_suppressed(temp_attn),
               row != 1 ? "" : "q.k is 100 for a matching key and 0 otherwise; /sqrt(3) that is 57.7 apart, so "
@@ -184,7 +161,7 @@ int main(int argc, char** argv) {
     // (T,D) = (3,3) -> weights (3,4), output (3,2)
     Tensor q = matrix(q_rows);
     Tensor att;
-    Tensor out = scaled_dot_product_attention_004(q, k, v, &att);
+    Tensor out = scaled_dot_product_attention_004(q, k, v, nullptr, &att);
     ch.show("att", tf_str_suppressed(att), "the three rows above, stacked: queries are independent of each other");
     ch.show("out", tf_str_suppressed(out), "= att v: each output row is a weighted mean of the value rows");
     ch.show("att  # np.set_printoptions(suppress=False)", tf_str(att),

@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
     ch.show("weights.sum(dim=-1)", row_sums, {"SumBackward1"},
             "each query's weights sum to 1: a weighted average over the keys");
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
+    hopt.vmin = 0.0f;  // weights: one fixed scale, 0 blank and 1 darkest, so the pictures compare
+    hopt.vmax = 1.0f;
     hopt.title = "weights: rows = queries, columns = keys (each row sums to 1)";
     hopt.cell_width = 7;
     ch.figure(heatmap(xt::view(weights, 0, xt::all(), xt::all()), tokens, tokens, hopt));

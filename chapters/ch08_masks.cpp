@@ -4,7 +4,8 @@
 //          masked_fill(mask == 0, -inf)) and "Transformer Decoder" (the tril mask and the masked
 //          score matrix); article 004 §3.1-3.2 (padding_mask (B,1,1,S) and look_ahead_mask with
 //          1 = hide, tf.maximum to combine them, attn_weight += mask * -1e9); article 002's
-//          attention() (masked_fill(mask == 0, -1e9)) and its boolean 5x5 tgt_mask.
+//          attention() (masked_fill(mask == 0, -1e9)) and its boolean 5x5 tgt_mask; article 001's
+//          DecoderBlock (decoder_visible_mask: the causal mask as valid lengths).
 // Formula: keep-mask (000/002, 1 = keep):  scores' = where(mask == 0, -inf or -1e9, scores)
 //          hide-mask (004, 1 = hide):      scores' = scores + mask * -1e9
 //          weights = softmax(scores', dim=-1)                            (B,T,S)
@@ -13,12 +14,16 @@
 //          ./build/ch08_masks --valid-len 4      (4 real tokens, 1 padding token in the padding demo)
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <xtensor/xoperation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "annotated.hpp"
+#include "article004.hpp"
 #include "chapter.hpp"
 #include "heatmap.hpp"
 #include "kernels.hpp"
@@ -40,76 +45,10 @@ static Tensor tril_ones(size_t n) {
   return m;
 }
 
-// Article 004's create_look_ahead_mask(size) = 1 - band_part(ones, -1, 0): 1 strictly above the
-// diagonal, i.e. on the future keys a query must NOT see (1 = hide).
-// -> (n,n)
-static Tensor look_ahead_mask(size_t n) { return 1.0f - tril_ones(n); }
-
-// Article 002's subsequent_mask(size): triu(ones, diagonal=1) == 0, True = may attend.
-// -> (1,n,n) bool
-static BTensor subsequent_mask(size_t n) {
-  BTensor m = BTensor::from_shape({1, n, n});
-  for (size_t t = 0; t < n; ++t)
-    for (size_t s = 0; s < n; ++s) m(0, t, s) = s <= t;
-  return m;
-}
-
-// Article 004's create_padding_mask(seq): 1.0 where the id is the padding id 0 (1 = hide).
-// seq (B,S) -> (B,1,1,S)
-static Tensor create_padding_mask(const std::vector<std::vector<int64_t>>& seq) {
-  const size_t B = seq.size(), S = seq[0].size();
-  Tensor m = Tensor::from_shape({B, 1, 1, S});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t s = 0; s < S; ++s) m(b, 0, 0, s) = seq[b][s] == 0 ? 1.0f : 0.0f;
-  return m;
-}
-
-// tf.maximum(padding_mask, look_ahead_mask): hidden if either mask hides it.
-// padding (B,1,1,S), look_ahead (T,S) -> (B,1,T,S)
-static Tensor combine_masks(const Tensor& padding, const Tensor& look_ahead) {
-  const size_t B = padding.shape()[0], T = look_ahead.shape()[0], S = look_ahead.shape()[1];
-  Tensor m = Tensor::from_shape({B, 1, T, S});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t t = 0; t < T; ++t)
-      for (size_t s = 0; s < S; ++s) m(b, 0, t, s) = std::max(padding(b, 0, 0, s), look_ahead(t, s));
-  return m;
-}
-
-// mask == value, elementwise (PyTorch's comparison gives a bool tensor).
-// m (any) -> same shape, bool
-static BTensor equals(const Tensor& m, float value) {
-  BTensor b = BTensor::from_shape(shape_of(m));
-  std::transform(m.begin(), m.end(), b.begin(), [value](float x) { return x == value; });
-  return b;
-}
-
-// scores.masked_fill(hide, value): every position where `hide` is true gets `value`.
-// scores (B,T,S), hide (1,T,S) or (T,S) (the same for every batch row) -> (B,T,S)
-static Tensor masked_fill(const Tensor& scores, const BTensor& hide, float value) {
-  const size_t TS = scores.shape()[1] * scores.shape()[2];
-  if (hide.size() != TS) throw std::logic_error("masked_fill: the mask must be (T,S) or (1,T,S)");
-  Tensor out = scores;
-  for (size_t b = 0; b < scores.shape()[0]; ++b)
-    for (size_t i = 0; i < TS; ++i)
-      if (hide.data()[i]) out.data()[b * TS + i] = value;
-  return out;
-}
-
-// scores + mask * -1e9 (article 004's additive mask): a float32 product, then a float32 sum.
-// scores (B,T,S), mask (1,T,S) or (T,S) -> (B,T,S)
-static Tensor add_mask(const Tensor& scores, const Tensor& mask) {
-  const size_t TS = scores.shape()[1] * scores.shape()[2];
-  if (mask.size() != TS) throw std::logic_error("add_mask: the mask must be (T,S) or (1,T,S)");
-  Tensor out = scores;
-  for (size_t b = 0; b < scores.shape()[0]; ++b)
-    for (size_t i = 0; i < TS; ++i) out.data()[b * TS + i] += mask.data()[i] * -1e9f;
-  return out;
-}
-
-// torch.equal: same shape and every element equal (NaN never equals NaN).
+// torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
 template <class A>
 static bool same(const A& a, const A& b) {
-  return shape_of(a) == shape_of(b) && std::equal(a.begin(), a.end(), b.begin());
+  return a == b;
 }
 
 static std::string py_bool(bool b) { return b ? "True" : "False"; }
@@ -132,20 +71,15 @@ static size_t nan_rows(const Tensor& w) {
   return n;
 }
 
-// A (T,S) matrix as float, for the heatmaps; a bool true draws as 1.
-static Tensor as_float(const BTensor& m) {
-  Tensor f = Tensor::from_shape(shape_of(m));
-  std::transform(m.begin(), m.end(), f.begin(), [](bool b) { return b ? 1.0f : 0.0f; });
-  return f;
-}
-
 int main(int argc, char** argv) {
   Chapter ch("ch08_masks", "Masks: causal, padding, keep vs hide, -inf vs -1e9",
              "article 000 (masked_fill, query/key masks, Decoder tril), article 004 §3.1 (padding and "
-             "look-ahead masks, -1e9), article 002 (attention(), tgt_mask)");
+             "look-ahead masks, -1e9), article 002 (attention(), tgt_mask), article 001 (decoder_visible_mask)");
   ch.add_text_flag();
   ch.add_vocab_flag();
-  int64_t d_model = 768, valid_len = 0, look_ahead = 3;
+  // --valid-len's default depends on T (3, or T if the text is shorter): "not given" is this value.
+  constexpr int64_t kNotGiven = std::numeric_limits<int64_t>::min();
+  int64_t d_model = 768, valid_len = kNotGiven, look_ahead = 3;
   ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768, BERT-base)");
   ch.option("--valid-len", valid_len,
             "real tokens in the padding-mask demo; the rest count as padding (default 3, or T if shorter)");
@@ -159,7 +93,9 @@ int main(int argc, char** argv) {
     if (look_ahead < 1 || look_ahead > 64)
       throw UsageError("--look-ahead must be between 1 and 64, got " + std::to_string(look_ahead));
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
+    hopt.vmin = 0.0f;  // masks and weights share one scale: 0 blank, 1 darkest
+    hopt.vmax = 1.0f;
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
@@ -168,7 +104,7 @@ int main(int argc, char** argv) {
     if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
     check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
     const size_t T = tokens.size();
-    if (valid_len == 0) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
+    if (valid_len == kNotGiven) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
     if (valid_len < 1 || valid_len > static_cast<int64_t>(T))
       throw UsageError(fmt::format("--valid-len must be between 1 and the {} tokens of --text, got {}", T, valid_len));
     std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
@@ -202,16 +138,18 @@ int main(int argc, char** argv) {
     hopt.cell_width = 7;
     ch.figure(heatmap(mask0, tokens, tokens, hopt));
     // hide = (mask == 0)   (1,T,S) bool
-    BTensor hide = equals(mask, 0.0f);
+    BTensor hide = xt::equal(mask, 0.0f);
     ch.show("mask == 0", hide, "True marks what masked_fill overwrites: the future keys above the diagonal",
             Shown::Twin);
     // scores' = where(mask == 0, -inf, scores)
     // (B,T,S)
-    Tensor masked_scores = masked_fill(scores, hide, -INFINITY);
+    Tensor masked_scores = masked_fill_zero(scores, mask, -INFINITY);
     ch.show("scores.masked_fill(mask == 0, -float(\"inf\"))", masked_scores, {"MaskedFillBackward0"},
             "the lower triangle is chapter 2's scores unchanged; above it -inf, and e^-inf = 0");
-    hopt.title = "masked scores (x = -inf)";
-    ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, hopt));
+    HeatmapOptions sopt = hopt;  // scores: their own range
+    sopt.vmin = sopt.vmax = NAN;
+    sopt.title = "scores.masked_fill(mask == 0, -inf)";
+    ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, sopt));
     // weights = softmax(scores', dim=-1)
     // (B,T,S)
     Tensor masked_weights = softmax(masked_scores);
@@ -233,8 +171,10 @@ int main(int argc, char** argv) {
     for (int64_t s = 0; s < valid_len; ++s) key_mask(0, s) = 1.0f;
     const Tensor& query_mask = key_mask;
     ch.show("key_mask", key_mask, {},
-            fmt::format("pretend only the first {} tokens are real and the rest padding (query_mask = key_mask)",
-                        valid_len),
+            valid_len < static_cast<int64_t>(T)
+                ? fmt::format("pretend only the first {} tokens are real and the rest padding (query_mask = key_mask)",
+                              valid_len)
+                : std::string("all tokens real, none padding (query_mask = key_mask)"),
             Shown::Twin);
     // pad_mask[t,s] = query_mask[t] * key_mask[s]: an outer product, as a bmm with K = 1
     // (B,T,1) x (B,1,S) -> (B,T,S)
@@ -250,21 +190,21 @@ int main(int argc, char** argv) {
     ch.figure(heatmap(xt::view(pad_mask, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // weights = softmax(where(pad_mask == 0, -inf, scores))
     // (B,T,S)
-    Tensor pad_weights_inf = softmax(masked_fill(scores, equals(pad_mask, 0.0f), -INFINITY));
+    Tensor pad_weights_inf = softmax(masked_fill_zero(scores, pad_mask, -INFINITY));
     const size_t n_nan = nan_rows(pad_weights_inf);
     ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -float(\"inf\")), dim=-1)", pad_weights_inf,
             {"SoftmaxBackward0"},
             n_nan ? fmt::format("the {} padded queries have no key left: their row max is -inf, and softmax "
                                 "computes exp(-inf - (-inf)) = exp(nan)",
                                 n_nan)
-                  : std::string("no query is padded (--valid-len = T), so no row is fully masked"),
+                  : std::string("every query keeps at least one key, so no row is nan"),
             Shown::Twin);
-    hopt.title = "weights with -inf (? = nan)";
+    hopt.title = "weights with -inf";
     ch.figure(heatmap(xt::view(pad_weights_inf, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // out = softmax(masked scores) V    (B,T,D)
     Tensor pad_out = scaled_dot_product_attention(query, key, value, &pad_mask);
     ch.show("scaled_dot_product_attention(query, key, value, query_mask, key_mask)", pad_out, {"BmmBackward0"},
-            n_nan ? "the nan rows go on through bmm: the padded rows of the output are nan" : "",
+            n_nan ? "the nan rows go on through bmm: the padded rows of the output are nan" : "no nan rows, no nan output",
             Shown::Twin);
     // a second attention layer on that output, same masks   (B,T,D)
     Tensor pad_out2 = scaled_dot_product_attention(pad_out, pad_out, pad_out, &pad_mask);
@@ -272,14 +212,14 @@ int main(int argc, char** argv) {
             {"BmmBackward0"},
             n_nan ? "one layer later every row is nan: the real queries give the padded keys weight 0, but "
                     "0 * nan = nan in weights @ V"
-                  : "",
+                  : "still finite: no row of the mask is all zeros",
             Shown::Twin);
 
     // ---------------------------------------------------------------- 4) -inf vs -1e9
     ch.section("Step 4: the same fully masked rows with -1e9 instead of -inf", "article 002, attention()");
     // scores' = where(pad_mask == 0, -1e9, scores)
     // (B,T,S)
-    Tensor pad_scores_1e9 = masked_fill(scores, equals(pad_mask, 0.0f), -1e9f);
+    Tensor pad_scores_1e9 = masked_fill_zero(scores, pad_mask, -1e9f);
     ch.show("scores.masked_fill(pad_mask == 0, -1e9)", pad_scores_1e9, {"MaskedFillBackward0"},
             "article 002 writes a large finite number instead of -inf", Shown::Twin);
     Tensor pad_weights_1e9 = softmax(pad_scores_1e9);
@@ -291,12 +231,19 @@ int main(int argc, char** argv) {
             Shown::Twin);
     hopt.title = "weights with -1e9";
     ch.figure(heatmap(xt::view(pad_weights_1e9, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-    ch.say(fmt::format(
-        "  -inf vs -1e9: rows that keep at least one key differ by at most {:.1e} (e^(-1e9 - max) is 0.0 in\n"
-        "  float32, exactly like e^-inf); only the {} fully masked row(s) differ: nan with -inf, 1/{} with -1e9.\n"
-        "  The -1e9 rows are garbage (they attend to padding too) but finite, and the loss can ignore them; the\n"
-        "  nan rows are not harmless, because the next layer multiplies them by 0 and 0 * nan = nan (step 3).",
-        max_abs_diff(pad_weights_inf, pad_weights_1e9), n_nan, T));
+    const double row_diff = max_abs_diff(pad_weights_inf, pad_weights_1e9);
+    if (n_nan)
+      ch.say(fmt::format(
+          "  -inf vs -1e9: rows that keep at least one key differ by at most {:.1e} (e^(-1e9 - max) is 0.0 in\n"
+          "  float32, exactly like e^-inf); only the {} fully masked row(s) differ: nan with -inf, 1/{} with -1e9.\n"
+          "  The -1e9 rows are garbage (they attend to padding too) but finite, and the loss can ignore them; the\n"
+          "  nan rows are not harmless, because the next layer multiplies them by 0 and 0 * nan = nan (step 3).",
+          row_diff, n_nan, T));
+    else
+      ch.say(fmt::format(
+          "  -inf vs -1e9: no row is fully masked here, and the two give weights that differ by at most {:.1e}\n"
+          "  (e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf). Try --valid-len 1 for the rows where they part.",
+          row_diff));
 
     // ---------------------------------------------------------------- 5) article 004: 1 = hide, additive -1e9
     ch.section("Step 5: article 004's masks: 1 = hide, added as mask * -1e9", "article 004 §3.1-3.2");
@@ -314,14 +261,14 @@ int main(int argc, char** argv) {
     ch.figure(heatmap(xt::view(padding_mask, xt::all(), 0, 0, xt::all()), {"x[0]", "x[1]"}, {}, hopt));
     // look_ahead[t,s] = 1 if s > t (hide the future)
     // (T,S)
-    Tensor look = look_ahead_mask(static_cast<size_t>(look_ahead));
+    Tensor look = create_look_ahead_mask(look_ahead);
     ch.show(fmt::format("create_look_ahead_mask({})", look_ahead), tf_str(look),
             "1 - band_part(ones, -1, 0): the upper triangle, the keys a query may NOT see");
     hopt.title = fmt::format("create_look_ahead_mask({}) (1 = hide)", look_ahead);
     ch.figure(heatmap(look, {}, {}, hopt));
     // combine = max(padding, look_ahead): hidden if either says hide
     // (2,1,1,5) with (5,5) -> (2,1,5,5)
-    Tensor combine_mask = combine_masks(padding_mask, look_ahead_mask(5));
+    Tensor combine_mask = xt::maximum(padding_mask, create_look_ahead_mask(5));  // broadcast like numpy
     ch.show("tf.maximum(create_padding_mask(x), create_look_ahead_mask(5))", tf_str(combine_mask),
             "the decoder's first sublayer hides the future AND the padding; maximum = logical OR on 0/1",
             Shown::Twin);
@@ -338,10 +285,11 @@ int main(int argc, char** argv) {
     ch.show("tf.nn.softmax(logits, axis=-1)", tf_str(softmax(logits)),
             "uniform over the visible keys: 1, 1/2, 1/3 (sentence 1 has 3 real tokens), never over padding",
             Shown::Twin);
-    // Article 004's scaled_dot_product_attention on our scores with create_look_ahead_mask(T):
+    // Article 004's scaled_dot_product_attention on our q = k = v with create_look_ahead_mask(T):
     // attn_weight = softmax(Q K^T / sqrt(dk) + mask * -1e9)   (B,T,S)
-    Tensor look_ahead_T = look_ahead_mask(T);
-    Tensor attn_weight = softmax(add_mask(scores, look_ahead_T));
+    Tensor look_ahead_T = create_look_ahead_mask(static_cast<int64_t>(T));
+    Tensor attn_weight;
+    scaled_dot_product_attention_004(query, key, value, &look_ahead_T, &attn_weight);
     ch.show("torch.equal(attn_weight, masked_weights)", py_bool(same(attn_weight, masked_weights)),
             "additive -1e9 with 1 = hide gives the same bits as step 2's masked_fill(-inf) with 1 = keep: "
             "s - 1e9 rounds to -1e9 and e^(-1e9 - max) = 0.0",
@@ -350,7 +298,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 6) article 002: a boolean mask
     ch.section("Step 6: article 002's tgt_mask: a boolean lower triangle", "article 002, DecoderLayer");
     // tgt_mask[t,s] = (s <= t)   (1,T,S) bool, True = keep
-    BTensor tgt_mask = subsequent_mask(T);
+    BTensor tgt_mask = subsequent_mask(static_cast<int64_t>(T));
     BTensor tgt_mask0 = xt::view(tgt_mask, 0, xt::all(), xt::all());
     ch.show("tgt_mask[0]", tgt_mask0,
             fmt::format("subsequent_mask({}): True = may attend, the same picture as article 000's 1. (the "
@@ -358,46 +306,72 @@ int main(int argc, char** argv) {
                         T));
     hopt.title = "tgt_mask[0] (article 002, True = keep)";
     hopt.cell_width = 7;
-    ch.figure(heatmap(as_float(tgt_mask0), tokens, tokens, hopt));
+    ch.figure(heatmap(xt::cast<float>(tgt_mask0), tokens, tokens, hopt));
     // p_attn = softmax(where(tgt_mask == 0, -1e9, scores))   (B,T,S)
-    BTensor tgt_hide = BTensor::from_shape(shape_of(tgt_mask));
-    std::transform(tgt_mask.begin(), tgt_mask.end(), tgt_hide.begin(), [](bool keep) { return !keep; });
-    Tensor p_attn = softmax(masked_fill(scores, tgt_hide, -1e9f));
+    // (the bool mask == 0 is the float mask == 0 of its 0/1 values)
+    Tensor p_attn = softmax(masked_fill_zero(scores, xt::cast<float>(tgt_mask), -1e9f));
     ch.show("torch.equal(p_attn, masked_weights)", py_bool(same(p_attn, masked_weights)),
             "article 002's attention(): masked_fill(mask == 0, -1e9), same weights as -inf since no row is empty",
             Shown::Twin);
 
-    // ---------------------------------------------------------------- 7) two polarities
-    ch.section("Step 7: 1 = keep vs 1 = hide, and what happens when they are mixed up",
-               "articles 000/002 vs article 004");
+    // ---------------------------------------------------------------- 7) article 001: valid lengths
+    ch.section("Step 7: article 001's decoder_visible_mask: the same triangle as valid lengths",
+               "article 001, DecoderBlock");
+    // valid_lens[t] = t + 1: query t may see t + 1 keys
+    // (B,T) with B = 1
+    ITensor decoder_visible_mask = ITensor::from_shape({1, T});
+    for (size_t t = 0; t < T; ++t) decoder_visible_mask(0, t) = static_cast<int64_t>(t) + 1;
+    ch.show("decoder_visible_mask = torch.arange(1, num_steps + 1).repeat(batch, 1)", decoder_visible_mask,
+            "in training, article 001 gives each query a count of visible keys instead of a matrix (at inference "
+            "it passes None: its key/value cache then holds only the past)",
+            Shown::Twin);
+    // keep[t,s] = s < valid_lens[t]
+    // (T,S) bool
+    BTensor visible = BTensor::from_shape({T, T});
+    for (size_t t = 0; t < T; ++t)
+      for (size_t s = 0; s < T; ++s) visible(t, s) = static_cast<int64_t>(s) < decoder_visible_mask(0, t);
+    ch.show("visible = torch.arange(num_steps)[None, :] < decoder_visible_mask[0][:, None]", visible,
+            "expanding the counts over the keys, as the attention it calls does", Shown::Twin);
+    ch.show("torch.equal(visible, tgt_mask[0])", py_bool(same(visible, tgt_mask0)),
+            "a third spelling of the same causal mask, 1 = keep", Shown::Twin);
+
+    // ---------------------------------------------------------------- 8) two polarities
+    ch.section("Step 8: 1 = keep vs 1 = hide, and what happens when they are mixed up",
+               "articles 000/001/002 vs article 004");
     ch.say(
         "  article  mask                              1 / True means   applied as\n"
         "  000      torch.tril(torch.ones(T, T))      keep             scores.masked_fill(mask == 0, -inf)\n"
         "  002      subsequent_mask(T)  (bool)        keep             scores.masked_fill(mask == 0, -1e9)\n"
+        "  001      arange(1, T + 1)  (valid lengths) keys kept        key s kept if s < valid_lens[t]\n"
         "  004      1 - band_part(ones, -1, 0)        HIDE             scores + mask * -1e9\n"
         "  004      create_padding_mask(seq)          HIDE             scores + mask * -1e9");
     // keep = 1 - hide;  keep_bool = (keep == 1)
     Tensor flipped = 1.0f - look_ahead_T;
     ch.show("torch.equal(1 - look_ahead_mask, mask[0])", py_bool(same(flipped, mask0)),
             "converting article 004's mask to article 000's: subtract from 1", Shown::Twin);
-    BTensor mask_is_one = equals(mask, 1.0f);
+    BTensor mask_is_one = xt::equal(mask, 1.0f);
     ch.show("torch.equal(tgt_mask, mask == 1)", py_bool(same(tgt_mask, mask_is_one)),
             "and article 000's float mask to article 002's bool one: compare with 1", Shown::Twin);
     // Mix-up A: a hide-mask given to a keep-convention function (masked_fill(mask == 0, -inf))
     // (B,T,S)
-    Tensor wrong_a = softmax(masked_fill(scores, equals(look_ahead_T, 0.0f), -INFINITY));
+    Tensor look_ahead_T1 = look_ahead_T;
+    look_ahead_T1.reshape({1, T, T});  // (T,S) -> (1,T,S), broadcast over the batch
+    Tensor wrong_a = softmax(masked_fill_zero(scores, look_ahead_T1, -INFINITY));
     ch.show("F.softmax(scores.masked_fill(look_ahead_mask == 0, -float(\"inf\")), dim=-1)", wrong_a,
             {"SoftmaxBackward0"},
             "article 004's mask (1 = hide) read as 1 = keep: every token sees only its FUTURE, never itself, "
             "and the last token sees nothing at all: nan",
             Shown::Twin);
-    hopt.title = "mix-up A: weights (? = nan)";
+    hopt.title = "mix-up A: weights";
     ch.figure(heatmap(xt::view(wrong_a, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // Mix-up B: a keep-mask given to a hide-convention function (scores + mask * -1e9)
-    Tensor wrong_b = softmax(add_mask(scores, mask));
-    ch.show("F.softmax(scores + mask * -1e9, dim=-1)", wrong_b, {"SoftmaxBackward0"},
-            fmt::format("article 000's mask (1 = keep) added as 1 = hide: the same future-only attention, and the "
-                        "last row, all -1e9, silently becomes uniform 1/{}: no nan to warn you",
+    // (article 004's function with article 000's mask: its weights are softmax(scores + mask * -1e9))
+    Tensor wrong_b;
+    scaled_dot_product_attention_004(query, key, value, &mask, &wrong_b);
+    ch.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, {"SoftmaxBackward0"},
+            fmt::format("article 000's mask (1 = keep) given to article 004's function, which adds mask * -1e9 "
+                        "(1 = hide): the same future-only attention, and the last row, all -1e9, silently becomes "
+                        "uniform 1/{}: no nan to warn you",
                         T),
             Shown::Twin);
     hopt.title = "mix-up B: weights";

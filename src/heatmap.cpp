@@ -1,6 +1,8 @@
 // heatmap.cpp: map each value to a shade between the matrix's min and max (finite values);
-// -inf cells (masked scores) are drawn as a distinct blank/"x" cell.
+// non-finite cells get a mark instead of a shade: x = -inf (masked scores), ! = +inf, ? = nan.
 #include "heatmap.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +87,11 @@ std::string cell(float v, float lo, float hi, const HeatmapOptions& opt) {
 
 }  // namespace
 
+HeatmapMode heatmap_mode(bool color) {
+  if (color) return HeatmapMode::Color;
+  return isatty(STDOUT_FILENO) ? HeatmapMode::Unicode : HeatmapMode::Ascii;
+}
+
 std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
                     const std::vector<std::string>& col_labels, const HeatmapOptions& opt) {
   if (m.dimension() != 2) throw std::invalid_argument("heatmap: needs a 2-D matrix");
@@ -96,6 +103,8 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
       hi = std::max(hi, v);
     }
   }
+  const bool fixed = !std::isnan(opt.vmin) && !std::isnan(opt.vmax);
+  if (fixed) lo = opt.vmin, hi = opt.vmax;
   std::vector<size_t> rows = pick(R, opt.max_rows), cols = pick(C, opt.max_cols);
   auto row_label = [&](size_t i) { return i < row_labels.size() ? row_labels[i] : std::to_string(i); };
   auto col_label = [&](size_t j) { return j < col_labels.size() ? col_labels[j] : std::to_string(j); };
@@ -108,7 +117,18 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   const size_t w = static_cast<size_t>(opt.cell_width);
   size_t max_cl = 0;
   for (size_t j : cols) max_cl = std::max(max_cl, display_width(fit(col_label(j), 8)));
-  if (max_cl <= w) {
+  if (max_cl > w && col_labels.empty()) {
+    // Index labels that do not fit a cell: a ruler, each index written where its column starts
+    // when there is room (at least one blank after the previous one).
+    std::string ruler;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      const std::string l = std::to_string(cols[k]);
+      const size_t at = k * w;
+      if (at < ruler.size() + (ruler.empty() ? 0 : 1)) continue;
+      ruler += std::string(at - ruler.size(), ' ') + l;
+    }
+    out += std::string(lw + 1, ' ') + ruler + "\n";
+  } else if (max_cl <= w) {
     out += std::string(lw + 1, ' ');
     for (size_t j : cols) {
       std::string l = fit(col_label(j), w);
@@ -145,12 +165,34 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
     for (size_t j : cols) out += cell(m(i, j), lo, hi, opt);
     out += "\n";
   }
-  // Legend: the value range, and how values map to shades.
-  std::string ramp;
-  for (int k = 0; k < 5; ++k) ramp += cell(lo + (hi - lo) * (k + 0.5f) / 5, lo, hi, opt);
-  out += fmt::format("{} {} low {:.4g} … high {:.4g}", std::string(lw, ' '), ramp, lo, hi);
-  bool has_neg_inf = std::any_of(m.begin(), m.end(), [](float v) { return std::isinf(v) && v < 0; });
-  if (has_neg_inf) out += "   x = -inf";
+  // Legend: the whole shade ramp between the smallest and the largest finite value, then
+  // the marks of the non-finite cells that occur.
+  out += std::string(lw + 1, ' ');
+  if (!(lo <= hi)) {
+    out += "no finite values";
+  } else if (lo == hi) {
+    out += fmt::format("every finite value = {:.4g}", lo);
+  } else {
+    std::string ramp;
+    switch (opt.mode) {
+      case HeatmapMode::Color:
+        for (int k : kRamp) ramp += fmt::format("\033[48;5;{}m \033[0m", k);
+        break;
+      case HeatmapMode::Unicode:
+        for (const char* c : kUnicode) ramp += c;
+        ramp = "[" + ramp + "]";
+        break;
+      case HeatmapMode::Ascii:
+      default:
+        ramp = std::string("[") + kAscii + "]";
+        break;
+    }
+    out += fmt::format("scale{}: low {:.4g} {} high {:.4g}", fixed ? " (fixed)" : "", lo, ramp, hi);
+  }
+  auto any = [&](auto pred) { return std::any_of(m.begin(), m.end(), pred); };
+  if (any([](float v) { return std::isinf(v) && v < 0; })) out += "   x = -inf";
+  if (any([](float v) { return std::isinf(v) && v > 0; })) out += "   ! = +inf";
+  if (any([](float v) { return std::isnan(v); })) out += "   ? = nan";
   if (rows.size() < R || cols.size() < C)
     out += fmt::format("   (showing {} of {} rows, {} of {} columns)", rows.size(), R, cols.size(), C);
   return out + "\n";

@@ -1,10 +1,13 @@
 // heatmap.hpp: a matrix drawn in the terminal (introduced in ch01, used by ch02-ch10).
 //   Color   256-colour background cells (stdout is a terminal)
-//   Unicode shading blocks " ░▒▓█" (terminal with --no-color)
-//   Ascii   " .:-=+*#%@" (stdout is a file or a pipe)
-// Rows and columns are labelled; a legend gives the value range.
+//   Unicode shading blocks " ░▒▓█" (terminal with --no-color or NO_COLOR set)
+//   Ascii   " .:-=+*#%@" (stdout is a file or a pipe: pure ASCII apart from the labels)
+// heatmap_mode(ch.color) picks among the three. Rows and columns are labelled; the legend
+// gives the value range and the whole shade ramp; non-finite cells are marked, not shaded:
+// x = -inf (masked scores), ! = +inf, ? = nan (a fully masked softmax row).
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -20,7 +23,14 @@ struct HeatmapOptions {
   int cell_width = 3;   // characters per cell
   int max_cols = 64;    // wider matrices show every k-th column (said in the legend)
   int max_rows = 64;    // likewise for rows
+  // A fixed scale (e.g. 0 and 1 for masks and attention weights, so that 1 is always the
+  // darkest shade and two pictures compare); NaN = use the matrix's finite min / max.
+  float vmin = NAN, vmax = NAN;
 };
+
+// The mode for a chapter's figures: Color if the chapter uses colour (ch.color), else
+// Unicode shading when stdout is a terminal, else plain ASCII.
+HeatmapMode heatmap_mode(bool color);
 
 // m (R,C) -> the picture; labels may be empty (indices are used) or one per row/column.
 std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,

@@ -1,17 +1,30 @@
 """PyTorch twin of chapters/ch01_embedding.cpp (run: /usr/bin/python3 tests/twins/ch01_embedding.py --seed 0)."""
+from types import SimpleNamespace
+
 import numpy as np
 import torch
 from torch import nn
 
 from twinlib import ARTICLE, BERT_BASE, TWIN, Twin, tf_shape
 from article000 import Embeddings
+from article002 import PositionalEncoding
+from article004 import positional_encoding
+from tokenizer_reference import BertTokenizer
 
 tw = Twin(__doc__, [(("--special",), dict(action="store_true")),
-                    (("--pe-len",), dict(type=int, default=50)),
+                    (("--d-model",), dict(type=int, default=BERT_BASE.hidden_size)),
+                    (("--seq-len", "--pe-len"), dict(type=int, default=50, dest="pe_len")),
                     (("--pe-dim",), dict(type=int, default=512))])
-config = BERT_BASE
+config = SimpleNamespace(**{**vars(BERT_BASE), "hidden_size": tw.args.d_model})
 
-# Step 1: text -> ids
+# Step 1: text -> pieces -> ids
+tokenizer = BertTokenizer(tw.args.vocab)
+tw.show("tokenizer.tokenize(text)", tokenizer.tokenize(tw.args.text), TWIN)
+words = tokenizer.tokenize_with_words(tw.args.text)[0]
+if all(len(tokenizer.wordpiece_tokenizer.tokenize(w)) == 1 for w in words):
+    demo = tokenizer.tokenize("unaffable tokenization")
+    tw.show('tokenizer.tokenize("unaffable tokenization")', demo, TWIN)
+    tw.show("tokenizer.convert_tokens_to_ids(_)", tokenizer.convert_tokens_to_ids(demo), TWIN)
 input_ids = tw.input_ids(add_special_tokens=tw.args.special)
 tw.show("inputs.input_ids", input_ids)
 
@@ -34,21 +47,13 @@ embedded = embedding_layer(input_ids)
 tw.show("embedding_layer(inputs.input_ids).size()", embedded.size())
 tw.show("embedding_layer(inputs.input_ids)", embedded, TWIN)
 
-
-# Step 4: article 004's sinusoidal positional_encoding (numpy, then float32)
-def get_angles(pos, i, d_model):
-    angle_rates = 1 / np.power(10000, (2 * (i // 2)) / np.float32(d_model))
-    return pos * angle_rates
-
-
-def positional_encoding(l_1, d_model):
-    angle_rads = get_angles(np.arange(l_1)[:, np.newaxis], np.arange(d_model)[np.newaxis, :], d_model)
-    angle_rads[:, 0::2] = np.sin(angle_rads[:, 0::2])
-    angle_rads[:, 1::2] = np.cos(angle_rads[:, 1::2])
-    return angle_rads.astype(np.float32)
-
-
-pos_encoding = positional_encoding(tw.args.pe_len, tw.args.pe_dim)
+# Step 4: article 004's sinusoidal positional_encoding (numpy, then float32), and article 002's
+# PositionalEncoding (float32 torch ops) for the same size: no random draws
+L, C = tw.args.pe_len, tw.args.pe_dim
+pos_encoding = positional_encoding(L, C)
 tw.show("pos_encoding.shape", tf_shape(pos_encoding.shape))
 r, c = min(5, pos_encoding.shape[0]), min(8, pos_encoding.shape[1])
 tw.show(f"torch.from_numpy(pos_encoding[:{r}, :{c}])", torch.from_numpy(np.ascontiguousarray(pos_encoding[:r, :c])), TWIN)
+if C % 2 == 0:
+    tw.show(f"(torch.from_numpy(pos_encoding) - PositionalEncoding({C}, 0.1, max_len={L}).pe[0]).abs().max()",
+            (torch.from_numpy(pos_encoding) - PositionalEncoding(C, 0.1, max_len=L).pe[0]).abs().max(), TWIN)

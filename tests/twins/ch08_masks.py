@@ -9,18 +9,12 @@ from torch import nn
 from twinlib import BERT_BASE, TWIN, Twin, tf_shape, tf_str
 import article000
 import article004
+from article002 import subsequent_mask
 
 tw = Twin(__doc__, [(("--d-model",), dict(type=int, default=BERT_BASE.hidden_size)),
-                    (("--valid-len",), dict(type=int, default=0)),
+                    (("--valid-len",), dict(type=int, default=None)),
                     (("--look-ahead",), dict(type=int, default=3))])
 config = BERT_BASE
-
-
-def subsequent_mask(size):
-    """Article 002 (Annotated Transformer): (1, size, size) bool, True = may attend (lower triangle)."""
-    attn_shape = (1, size, size)
-    mask = torch.triu(torch.ones(attn_shape), diagonal=1).type(torch.uint8)
-    return mask == 0
 
 
 # Step 1: the scores of chapter 2 (q = k = v = the embedded sentence)
@@ -46,7 +40,7 @@ tw.show("scaled_dot_product_attention(query, key, value, mask=mask)",
         article000.scaled_dot_product_attention(query, key, value, mask=mask), TWIN)
 
 # Step 3: article 000's padding masks, combined with bmm
-valid_len = tw.args.valid_len or min(3, seq_len)
+valid_len = min(3, seq_len) if tw.args.valid_len is None else tw.args.valid_len
 query_mask = key_mask = (torch.arange(seq_len) < valid_len).float().unsqueeze(0)
 tw.show("key_mask", key_mask, TWIN)
 pad_mask = torch.bmm(query_mask.unsqueeze(-1), key_mask.unsqueeze(1))
@@ -85,10 +79,18 @@ tw.show("tgt_mask[0]", tgt_mask[0])
 p_attn = F.softmax(scores.masked_fill(tgt_mask == 0, -1e9), dim=-1)
 tw.show("torch.equal(p_attn, masked_weights)", torch.equal(p_attn, masked_weights), TWIN)
 
-# Step 7: the two polarities, and what mixing them up does
+# Step 7: article 001's decoder_visible_mask (valid lengths, training mode)
+num_steps, batch = seq_len, 1
+decoder_visible_mask = torch.arange(1, num_steps + 1).repeat(batch, 1)
+tw.show("decoder_visible_mask = torch.arange(1, num_steps + 1).repeat(batch, 1)", decoder_visible_mask, TWIN)
+visible = torch.arange(num_steps)[None, :] < decoder_visible_mask[0][:, None]
+tw.show("visible = torch.arange(num_steps)[None, :] < decoder_visible_mask[0][:, None]", visible, TWIN)
+tw.show("torch.equal(visible, tgt_mask[0])", torch.equal(visible, tgt_mask[0]), TWIN)
+
+# Step 8: the two polarities, and what mixing them up does
 tw.show("torch.equal(1 - look_ahead_mask, mask[0])", torch.equal(1 - look_ahead_mask, mask[0]), TWIN)
 tw.show("torch.equal(tgt_mask, mask == 1)", torch.equal(tgt_mask, mask == 1), TWIN)
 wrong_a = F.softmax(scores.masked_fill(look_ahead_mask == 0, -float("inf")), dim=-1)
 tw.show('F.softmax(scores.masked_fill(look_ahead_mask == 0, -float("inf")), dim=-1)', wrong_a, TWIN)
-wrong_b = F.softmax(scores + mask * -1e9, dim=-1)
-tw.show("F.softmax(scores + mask * -1e9, dim=-1)", wrong_b, TWIN)
+wrong_b = article004.scaled_dot_product_attention(query, key, value, mask)[1]
+tw.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, TWIN)

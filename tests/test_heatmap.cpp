@@ -1,0 +1,115 @@
+// test_heatmap.cpp: the terminal heatmap (src/heatmap.hpp, introduced in ch01).
+//
+// What the chapters rely on: labelled rows and columns, a legend with the value range and the
+// shade ramp, marks for -inf / nan cells, pure ASCII output in Ascii mode (stdout not a
+// terminal), and the darkest/lightest shade at the ends of the range.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "heatmap.hpp"
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool is_ascii(const std::string& s) {
+  for (unsigned char c : s)
+    if (c >= 0x80 || (c < 0x20 && c != '\n')) return false;
+  return true;
+}
+
+ts::Tensor matrix(const std::vector<std::vector<float>>& rows) {
+  ts::Tensor m = ts::Tensor::from_shape({rows.size(), rows[0].size()});
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("heatmap: ASCII mode is plain ASCII, labelled, with a legend", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.mode = ts::HeatmapMode::Ascii;
+  opt.title = "scores";
+  opt.cell_width = 5;
+  const ts::Tensor m = matrix({{0, 1, 2}, {3, 4, 9}});
+  const std::string pic = ts::heatmap(m, {"time", "flies"}, {"a", "b", "c"}, opt);
+  REQUIRE(is_ascii(pic));
+  const auto lines = lines_of(pic);
+  REQUIRE(lines.size() == 5);  // title, column labels, 2 rows, legend
+  CHECK(lines[0] == "scores");
+  CHECK(lines[1] == "          a    b    c");
+  // the smallest value is blank, the largest the densest character
+  CHECK(lines[2] == "time       .....:::::");
+  CHECK(lines[3] == "flies -----=====@@@@@");
+  CHECK(lines[4] == "      scale: low 0 [ .:-=+*#%@] high 9");
+}
+
+TEST_CASE("heatmap: -inf, +inf and nan cells are marked and named in the legend", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.mode = ts::HeatmapMode::Ascii;
+  opt.cell_width = 3;
+  const ts::Tensor m = matrix({{1, -INFINITY}, {NAN, INFINITY}});
+  const auto lines = lines_of(ts::heatmap(m, {}, {}, opt));
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1] == "0 +++  x");  // a constant matrix draws at mid-shade
+  CHECK(lines[2] == "1   ?  !");
+  CHECK(lines[3].find("every finite value = 1") != std::string::npos);
+  CHECK(lines[3].find("x = -inf") != std::string::npos);
+  CHECK(lines[3].find("! = +inf") != std::string::npos);
+  CHECK(lines[3].find("? = nan") != std::string::npos);
+}
+
+TEST_CASE("heatmap: Unicode and colour modes shade with blocks and 256-colour cells", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.cell_width = 2;
+  const ts::Tensor m = matrix({{0, 1}});
+  opt.mode = ts::HeatmapMode::Unicode;
+  const auto uni = lines_of(ts::heatmap(m, {"r"}, {"c0", "c1"}, opt));
+  REQUIRE(uni.size() == 3);
+  CHECK(uni[1] == "r   \u2588\u2588");
+  CHECK(uni[2].find("[ \u2591\u2592\u2593\u2588]") != std::string::npos);
+  opt.mode = ts::HeatmapMode::Color;
+  const std::string col = ts::heatmap(m, {"r"}, {"c0", "c1"}, opt);
+  CHECK(col.find("\033[48;5;17m  \033[0m\033[48;5;208m  \033[0m") != std::string::npos);
+}
+
+TEST_CASE("heatmap: a fixed scale shades a constant mask by its value", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.mode = ts::HeatmapMode::Ascii;
+  opt.cell_width = 2;
+  opt.vmin = 0.0f;
+  opt.vmax = 1.0f;
+  const auto lines = lines_of(ts::heatmap(matrix({{1, 1}, {0, 0}}), {"a", "b"}, {}, opt));
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1] == "a @@@@");
+  CHECK(lines[2] == "b     ");
+  CHECK(lines[3] == "  scale (fixed): low 0 [ .:-=+*#%@] high 1");
+  opt.vmin = NAN;  // back to the matrix's own range: a constant matrix has none
+  CHECK(lines_of(ts::heatmap(matrix({{1, 1}}), {}, {}, opt))[1] == "0 ++++");
+}
+
+TEST_CASE("heatmap: wide matrices show every k-th column and say so", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.mode = ts::HeatmapMode::Ascii;
+  opt.cell_width = 1;
+  opt.max_cols = 10;
+  ts::Tensor m = ts::zeros({2, 100});
+  m(1, 99) = 1.0f;
+  const std::string pic = ts::heatmap(m, {}, {}, opt);
+  REQUIRE(is_ascii(pic));
+  // 100 columns at most 10 shown: stride 10 is even, so 11 (sin and cos columns alike)
+  CHECK(pic.find("(showing 2 of 2 rows, 10 of 100 columns)") != std::string::npos);
+  // index labels wider than a cell become a ruler: each index where its column starts, if it fits
+  CHECK(lines_of(pic)[0] == "  0 22 55 88");  // columns 0, 11, 22, ... one character each
+  REQUIRE_THROWS(ts::heatmap(ts::zeros({2, 2, 2}), {}, {}, opt));
+}
