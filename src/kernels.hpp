@@ -11,7 +11,7 @@
 //
 // Pointer kernels work on `rows` contiguous rows of length `n` (row-major, the last dim).
 // Tensor wrappers apply them over the last dim of a tensor of any rank.
-// Introduced in ch03 (softmax); LayerNorm in ch08, GELU in ch07.
+// Introduced in ch03 (softmax); GELU and ReLU in ch05, LayerNorm in ch06, log_softmax in ch10.
 #pragma once
 
 #include <cstdint>
