@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Every docs page's sample output must be what the chapter prints now.
 
-usage: docs_check.py BUILD_DIR DOCS_PAGE...
-For each page, the first code block after a heading "## Sample output (`./build/chNN_x FLAGS`...)"
-is compared with a real run of that command (from BUILD_DIR). A sample is abridged: its lines
+usage: docs_check.py BUILD_DIR PAGE...
+In each page, the code block after a heading "## Sample output (`./build/chNN_x FLAGS`...)" or
+after a line "<!-- sample: ./build/chNN_x FLAGS -->" (the README) is compared with a real run
+of that command (from BUILD_DIR). A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
 stands for lines left out, and a line ending in "...", "…" or "(...)" was cut short (its
 start must match). Runs use the OpenBLAS kernel the committed transcripts pin
@@ -19,22 +20,24 @@ import subprocess
 import sys
 
 HEADING = re.compile(r"^## Sample output \(`(\./build/[^`]+)`")
+MARKER = re.compile(r"^<!-- sample: (\./build/\S.*?) -->$")  # README: a marked block per chapter
 TIMING = re.compile(r"\bms\b|ms/forward|GFLOP/s|speed|faster|slower")
 NUMBER = re.compile(r"\d+(\.\d+)?")
 ELISION = {"...", "…"}
 
 
-def sample_of(page):
-    """(command, [sample lines]) of the page's sample, or None if it has none."""
+def samples_of(page):
+    """[(command, [sample lines])]: the code block after each sample heading or marker."""
     lines = open(page, encoding="utf-8").read().splitlines()
+    found = []
     for i, line in enumerate(lines):
-        m = HEADING.match(line)
+        m = HEADING.match(line) or MARKER.match(line)
         if not m:
             continue
         start = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
         end = next(j for j in range(start + 1, len(lines)) if lines[j].startswith("```"))
-        return m.group(1), lines[start + 1:end]
-    return None
+        found.append((m.group(1), lines[start + 1:end]))
+    return found
 
 
 def norm(line):
@@ -54,13 +57,15 @@ def matches(want, got):
     return want == got
 
 
-def check(build, page):
-    found = sample_of(page)
-    name = os.path.basename(page)
-    if found is None:
-        print(f"NOT OK  {name}: no '## Sample output (`./build/...`)' section")
+def check_page(build, page):
+    found = samples_of(page)
+    if not found:
+        print(f"NOT OK  {os.path.basename(page)}: no '## Sample output (`./build/...`)' section")
         return False
-    command, sample = found
+    return all([check(build, os.path.basename(page), command, sample) for command, sample in found])
+
+
+def check(build, name, command, sample):
     argv = shlex.split(command)
     argv[0] = os.path.join(build, os.path.basename(argv[0]))
     if "--no-color" not in argv:
@@ -96,7 +101,7 @@ def main():
         print(__doc__)
         return 2
     build, pages = sys.argv[1], sys.argv[2:]
-    results = [check(build, p) for p in pages]
+    results = [check_page(build, p) for p in pages]
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1
 
