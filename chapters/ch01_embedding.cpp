@@ -93,15 +93,11 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base, with hidden_size = --d-model
-    if (d_model < 1 || d_model > 2048)
-      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
-                       std::to_string(d_model));
+    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     config.hidden_size = d_model;
     if (pe_len < 1 || pe_len > 100000)
       throw UsageError("--seq-len (--pe-len) must be between 1 and 100000, got " + std::to_string(pe_len));
-    if (pe_dim < 2 || pe_dim > 8192)
-      throw UsageError("--pe-dim must be between 2 and 8192 (one sin and one cos column at least), got " +
-                       std::to_string(pe_dim));
+    check_range("--pe-dim", pe_dim, 2, 8192, "one sin and one cos column at least");
 
     // ---------------------------------------------------------------- 1) tokenize
     ch.section("Step 1: text -> token ids", "article 000, Scaled Dot-product Attention");

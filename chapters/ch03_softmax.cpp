@@ -108,20 +108,15 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
-    if (d_model < 1 || d_model > 2048)
-      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
-                       std::to_string(d_model));
+    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     if (d_k < 1 || d_k > 65536) throw UsageError("--d-k must be between 1 and 65536, got " + std::to_string(d_k));
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
-    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
-    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
-    std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
-    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T)
-    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const std::vector<std::string>& tokens = sentence.tokens;
+    const ITensor& input_ids = sentence.input_ids;
     Embedding token_emb(config.vocab_size, d_model);
     // q = k = v = E   (B,T,C)
     const Tensor inputs_embeds = token_emb(input_ids);

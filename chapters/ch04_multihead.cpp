@@ -208,12 +208,9 @@ int main(int argc, char** argv) {
   ch.option("--seq-len", seq_len, "positions of the random input of article 004's layer (default 60, the article's)");
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    if (d_model < 1 || d_model > 2048)
-      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
-                       std::to_string(d_model));
+    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     check_model_dims(d_model, heads);
-    if (seq_len < 1 || seq_len > 1024)
-      throw UsageError("--seq-len must be between 1 and 1024 (article 004 uses 60), got " + std::to_string(seq_len));
+    check_range("--seq-len", seq_len, 1, 1024, "article 004 uses 60");
     Config config;  // BERT-base, with the chapter's C and H
     config.hidden_size = d_model;
     config.num_attention_heads = heads;
@@ -224,13 +221,10 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the input
     ch.section("Step 1: the sentence as vectors (query = key = value)", "article 000, Multi-head Attention");
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    const std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
-    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
-    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
-    const std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
-    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T)
-    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const std::vector<std::string>& tokens = sentence.tokens;
+    const ITensor& input_ids = sentence.input_ids;
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);

@@ -69,12 +69,9 @@ int main(int argc, char** argv) {
   ch.option("--d-ff", d_ff, "intermediate_size F, the hidden width of the FFN (default 3072 = 4 x 768)");
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    if (d_model < 1 || d_model > 2048)
-      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
-                       std::to_string(d_model));
+    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     check_model_dims(d_model, heads);
-    if (d_ff < 1 || d_ff > 16384)
-      throw UsageError("--d-ff must be between 1 and 16384 (BERT-base uses 3072 = 4 x 768), got " + std::to_string(d_ff));
+    check_range("--d-ff", d_ff, 1, 16384, "BERT-base uses 3072 = 4 x 768");
     Config config;  // BERT-base, with the chapter's C, H and F
     config.hidden_size = d_model;
     config.num_attention_heads = heads;
@@ -82,13 +79,9 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the input: chapter 4's output
     ch.section("Step 1: the multi-head attention output of chapter 4", "article 000, Multi-head Attention");
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    const std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
-    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
-    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
-    const std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
-    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T)
-    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const ITensor& input_ids = sentence.input_ids;
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C); q = k = v = E
     Embedding token_emb(config.vocab_size, config.hidden_size);

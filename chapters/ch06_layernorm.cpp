@@ -127,9 +127,7 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
-    if (d_model < 2 || d_model > 2048)
-      throw UsageError("--d-model must be between 2 and 2048 (a row needs 2 values for an unbiased std), got " +
-                       std::to_string(d_model));
+    check_range("--d-model", d_model, 2, 2048, "a row needs 2 values for an unbiased std");
     const std::vector<float> row_values = parse_row(row_text);
     const size_t C = static_cast<size_t>(d_model);
 
@@ -143,13 +141,10 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the rows to normalise
     ch.section("Step 1: the rows to normalise: the embedded sentence", "article 000, Layer Normalization");
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
-    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
-    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
-    std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
-    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T), B = 1
-    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const std::vector<std::string>& tokens = sentence.tokens;
+    const ITensor& input_ids = sentence.input_ids;
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, d_model);

@@ -99,14 +99,10 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---- the knobs: impossible values are refused before any work
-    if (config.hidden_size < 1 || config.hidden_size > 2048)
-      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row tables must fit in memory), got " +
-                       std::to_string(config.hidden_size));
+    check_range("--d-model", config.hidden_size, 1, 2048, "the 30522-row tables must fit in memory");
     check_model_dims(config.hidden_size, config.num_attention_heads);
-    if (config.num_hidden_layers < 1 || config.num_hidden_layers > 48)
-      throw UsageError("--layers must be between 1 and 48, got " + std::to_string(config.num_hidden_layers));
-    if (config.intermediate_size < 1 || config.intermediate_size > 16384)
-      throw UsageError("--d-ff must be between 1 and 16384, got " + std::to_string(config.intermediate_size));
+    check_range("--layers", config.num_hidden_layers, 1, 48);
+    check_range("--d-ff", config.intermediate_size, 1, 16384);
     const double C = static_cast<double>(config.hidden_size), F = static_cast<double>(config.intermediate_size);
     const double params = 2.0 * config.vocab_size * C + (config.num_hidden_layers + 1) * (4 * C * C + 2 * C * F);
     if (params > 400e6)
@@ -116,13 +112,10 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the input
     ch.section("Step 1: the input of the encoder layer", "article 000, Layer Normalization");
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
-    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
-    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
-    std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
-    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T), B = 1
-    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const std::vector<std::string>& tokens = sentence.tokens;
+    const ITensor& input_ids = sentence.input_ids;
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);

@@ -87,11 +87,8 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
-    if (d_model < 1 || d_model > 2048)
-      throw UsageError("--d-model must be between 1 and 2048 (the 30522-row table must fit in memory), got " +
-                       std::to_string(d_model));
-    if (look_ahead < 1 || look_ahead > 64)
-      throw UsageError("--look-ahead must be between 1 and 64, got " + std::to_string(look_ahead));
+    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
+    check_range("--look-ahead", look_ahead, 1, 64);
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
     hopt.vmin = 0.0f;  // masks and weights share one scale: 0 blank, 1 darkest
@@ -99,17 +96,14 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    std::vector<std::string> tokens = tokenizer.tokenize(ch.text);
-    if (tokens.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
-    check_seq_len(static_cast<int64_t>(tokens.size()), config.max_position_embeddings);
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const std::vector<std::string>& tokens = sentence.tokens;
+    const ITensor& input_ids = sentence.input_ids;
     const size_t T = tokens.size();
     if (valid_len == kNotGiven) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
     if (valid_len < 1 || valid_len > static_cast<int64_t>(T))
       throw UsageError(fmt::format("--valid-len must be between 1 and the {} tokens of --text, got {}", T, valid_len));
-    std::vector<int64_t> id_list = tokenizer.encode(ch.text, false);
-    ITensor input_ids = ITensor::from_shape({1, id_list.size()});  // (B,T), B = 1
-    std::copy(id_list.begin(), id_list.end(), input_ids.begin());
     ch.show("inputs.input_ids", input_ids, "the sentence of chapter 1, T = " + std::to_string(T) + " tokens",
             Shown::Twin);
     Embedding token_emb(config.vocab_size, d_model);

@@ -77,17 +77,12 @@ int main(int argc, char** argv) {
   ch.option("--layers", n_layers, "N, decoder layers in the key/value-cache demo (default 6, article 002's N)");
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    if (d_model < 1 || d_model > 512)
-      throw UsageError("--d-model must be between 1 and 512 here (the cache demo re-projects every row), got " +
-                       std::to_string(d_model));
+    check_range("--d-model", d_model, 1, 512, "the cache demo re-projects every row");
     check_model_dims(d_model, heads);
     if (d_ff < 1 || d_ff > 8192) throw UsageError("--d-ff must be between 1 and 8192, got " + std::to_string(d_ff));
-    if (tgt_len < 1 || tgt_len > 64)
-      throw UsageError("--tgt-len must be between 1 and 64 target tokens, got " + std::to_string(tgt_len));
-    if (src_len < 1 || src_len > 64)
-      throw UsageError("--src-len must be between 1 and 64 memory rows, got " + std::to_string(src_len));
-    if (n_layers < 1 || n_layers > 12)
-      throw UsageError("--layers must be between 1 and 12, got " + std::to_string(n_layers));
+    check_range("--tgt-len", tgt_len, 1, 64, "target tokens");
+    check_range("--src-len", src_len, 1, 64, "memory rows");
+    check_range("--layers", n_layers, 1, 12);
     const size_t T = static_cast<size_t>(tgt_len), S = static_cast<size_t>(src_len);
     const std::vector<std::string> tgt_tokens = labels(T, {"BOS", "comment", "et", "es-vous", "?"}, "t");
     const std::vector<std::string> src_tokens = labels(S, {"BOS", "how", "are", "you", "?", "EOS"}, "s");

@@ -119,19 +119,15 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---------------------------------------------------------------- knobs
-    if (d_model < 1 || d_model > 512)
-      throw UsageError("--d-model must be between 1 and 512, got " + std::to_string(d_model));
+    check_range("--d-model", d_model, 1, 512);
     check_model_dims(d_model, heads);
     if (d_ff < 1 || d_ff > 4096) throw UsageError("--d-ff must be between 1 and 4096, got " + std::to_string(d_ff));
-    if (n_layers < 1 || n_layers > 12)
-      throw UsageError("--layers must be between 1 and 12, got " + std::to_string(n_layers));
-    if (max_len < 1 || max_len > 100)
-      throw UsageError("--max-len must be between 1 and 100 new tokens, got " + std::to_string(max_len));
+    check_range("--layers", n_layers, 1, 12);
+    check_range("--max-len", max_len, 1, 100, "new tokens");
     if (tgt_vocab < static_cast<int64_t>(kFrench.size()) || tgt_vocab > 100000)
       throw UsageError(fmt::format("--tgt-vocab must be between {} (the French word list) and 100000, got {}",
                                    kFrench.size(), tgt_vocab));
-    if (src_vocab < 1 || src_vocab > 100000)
-      throw UsageError("--src-vocab must be between 1 and 100000, got " + std::to_string(src_vocab));
+    check_range("--src-vocab", src_vocab, 1, 100000);
     WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
     const std::vector<std::string> pieces = tokenizer.tokenize(ch.text);
     if (pieces.empty()) throw UsageError("--text has no tokens: give an English sentence, e.g. \"How are you?\"");

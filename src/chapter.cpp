@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -192,6 +193,29 @@ void check_seq_len(int64_t seq_len, int64_t max_positions) {
   if (seq_len > max_positions)
     throw UsageError("sequence of " + std::to_string(seq_len) + " tokens is longer than the " +
                      std::to_string(max_positions) + " positions the model has: shorten the input");
+}
+
+void check_range(const std::string& flag, int64_t value, int64_t lo, int64_t hi, const std::string& why) {
+  if (value < lo || value > hi)
+    throw UsageError(flag + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                     (why.empty() ? "" : " (" + why + ")") + ", got " + std::to_string(value));
+}
+
+Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_special_tokens) {
+  WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
+  Sentence s;
+  s.pieces = tokenizer.tokenize(ch.text);
+  if (s.pieces.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
+  std::vector<int64_t> ids = tokenizer.encode(ch.text, add_special_tokens);
+  check_seq_len(static_cast<int64_t>(ids.size()), max_positions);
+  s.tokens = s.pieces;
+  if (add_special_tokens) {
+    s.tokens.insert(s.tokens.begin(), "[CLS]");
+    s.tokens.push_back("[SEP]");
+  }
+  s.input_ids = ITensor::from_shape({1, ids.size()});  // (B,T), B = 1
+  std::copy(ids.begin(), ids.end(), s.input_ids.begin());
+  return s;
 }
 
 WordPieceTokenizer load_tokenizer(const std::string& path) {

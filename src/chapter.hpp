@@ -100,7 +100,22 @@ class Chapter {
   int dumped_ = 0;
 };
 
+// The sentence a chapter starts from (introduced in ch01): --text, tokenized with the
+// bert-base-uncased WordPiece of --vocab, as article 000's tokenizer(text, return_tensors="pt",
+// add_special_tokens=...) would.
+struct Sentence {
+  std::vector<std::string> pieces;  // tokenizer.tokenize(text): the T word pieces, no [CLS]/[SEP]
+  std::vector<std::string> tokens;  // the token of every id: pieces, with [CLS]/[SEP] if special
+  ITensor input_ids;                // (B,T) with B = 1
+  int64_t T() const { return static_cast<int64_t>(tokens.size()); }
+};
+// Throws UsageError (exit 2) for a missing vocabulary, a text with no tokens, or more ids
+// than max_positions.
+Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_special_tokens = false);
+
 // Shared checks for the knobs chapters expose (each throws UsageError with the fix).
+// lo <= value <= hi, else "<flag> must be between lo and hi (why), got value".
+void check_range(const std::string& flag, int64_t value, int64_t lo, int64_t hi, const std::string& why = "");
 void check_model_dims(int64_t d_model, int64_t heads);          // d_model % heads == 0, sane sizes
 void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions
 // The WordPiece tokenizer from `path`; a missing vocabulary is a UsageError naming `make deps`.
