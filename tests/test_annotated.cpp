@@ -28,29 +28,21 @@
 
 #include "annotated.hpp"
 #include "rng.hpp"
+#include "reference_run.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 struct AnnotatedTwin {
-  fs::path dir;
+  ts_test::ReferenceRun run{"annotated_reference.py"};  // torch writes its tensors into run.dir()
+  fs::path dir = run.dir();
   std::map<std::string, size_t> numel;
   AnnotatedTwin() {
-    char tmpl[] = "/tmp/ts_annotated_XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/twins/annotated_reference.py {} > {}/log.txt 2>&1",
-                                        TS_SOURCE_DIR, dir.string(), dir.string());
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("twin failed: " + cmd);
     std::ifstream m(dir / "manifest.txt");
     std::string key;
     size_t n = 0;
     while (m >> key >> n) numel[key] = n;
-  }
-  ~AnnotatedTwin() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
   std::vector<float> get(const std::string& key) const {
     std::ifstream f(dir / (key + ".f32"), std::ios::binary);

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "kernels.hpp"
+#include "reference_run.hpp"
 
 namespace {
 
@@ -34,28 +35,12 @@ struct Case {
   std::vector<float> x, y, gamma, beta;
 };
 
-std::vector<float> read_f32(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open " + p.string());
-  f.seekg(0, std::ios::end);
-  const auto bytes = static_cast<size_t>(f.tellg());
-  f.seekg(0);
-  std::vector<float> v(bytes / sizeof(float));
-  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(bytes));
-  return v;
-}
-
 // Runs the twin once per test binary; the temp dir is removed at exit.
 struct Twin {
-  fs::path dir;
+  ts_test::ReferenceRun run{"kernels_reference.py"};  // torch writes its tensors into run.dir()
+  fs::path dir = run.dir();
   std::vector<Case> cases;
   Twin() {
-    char tmpl[] = "/tmp/ts_kernels_XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/twins/kernels_reference.py {} > {}/log.txt 2>&1",
-                                        TS_SOURCE_DIR, dir.string(), dir.string());
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("twin failed: " + cmd);
     std::ifstream m(dir / "manifest.txt");
     std::string line;
     while (std::getline(m, line)) {
@@ -63,18 +48,14 @@ struct Twin {
       std::istringstream ss(line);
       Case c;
       ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
-      c.x = read_f32(dir / (c.name + ".x.f32"));
-      c.y = read_f32(dir / (c.name + ".y.f32"));
+      c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
+      c.y = ts_test::read_f32(dir / (c.name + ".y.f32"));
       if (c.op == "layer_norm") {
-        c.gamma = read_f32(dir / (c.name + ".g.f32"));
-        c.beta = read_f32(dir / (c.name + ".b.f32"));
+        c.gamma = ts_test::read_f32(dir / (c.name + ".g.f32"));
+        c.beta = ts_test::read_f32(dir / (c.name + ".b.f32"));
       }
       cases.push_back(std::move(c));
     }
-  }
-  ~Twin() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 };
 

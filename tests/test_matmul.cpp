@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "matmul.hpp"
+#include "reference_run.hpp"
 
 namespace {
 
@@ -199,25 +200,12 @@ ts::Tensor read_f32(const nlohmann::json& spec) {
 
 // Runs the twin once per test binary; the temp dir is removed at exit.
 struct Twin {
-  fs::path dir;
+  ts_test::ReferenceRun run{"matmul_reference.py"};  // torch writes its tensors into run.dir()
+  fs::path dir = run.dir();
   nlohmann::json manifest;
   Twin() {
-    char tmpl[] = "/tmp/ts_matmul_XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/twins/matmul_reference.py {} > {}/log.txt 2>&1",
-                                        TS_SOURCE_DIR, dir.string(), dir.string());
-    if (std::system(cmd.c_str()) != 0) {
-      std::ifstream log(dir / "log.txt");
-      const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-      throw std::runtime_error("twin failed: " + cmd + "\n" + text);
-    }
     std::ifstream m(dir / "manifest.json");
     manifest = nlohmann::json::parse(m);
-  }
-  ~Twin() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 };
 

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "stats.hpp"
+#include "reference_run.hpp"
 
 namespace {
 
@@ -31,28 +32,12 @@ struct StatCase {
   std::vector<float> x, y;
 };
 
-std::vector<float> read_f32(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open " + p.string());
-  f.seekg(0, std::ios::end);
-  const auto bytes = static_cast<size_t>(f.tellg());
-  f.seekg(0);
-  std::vector<float> v(bytes / sizeof(float));
-  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(bytes));
-  return v;
-}
-
 // Runs the twin once per test binary; the temp dir is removed at exit.
 struct StatsTwin {
-  fs::path dir;
+  ts_test::ReferenceRun run{"stats_reference.py"};  // torch writes its tensors into run.dir()
+  fs::path dir = run.dir();
   std::vector<StatCase> cases;
   StatsTwin() {
-    char tmpl[] = "/tmp/ts_stats_XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-    const std::string cmd = fmt::format("/usr/bin/python3 {}/tests/twins/stats_reference.py {} > {}/log.txt 2>&1",
-                                        TS_SOURCE_DIR, dir.string(), dir.string());
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("twin failed: " + cmd);
     std::ifstream m(dir / "manifest.txt");
     std::string line;
     while (std::getline(m, line)) {
@@ -62,14 +47,10 @@ struct StatsTwin {
       ss >> c.name >> c.op >> c.correction;
       size_t d;
       while (ss >> d) c.shape.push_back(d);
-      c.x = read_f32(dir / (c.name + ".x.f32"));
-      c.y = read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
+      c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
+      c.y = ts_test::read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
       cases.push_back(std::move(c));
     }
-  }
-  ~StatsTwin() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 };
 
