@@ -3,6 +3,7 @@
 #   make test          # install what is missing, build, pass every test (+ ASan/UBSan build)
 # Everything else is a building block of those two.
 
+MAKEFLAGS  += --no-print-directory
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
