@@ -587,7 +587,36 @@ struct Aligned {
 };
 
 #if TS_HAVE_AVX512
-TS_AVX512 void transpose16(__m512 r[16]);  // (with pack_tiles_512, below)
+#pragma GCC diagnostic push  // (see the row kernels)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// r[0..15] rows of 16 -> r[c] = column c: 4x4 blocks by unpacks, then 128-bit block shuffles
+TS_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);      // a0 b0 a1 b1 (per 128-bit block)
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);  // a2 b2 a3 b3
+  }
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));      // a0 b0 c0 d0
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));  // a1 b1 c1 d1
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));  // a2 b2 c2 d2
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));  // a3 b3 c3 d3
+  }
+  __m512 out[16];
+  for (int j = 0; j < 4; ++j) {  // column 4L + j = block L of r[j], r[4+j], r[8+j], r[12+j]
+    const __m512 a = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), b = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+    const __m512 c = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88), d = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+    out[j] = _mm512_shuffle_f32x4(a, c, 0x88);
+    out[8 + j] = _mm512_shuffle_f32x4(a, c, 0xdd);
+    out[4 + j] = _mm512_shuffle_f32x4(b, d, 0x88);
+    out[12 + j] = _mm512_shuffle_f32x4(b, d, 0xdd);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = out[i];
+}
+
 
 // pack_panels by 16 x 16 register transposes: 16 outputs x 16 steps at a time
 TS_AVX512 void pack_panels_512(const float* W, int64_t ldw, int64_t M, int64_t K, float scale, float* out) {
@@ -607,6 +636,7 @@ TS_AVX512 void pack_panels_512(const float* W, int64_t ldw, int64_t M, int64_t K
       }
     }
 }
+#pragma GCC diagnostic pop
 #endif
 
 // W (M,K), rows ldw apart, times `scale` -> panels (ceil(M/32), K, 32) at out (64-byte aligned)
@@ -704,33 +734,6 @@ const MicroTile kMicroTiles[kMR + 1] = {nullptr,        micro_tile<1>, micro_til
 #pragma GCC diagnostic push  // (see the row kernels)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-// r[0..15] rows of 16 -> r[c] = column c: 4x4 blocks by unpacks, then 128-bit block shuffles
-TS_AVX512 void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);      // a0 b0 a1 b1 (per 128-bit block)
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);  // a2 b2 a3 b3
-  }
-  for (int i = 0; i < 4; ++i) {
-    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));      // a0 b0 c0 d0
-    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));  // a1 b1 c1 d1
-    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));  // a2 b2 c2 d2
-    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));  // a3 b3 c3 d3
-  }
-  __m512 out[16];
-  for (int j = 0; j < 4; ++j) {  // column 4L + j = block L of r[j], r[4+j], r[8+j], r[12+j]
-    const __m512 a = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), b = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
-    const __m512 c = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88), d = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
-    out[j] = _mm512_shuffle_f32x4(a, c, 0x88);
-    out[8 + j] = _mm512_shuffle_f32x4(a, c, 0xdd);
-    out[4 + j] = _mm512_shuffle_f32x4(b, d, 0x88);
-    out[12 + j] = _mm512_shuffle_f32x4(b, d, 0xdd);
-  }
-  for (int i = 0; i < 16; ++i) r[i] = out[i];
-}
-
 // pack_tiles by 16 x 16 register transposes (the scalar loop's strided stores cost ~5 %
 // of a forward at T = 128)
 TS_AVX512 void pack_tiles_512(const float* x, int64_t ldx, int64_t rows, int64_t K, int64_t t0, int64_t t1,
