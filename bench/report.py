@@ -4,7 +4,8 @@
 usage: python3 bench/report.py BUILD_DIR [--reps 7] [--filter REGEX] [--no-docs]
 
 1. BUILD_DIR/bench_encoder and BUILD_DIR/bench_matmul (Google Benchmark): every workload at
-   1 and 2 threads, a warm-up, then --reps repetitions; we keep the median.
+   1 and 2 threads, a warm-up, then --reps repetitions (interleaved in random order); we
+   keep the median.
 2. bench/bench_pytorch.py under /usr/bin/python3 with the SAME OpenBLAS core: the core our
    side ran is passed as OPENBLAS_CORETYPE (unless the caller set one, which then governs
    both sides) and the peer refuses to run if its OpenBLAS reports another core. On an
@@ -60,7 +61,9 @@ def run(cmd, env=None):
 
 
 def google_bench(binary, out_json, reps, filt):
-    cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_report_aggregates_only=true",
+    # repetitions of all benchmarks interleaved in random order: a change of load hits them alike
+    cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_enable_random_interleaving=true",
+           "--benchmark_report_aggregates_only=true",
            f"--benchmark_out={out_json}", "--benchmark_out_format=json", f"--benchmark_filter={filt}"]
     sys.stderr.write(run(cmd))
     with open(out_json) as f:
