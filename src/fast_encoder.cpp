@@ -734,23 +734,24 @@ const MicroTile kMicroTiles[kMR + 1] = {nullptr,        micro_tile<1>, micro_til
 #pragma GCC diagnostic push  // (see the row kernels)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+// src (mr <= 16 rows, n <= 16 columns), rows ld apart -> dst[c*mr + r]: one register transpose
+TS_AVX512 inline void pack_block16(const float* src, int64_t ld, int64_t mr, int64_t n, float* dst) {
+  const __mmask16 live = n == 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  const __mmask16 row_mask = mr == 16 ? __mmask16(0xFFFF) : __mmask16((1u << mr) - 1);
+  __m512 r[16];
+  for (int64_t i = 0; i < 16; ++i) r[i] = i < mr ? _mm512_maskz_loadu_ps(live, src + i * ld) : _mm512_setzero_ps();
+  transpose16(r);
+  for (int64_t c = 0; c < n; ++c) _mm512_mask_storeu_ps(dst + c * mr, row_mask, r[c]);
+}
+
 // pack_tiles by 16 x 16 register transposes (the scalar loop's strided stores cost ~5 %
 // of a forward at T = 128)
 TS_AVX512 void pack_tiles_512(const float* x, int64_t ldx, int64_t rows, int64_t K, int64_t t0, int64_t t1,
                               float* xp) {
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t mr = std::min<int64_t>(kMR, rows - t * kMR);
-    const __mmask16 row_mask = __mmask16((1u << mr) - 1);
-    float* dst = xp + t * K * kMR;
-    const float* src = x + t * kMR * ldx;
-    for (int64_t k0 = 0; k0 < K; k0 += 16) {
-      const int64_t n = std::min<int64_t>(16, K - k0);
-      const __mmask16 live = n == 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-      __m512 r[16];
-      for (int64_t i = 0; i < 16; ++i) r[i] = i < mr ? _mm512_maskz_loadu_ps(live, src + i * ldx + k0) : _mm512_setzero_ps();
-      transpose16(r);
-      for (int64_t c = 0; c < n; ++c) _mm512_mask_storeu_ps(dst + (k0 + c) * mr, row_mask, r[c]);
-    }
+    for (int64_t k0 = 0; k0 < K; k0 += 16)
+      pack_block16(x + t * kMR * ldx + k0, ldx, mr, std::min<int64_t>(16, K - k0), xp + t * K * kMR + k0 * mr);
   }
 }
 #pragma GCC diagnostic pop
@@ -775,10 +776,15 @@ int64_t tiles_of(int64_t rows) { return (rows + kMR - 1) / kMR; }
 // y (rows, outputs of panels [p0,p1)) = epilogue(x (rows, K) W^T), x packed by pack_tiles
 // and W into panels. Loops: blocks of kNC rows, passes of kKC steps, blocks of kMCp panels
 // (in L2), then each row tile (in L1) against each panel of the block.
+// pack_out (needs K <= kKC: one pass): instead of y, each finished tile goes, after the
+// epilogue, straight into pack_out in pack_tiles order for a product with K' = M -- the
+// next Linear's x never exists row by row (FFN1 -> FFN2).
 void packed_product(const float* xp, int64_t rows, int64_t K, const Aligned& W, int64_t M, int64_t p0, int64_t p1,
-                    float* y, int64_t ldy, const Epilogue& epi) {
+                    float* y, int64_t ldy, const Epilogue& epi, float* pack_out = nullptr) {
 #if TS_HAVE_AVX512
   const bool naive_gelu = kernel_path() == KernelPath::Naive;
+  alignas(64) float tile[kMR * kNR];  // the finished tile when it goes to pack_out
+  if (pack_out && K > kKC) throw std::logic_error("packed_product: pack_out needs one pass");
   for (int64_t r0 = 0; r0 < rows; r0 += kNC) {
     const int64_t nc = std::min(kNC, rows - r0);
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -792,16 +798,22 @@ void packed_product(const float* xp, int64_t rows, int64_t K, const Aligned& W, 
           float* c_rows = y + (r0 + t * kMR) * ldy;
           for (int64_t p = pb; p < pe; ++p) {
             const int nvalid = int(std::min<int64_t>(kNR, M - p * kNR));
-            float* c = c_rows + p * kNR;
+            float* c = pack_out ? tile : c_rows + p * kNR;
+            const int64_t ldc = pack_out ? kNR : ldy;
             // the next call's panel: the next one of this block, or the first of the next block
             const int64_t pn = p + 1 < pe ? p + 1 : (t + 1) * kMR < nc ? pb : std::min(pe, p1 - 1);
-            kMicroTiles[mr](kc, xt, W.p + (p * K + pc) * kNR, W.p + (pn * K + pc) * kNR, c, ldy, nvalid,
+            kMicroTiles[mr](kc, xt, W.p + (p * K + pc) * kNR, W.p + (pn * K + pc) * kNR, c, ldc, nvalid,
                             first && epi.bias ? epi.bias + p * kNR : nullptr, !first || epi.residual);
             if (last && epi.gelu) {
               if (naive_gelu)
-                for (int64_t r = 0; r < mr; ++r) naive::gelu(c + r * ldy, c + r * ldy, nvalid);
+                for (int64_t r = 0; r < mr; ++r) naive::gelu(c + r * ldc, c + r * ldc, nvalid);
               else
-                fast::bias_gelu_rows(c, c, mr, nvalid, ldy, nullptr);
+                fast::bias_gelu_rows(c, c, mr, nvalid, ldc, nullptr);
+            }
+            if (pack_out) {
+              float* dst = pack_out + (r0 / kMR + t) * M * kMR + p * kNR * mr;
+              pack_block16(c, kNR, mr, std::min(16, nvalid), dst);
+              if (nvalid > 16) pack_block16(c + 16, kNR, mr, nvalid - 16, dst + 16 * mr);
             }
           }
         }
@@ -809,7 +821,7 @@ void packed_product(const float* xp, int64_t rows, int64_t K, const Aligned& W, 
     }
   }
 #else
-  (void)xp, (void)rows, (void)K, (void)W, (void)M, (void)p0, (void)p1, (void)y, (void)ldy, (void)epi;
+  (void)xp, (void)rows, (void)K, (void)W, (void)M, (void)p0, (void)p1, (void)y, (void)ldy, (void)epi, (void)pack_out;
   throw std::logic_error("packed_product: not compiled for this CPU");
 #endif
 }
@@ -850,6 +862,8 @@ struct FastEncoder::Impl {
   // buffers, sized for the largest (N, T, threads) seen
   std::vector<float> ln, qkv, ctx, ff, scores;
   Aligned xpack;               // the rows of a product's x, packed by pack_tiles (shared)
+  Aligned xpack_ff;            // ff packed straight from FFN1's tiles, for FFN2 (shared)
+  std::vector<Aligned> lnbuf;  // per thread: 12 rows of LayerNorm output on their way to xpack
   std::vector<Aligned> apack;  // per thread: one head's Q, K, P, V packed for the micro-tiles
 
   Impl(const TransformerEncoder& e, Gemm gemm) : enc(e), layers(e.layers.size()) {
@@ -897,7 +911,10 @@ struct FastEncoder::Impl {
     grow(scores, int64_t(nt) * T * T);
     if (packed) {
       xpack.resize(size_t(tiles_of(N) * kMR * std::max(C, F)));
+      if (C <= kKC) xpack_ff.resize(size_t(tiles_of(N) * kMR * F));
       if (int(apack.size()) < nt) apack = std::vector<Aligned>(size_t(nt));
+      if (int(lnbuf.size()) < nt) lnbuf = std::vector<Aligned>(size_t(nt));
+      for (Aligned& a : lnbuf) a.resize(size_t(kMR * C));
       for (Aligned& a : apack) a.resize(size_t(attention_scratch(T)));
     }
   }
@@ -905,17 +922,21 @@ struct FastEncoder::Impl {
   // ---- the phases of one layer, each run by every thread `tid` of a team of `nt` ----
 
   // y (N, M) = epilogue(x (N, K) W^T) for the team's share of the M output columns.
-  // Packed GEMM: the team packs x's row tiles (each thread a share), waits, then each
-  // thread runs its share of W's panels against all of them.
-  void linear(const FastLinear& L, const float* x, int64_t N, float* y, int64_t ldy, const Epilogue& epi, int tid,
-              int nt, Barrier& sync) {
+  // Packed GEMM: the team packs x's row tiles (each thread a share) unless `xpacked` already
+  // holds them, waits, then each thread runs its share of W's panels against all of them;
+  // with pack_out the result goes there packed for the next product instead of into y.
+  void linear(const FastLinear& L, const float* x, const float* xpacked, int64_t N, float* y, int64_t ldy,
+              const Epilogue& epi, int tid, int nt, Barrier& sync, float* pack_out = nullptr) {
     if (packed && matmul_path() == MatmulPath::Blas) {
-      const auto [t0, t1] = split(tiles_of(N), nt, tid);
-      pack_tiles(x, L.K, N, L.K, t0, t1, xpack.p);
-      sync.wait();
+      if (!xpacked) {
+        const auto [t0, t1] = split(tiles_of(N), nt, tid);
+        pack_tiles(x, L.K, N, L.K, t0, t1, xpack.p);
+        sync.wait();
+        xpacked = xpack.p;
+      }
       const int64_t P = (L.M + kNR - 1) / kNR;
       const auto [p0, p1] = split(P, nt, tid);
-      if (p0 < p1) packed_product(xpack.p, N, L.K, L.panels, L.M, p0, p1, y, ldy, epi);
+      if (p0 < p1) packed_product(xpacked, N, L.K, L.panels, L.M, p0, p1, y, ldy, epi, pack_out);
       return;
     }
     // OpenBLAS (or, on the naive path, the triple loop): prepare C, add the product, then GELU
@@ -944,6 +965,21 @@ struct FastEncoder::Impl {
       naive::layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
     else
       fast::layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
+  }
+
+  // The same, written straight into xpack as row tiles for the next (packed) product: the
+  // team splits the tiles; each thread normalises 12 rows into its lnbuf (L1), then packs.
+  void norm_packed(const LayerNorm& n, const float* x, int64_t N, int tid, int nt) {
+    const auto [t0, t1] = split(tiles_of(N), nt, tid);
+    float* buf = lnbuf[size_t(tid)].p;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t mr = std::min<int64_t>(kMR, N - t * kMR);
+      if (kernel_path() == KernelPath::Naive)
+        naive::layer_norm_rows(x + t * kMR * C, buf, mr, C, n.weight.data(), n.bias.data(), float(n.eps));
+      else
+        fast::layer_norm_rows(x + t * kMR * C, buf, mr, C, n.weight.data(), n.bias.data(), float(n.eps));
+      pack_tiles(buf, C, mr, C, 0, 1, xpack.p + t * C * kMR);
+    }
   }
 
   // one (batch, head): ctx[b, :, h*D:(h+1)*D] = softmax(Q K^T / sqrt(D) [masked]) V
@@ -1033,15 +1069,24 @@ struct FastEncoder::Impl {
   }
 
   // x (N,C) <- layer li (x), in place; every thread of the team calls it.
+  // With the packed GEMM the LayerNorms write their rows straight into the packed layout
+  // the next product reads, and FFN1's tiles go straight into FFN2's (ln and ff are never
+  // written row by row).
   void run_layer(size_t li, float* x, int64_t B, int64_t T, const Tensor* mask, int tid, int nt, Barrier& sync) {
     const TransformerEncoderLayer& L = enc.layers[li];
     const Layer& W = layers[li];
     const int64_t N = B * T;
+    const bool fused = packed && matmul_path() == MatmulPath::Blas;
+    const bool ff_fused = fused && C <= kKC;  // FFN1 in one pass: its tiles are final at once
     // 1) ln = LN1(x)                                                    (N,C)
-    norm(L.layer_norm_1, x, N, tid, nt);
+    if (fused)
+      norm_packed(L.layer_norm_1, x, N, tid, nt);
+    else
+      norm(L.layer_norm_1, x, N, tid, nt);
     sync.wait();
     // 2) qkv = ln Wqkv^T + bqkv, the team splits the 3C columns         (N,3C)
-    linear(W.qkv, ln.data(), N, qkv.data(), 3 * C, Epilogue{W.qkv.bias, false, false}, tid, nt, sync);
+    linear(W.qkv, ln.data(), fused ? xpack.p : nullptr, N, qkv.data(), 3 * C, Epilogue{W.qkv.bias, false, false}, tid,
+           nt, sync);
     sync.wait();
     // 3) ctx = the heads side by side, the team splits (b, h)            (N,C)
     {
@@ -1052,16 +1097,21 @@ struct FastEncoder::Impl {
     }
     sync.wait();
     // 4) x = x + (ctx Wo^T + bo), the team splits the C columns         (N,C)
-    linear(W.out, ctx.data(), N, x, C, Epilogue{W.out.bias, true, false}, tid, nt, sync);
+    linear(W.out, ctx.data(), nullptr, N, x, C, Epilogue{W.out.bias, true, false}, tid, nt, sync);
     sync.wait();
     // 5) ln = LN2(x)                                                    (N,C)
-    norm(L.layer_norm_2, x, N, tid, nt);
+    if (fused)
+      norm_packed(L.layer_norm_2, x, N, tid, nt);
+    else
+      norm(L.layer_norm_2, x, N, tid, nt);
     sync.wait();
     // 6) ff = GELU(ln W1^T + b1), the team splits the F columns         (N,F)
-    linear(W.ff1, ln.data(), N, ff.data(), F, Epilogue{W.ff1.bias, false, true}, tid, nt, sync);
+    linear(W.ff1, ln.data(), fused ? xpack.p : nullptr, N, ff.data(), F, Epilogue{W.ff1.bias, false, true}, tid, nt,
+           sync, ff_fused ? xpack_ff.p : nullptr);
     sync.wait();
     // 7) x = x + (ff W2^T + b2), the team splits the C columns          (N,C)
-    linear(W.ff2, ff.data(), N, x, C, Epilogue{W.ff2.bias, true, false}, tid, nt, sync);
+    linear(W.ff2, ff.data(), ff_fused ? xpack_ff.p : nullptr, N, x, C, Epilogue{W.ff2.bias, true, false}, tid, nt,
+           sync);
     sync.wait();
   }
 

@@ -123,6 +123,24 @@ TEST_CASE("fast encoder equals the exact encoder on small sizes, every tail", "[
   }
 }
 
+TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fast_encoder]") {
+  // C = 784 > 768 steps per pass: Q/K/V, the output and FFN1 take two passes over k (the
+  // bias goes in with the first), and FFN1's tiles cannot go straight into FFN2's packing
+  Switches keep;
+  const ts::Config config = small_config(784, 4, 40, 1);
+  ts::TransformerEncoder enc = make_encoder(config, 2);
+  ts::FastEncoder fast(enc);
+  for (int64_t T : {3, 13}) {
+    const ts::ITensor ids = random_ids(2, T, config.vocab_size, 6);
+    const ts::Tensor want = enc(ids);
+    for (int threads : {1, 2}) {
+      ts::set_num_threads(threads);
+      INFO("T " << T << " threads " << threads);
+      CHECK(max_abs_diff(fast(ids), want) <= 1e-4);
+    }
+  }
+}
+
 TEST_CASE("fast encoder equals the exact encoder with masks", "[fast_encoder]") {
   Switches keep;
   const ts::Config config = small_config(64, 4, 128, 2);
