@@ -3,22 +3,24 @@
 // TransformerEncoder::operator() (nn.hpp) replays PyTorch op by op -- 12 heads x 3 small
 // Linears, a bmm per head, a cat -- so that every printed digit equals the twin's. This
 // file computes the same function the way a fast inference engine would:
-//   1) one (3C, C) projection for Q, K and V of all heads (the per-head weights packed once)
-//   2) per (batch, head): scores = Q K^T / sqrt(D) and P V by sgemm on strided views of the
-//      packed buffer (leading dimensions, no copies), the masked softmax in place between
-//      them, the result written straight into the concatenated (B*T, C) buffer
-//   3) biases folded into passes that run anyway: the residual Linears' biases are added
-//      while the LayerNorm before them reads x; b1 is added by the GELU pass
-//   4) LayerNorm, softmax, GELU as plain loops over contiguous rows that the compiler
-//      vectorises (fast:: below), within ~1e-6 of torch's kernels
-//   5) the four weight products by a GEMM whose weights are packed once, at construction,
+//   1) one (3C, C) projection for Q, K and V of all heads (the per-head weights stacked once)
+//   2) the four weight products by a GEMM whose weights are packed once, at construction,
 //      into the micro-kernel's panel order (sgemm repacks W on every call: a fifth of its
-//      time at T = 128), with bias, residual and GELU applied to each finished tile;
-//      AVX-512 only -- elsewhere OpenBLAS sgemm, and for a few rows (the walkthrough's
-//      T = 5, where reading W from memory is the limit) a kernel that streams W once
-//   6) threads: one team per forward; each phase splits rows, heads or output columns over
+//      time at T = 128); bias, residual and GELU applied to each finished tile in L1; the
+//      LayerNorm output and FFN1's output written straight in the packed order the next
+//      product reads. AVX-512 only -- elsewhere (or with Gemm::Sgemm) OpenBLAS sgemm, and
+//      for a few rows (the walkthrough's T = 5, where reading W from memory is the limit)
+//      a kernel that streams W once
+//   3) per (batch, head): scores = Q K^T / sqrt(D) and P V on the heads' columns of the
+//      Q|K|V buffer (leading dimensions / small packs, no per-head tensors), the masked
+//      softmax in place between them, the result written straight into the concatenated
+//      (B*T, C) buffer
+//   4) LayerNorm, softmax, GELU as plain loops over contiguous rows that the compiler
+//      vectorises (fast:: below; AVX-512 versions of the same formulas where available),
+//      within ~1e-6 of torch's kernels
+//   5) threads: one team per forward; each phase splits rows, heads or output panels over
 //      the team, with a barrier between phases; OpenBLAS runs single-threaded inside
-//   7) buffers allocated once per shape, reused by every layer and call.
+//   6) buffers allocated once per shape, reused by every layer and call.
 // Results equal TransformerEncoder::operator() to ~1e-5 (sums round in another order), not
 // to the bit: no chapter prints its output as a PyTorch twin value.
 // The process-wide switches still apply: MatmulPath::Naive / KernelPath::Naive (a
