@@ -1,23 +1,38 @@
 // bench_encoder.cpp: article 000's BERT-base encoder (chapter 7) and its parts, our side.
 //
-//   ./bench_encoder --benchmark_filter=encoder_fast_1x5
-//   make bench        (runs this and bench/bench_pytorch.py side by side: scripts/bench.sh)
+//   make bench                                   (this, bench_matmul and the PyTorch peer
+//                                                 side by side: scripts/bench.sh)
+//   ./build/bench_encoder --benchmark_filter=encoder_1x5
 //
-// Workloads (the PyTorch peer bench/bench_pytorch.py runs the same names):
-//   encoder_fast_BxT   ts::FastEncoder on ids (B,T): 12 pre-LN layers, C 768, H 12, F 3072, eval
-//   encoder_exact_BxT  TransformerEncoder::operator(): PyTorch's op sequence, bit for bit
-//   layer_8x128        one encoder layer (fast path) on x (8,128,768)
-//   qk_8x128           scores = Q K^T on the heads of q, k (8,128,768): (8,12,128,128)
-//   softmax_8x12x128x128, layernorm_8x128x768, gelu_8x128x3072: the row kernels
-// The argument is the thread count (ours: OpenBLAS threads + as many row-kernel workers).
-// Each benchmark reports counter "flop" = floating-point operations of one run (products only).
-// Before timing, the fast encoder is checked against the exact one: max |diff| <= 1e-4.
+// Each benchmark is named <workload>/<threads>; bench/bench_pytorch.py times the same
+// workloads under the same names. Workloads:
+//   encoder_BxT      ts::FastEncoder on ids (B,T): 12 pre-LN layers, C 768, H 12, F 3072, eval
+//   sgemmroute_BxT   the same with FastEncoder::Gemm::Sgemm (OpenBLAS for the weight products)
+//   exact_BxT        TransformerEncoder::operator(): PyTorch's op sequence, bit for bit
+//   layer_8x128      one encoder layer (fast path) on x (8,128,768)
+//   qk_8x128         scores (8,12,128,128) = Q K^T per head, as the fast path computes it:
+//                    one sgemm per (batch, head) on strided views of q, k (8,128,768)
+//   softmax_8x12x128x128, layernorm_8x128x768, gelu_8x128x3072: the fast path's row kernels
+//   fma_peak         what one core's fused multiply-adds reach here (the % of peak reference)
+// Threads: ts::set_num_threads (the fast path's team; OpenBLAS threads for the exact path).
+// Counter "flop": floating-point operations of one run (products only; see
+// FastEncoder::flops). Each benchmark warms up once before it is timed.
+// Before anything is timed, the fast encoder is checked against the exact one (<= 1e-4).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <random>
+#include <set>
+#include <string>
+#include <utility>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 #include "fast_encoder.hpp"
 #include "kernels.hpp"
@@ -27,7 +42,7 @@
 
 namespace {
 
-constexpr int64_t kC = 768, kH = 12, kF = 3072, kLayers = 12;
+constexpr int64_t kC = 768, kH = 12, kF = 3072;
 
 // The model, built once (torch.manual_seed(0); TransformerEncoder(config).eval()).
 ts::TransformerEncoder& model() {
@@ -42,6 +57,11 @@ ts::TransformerEncoder& model() {
 
 ts::FastEncoder& fast() {
   static ts::FastEncoder f(model());
+  return f;
+}
+
+ts::FastEncoder& fast_sgemm() {
+  static ts::FastEncoder f(model(), ts::FastEncoder::Gemm::Sgemm);
   return f;
 }
 
@@ -62,83 +82,157 @@ ts::Tensor randn(const ts::Shape& shape, unsigned seed) {
   return t;
 }
 
-// Products of one encoder layer on (B,T): QKV, output, FFN in and out, QK^T and PV.
-double layer_flop(int64_t B, int64_t T) {
-  const double N = double(B * T);
-  return 2 * N * kC * (3 * kC) + 2 * N * kC * kC + 2 * 2 * N * kC * kF + 2 * 2 * double(B) * kH * T * T * (kC / kH);
+// Sets the threads; runs fn (the warm-up) the first time `key` is seen at this thread count.
+template <class Fn>
+void setup(benchmark::State& state, const std::string& key, Fn fn) {
+  static std::set<std::string> warmed;
+  ts::set_num_threads(int(state.range(0)));
+  if (warmed.insert(key + "/" + std::to_string(state.range(0))).second) fn();
 }
 
-void set_threads(benchmark::State& state) { ts::set_num_threads(int(state.range(0))); }
-
-void encoder_fast(benchmark::State& state, int64_t B, int64_t T) {
-  set_threads(state);
+void encoder(benchmark::State& state, ts::FastEncoder* (*which)(), int64_t B, int64_t T) {
+  ts::FastEncoder& f = *which();
   const ts::ITensor x = ids(B, T);
-  benchmark::DoNotOptimize(fast()(x).data());  // warm-up: buffers, pages, BLAS threads
+  setup(state, f.backend() + std::to_string(B) + "x" + std::to_string(T), [&] { benchmark::DoNotOptimize(f(x).data()); });
   for (auto _ : state) {
-    ts::Tensor y = fast()(x);
+    ts::Tensor y = f(x);
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["flop"] = layer_flop(B, T) * kLayers;
+  state.counters["flop"] = f.flops(B, T);
 }
 
-void encoder_exact(benchmark::State& state, int64_t B, int64_t T) {
-  set_threads(state);
+ts::FastEncoder* fast_ptr() { return &fast(); }
+ts::FastEncoder* fast_sgemm_ptr() { return &fast_sgemm(); }
+
+void exact(benchmark::State& state, int64_t B, int64_t T) {
   const ts::ITensor x = ids(B, T);
-  benchmark::DoNotOptimize(model()(x).data());
+  setup(state, "exact" + std::to_string(B) + "x" + std::to_string(T), [&] { benchmark::DoNotOptimize(model()(x).data()); });
   for (auto _ : state) {
     ts::Tensor y = model()(x);
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["flop"] = layer_flop(B, T) * kLayers;
+  state.counters["flop"] = fast().flops(B, T);
 }
 
 void layer_8x128(benchmark::State& state) {
-  set_threads(state);
-  const ts::Tensor x = randn({8, 128, kC}, 1);
-  benchmark::DoNotOptimize(fast().layer(0, x).data());
+  const ts::Tensor x = randn({8, 128, size_t(kC)}, 1);
+  setup(state, "layer", [&] { benchmark::DoNotOptimize(fast().layer(0, x).data()); });
   for (auto _ : state) {
     ts::Tensor y = fast().layer(0, x);
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["flop"] = layer_flop(8, 128);
+  state.counters["flop"] = fast().flops(8, 128, 1);
 }
 
+// scores (B,H,T,S) = Q K^T / 1 per (batch, head), on the heads of q, k (B,T,C): what the
+// fast path's attention does (there with scale 1/sqrt(D) folded into alpha).
 void qk_8x128(benchmark::State& state) {
-  set_threads(state);
-  const ts::Tensor q = randn({8, 128, kC}, 2), k = randn({8, 128, kC}, 3);
+  const int64_t B = 8, T = 128, S = 128, D = kC / kH;
+  const ts::Tensor q = randn({size_t(B), size_t(T), size_t(kC)}, 2), k = randn({size_t(B), size_t(S), size_t(kC)}, 3);
+  ts::Tensor s = ts::Tensor::from_shape({size_t(B), size_t(kH), size_t(T), size_t(S)});
+  auto run = [&] {
+    const int saved = ts::blas_threads();
+    ts::set_blas_threads(1);  // one sgemm per (b, h), the heads spread over the threads
+    ts::parallel_for(B * kH, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t b = i / kH, h = i % kH;
+        // column-major (S,T) = K_h (S,D) . Q_h^T (D,T), both read with row stride C
+        ts::gemm('t', 'n', S, T, D, 1.0f, k.data() + b * S * kC + h * D, kC, q.data() + b * T * kC + h * D, kC, 0.0f,
+                 s.data() + i * T * S, S);
+      }
+    });
+    ts::set_blas_threads(saved);
+  };
+  setup(state, "qk", run);
   for (auto _ : state) {
-    ts::Tensor s = ts::matmul_heads_qk(q, k, kH);
+    run();
     benchmark::DoNotOptimize(s.data());
   }
-  state.counters["flop"] = 2.0 * 8 * kH * 128 * 128 * (kC / kH);
+  state.counters["flop"] = 2.0 * B * kH * T * S * D;
 }
 
-// A row kernel over `rows` rows of n, rows split over the threads.
+// A row kernel over `rows` rows of n, rows split over the threads, into a preallocated y.
 template <class Kernel>
-void rows_bench(benchmark::State& state, int64_t rows, int64_t n, Kernel kernel) {
-  set_threads(state);
+void rows_bench(benchmark::State& state, const std::string& key, int64_t rows, int64_t n, Kernel kernel) {
   const ts::Tensor x = randn({size_t(rows), size_t(n)}, 4);
   ts::Tensor y = ts::Tensor::from_shape({size_t(rows), size_t(n)});
-  for (auto _ : state) {
+  auto run = [&] {
     ts::parallel_for(rows, 8, [&](int64_t r0, int64_t r1) { kernel(x.data() + r0 * n, y.data() + r0 * n, r1 - r0, n); });
+  };
+  setup(state, key, run);
+  for (auto _ : state) {
+    run();
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["flop"] = 0;
 }
 
 void softmax_8x12x128x128(benchmark::State& state) {
-  rows_bench(state, 8 * 12 * 128, 128, [](const float* x, float* y, int64_t r, int64_t n) { ts::softmax_rows(x, y, r, n); });
+  rows_bench(state, "softmax", 8 * 12 * 128, 128,
+             [](const float* x, float* y, int64_t r, int64_t n) { ts::fast::softmax_rows(x, y, r, n); });
 }
 
 void layernorm_8x128x768(benchmark::State& state) {
   const ts::Tensor g = randn({size_t(kC)}, 5), b = randn({size_t(kC)}, 6);
-  rows_bench(state, 8 * 128, kC, [&](const float* x, float* y, int64_t r, int64_t n) {
-    ts::layer_norm_rows(x, y, r, n, g.data(), b.data(), 1e-5f);
+  rows_bench(state, "layernorm", 8 * 128, kC, [&](const float* x, float* y, int64_t r, int64_t n) {
+    ts::fast::layer_norm_rows(x, y, r, n, g.data(), b.data(), 1e-5f);
   });
 }
 
 void gelu_8x128x3072(benchmark::State& state) {
-  rows_bench(state, 8 * 128, kF, [](const float* x, float* y, int64_t r, int64_t n) { ts::gelu(x, y, r * n); });
+  rows_bench(state, "gelu", 8 * 128, kF, [](const float* x, float* y, int64_t r, int64_t n) { ts::fast::gelu(x, y, r * n); });
+}
+
+// One core's fused multiply-add rate: 24 independent accumulators (different start values,
+// so the compiler cannot merge them), 16-float vectors with AVX-512, 8-float with AVX2.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f"), noinline)) float fma_loop_512(int64_t iters) {
+  __m512 acc[24];
+  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(1.0f + 1e-3f * float(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 24
+    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
+  float t[16];
+  _mm512_storeu_ps(t, s);
+  return t[0];
+}
+__attribute__((target("avx2,fma"), noinline)) float fma_loop_256(int64_t iters) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(1.0f + 1e-3f * float(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  __m256 s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
+  float t[8];
+  _mm256_storeu_ps(t, s);
+  return t[0];
+}
+#endif
+
+void fma_peak(benchmark::State& state) {
+  const int64_t iters = 2000000;
+  double flop = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  for (auto _ : state) {
+    int64_t n = iters;
+    benchmark::DoNotOptimize(n);  // opaque: the call cannot be hoisted out of the loop
+    benchmark::DoNotOptimize(avx512 ? fma_loop_512(n) : fma_loop_256(n));
+  }
+  flop = avx512 ? double(iters) * 24 * 16 * 2 : double(iters) * 12 * 8 * 2;
+#else
+  for (auto _ : state) {
+  }
+#endif
+  state.counters["flop"] = flop;
 }
 
 // The fast path must compute what the exact one computes (the 1e-4 on the encoder output).
@@ -155,26 +249,43 @@ bool check_fast_equals_exact() {
   return true;
 }
 
-}  // namespace
+// name/threads for threads 1..2 with a fixed number of runs per repetition
+void add(const std::string& name, int runs, const std::function<void(benchmark::State&)>& fn) {
+  benchmark::RegisterBenchmark(name.c_str(), fn)
+      ->Arg(1)
+      ->Arg(2)
+      ->Iterations(runs)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
 
-// Heavy workloads: a fixed number of runs per repetition (repetitions come from the command line).
-BENCHMARK_CAPTURE(encoder_fast, 1x5, 1, 5)->Arg(1)->Arg(2)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(encoder_fast, 1x128, 1, 128)->Arg(1)->Arg(2)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(encoder_fast, 8x128, 8, 128)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(encoder_exact, 1x5, 1, 5)->Arg(1)->Arg(2)->Iterations(10)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(encoder_exact, 1x128, 1, 128)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(layer_8x128)->Arg(1)->Arg(2)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(qk_8x128)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(softmax_8x12x128x128)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(layernorm_8x128x768)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(gelu_8x128x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+}  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
+  std::fprintf(stderr, "fast path GEMM: %s\n", fast().backend().c_str());
   if (!check_fast_equals_exact()) return 1;
   benchmark::AddCustomContext("openblas_core", ts::blas_core());
+  benchmark::AddCustomContext("openblas_core_reason", ts::blas_core_reason());
+  benchmark::AddCustomContext("fast_gemm", fast().backend());
+
+  for (const auto& bt : {std::pair<int64_t, int64_t>{1, 5}, {1, 128}, {8, 128}}) {
+    const std::string shape = std::to_string(bt.first) + "x" + std::to_string(bt.second);
+    const int runs = bt.second == 5 ? 10 : bt.first == 1 ? 3 : 1;
+    const int64_t B = bt.first, T = bt.second;
+    add("encoder_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_ptr, B, T); });
+    add("sgemmroute_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_sgemm_ptr, B, T); });
+    if (B == 1) add("exact_" + shape, runs, [=](benchmark::State& s) { exact(s, B, T); });
+  }
+  add("layer_8x128", 2, layer_8x128);
+  add("qk_8x128", 10, qk_8x128);
+  add("softmax_8x12x128x128", 20, softmax_8x12x128x128);
+  add("layernorm_8x128x768", 50, layernorm_8x128x768);
+  add("gelu_8x128x3072", 20, gelu_8x128x3072);
+  benchmark::RegisterBenchmark("fma_peak", fma_peak)->Arg(1)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
+
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""The PyTorch peer of bench/bench_encoder.cpp: the same workloads, the same names.
+"""The PyTorch peer of bench/bench_encoder.cpp and bench/bench_matmul.cpp: same workloads, same names.
 
-usage: /usr/bin/python3 bench/bench_pytorch.py [--threads 1,2] [--reps 7] [--filter REGEX] [--out FILE.json]
+usage: /usr/bin/python3 bench/bench_pytorch.py [--threads 1,2] [--reps 7] [--filter REGEX]
+                                               [--expect-core NAME] [--out FILE.json]
 
 The model is article 000's TransformerEncoder (tests/twins/article000.py, BERT-base config)
 after torch.manual_seed(0), in eval mode, run under torch.inference_mode() -- PyTorch's best
-setting for inference. For each thread budget t it sets torch.set_num_threads(t) and
-OpenBLAS's own threads to t (torch does not set OpenBLAS's). Timing: warm-up, then the
-median of --reps runs (time.perf_counter). Prints one JSON object per line, and writes the
-list to --out.
+setting for inference. Thread settings: every pair (torch.set_num_threads(i), OpenBLAS's own
+threads b) with i, b in --threads (torch does not set OpenBLAS's; with both at 2 the two pools
+can oversubscribe 2 cores, so each pair is timed and the caller picks the best). Timing: two
+warm-up runs, then the median over --reps repetitions of a fixed number of runs
+(time.perf_counter).
+--expect-core: exit with an error unless OpenBLAS runs that core (e.g. SkylakeX), so the
+comparison never silently pits two different sgemm kernels against each other.
+Prints one JSON object per line and writes the list to --out.
 """
 import argparse
 import ctypes
@@ -38,13 +43,13 @@ def openblas():
             lib = ctypes.CDLL(name)
             lib.openblas_get_corename.restype = ctypes.c_char_p
             return lib
-        except OSError:
+        except (OSError, AttributeError):
             continue
     return None
 
 
 def timed(fn, reps, runs_per_rep):
-    fn()  # warm-up
+    fn()  # warm-up: allocator, pages, threads
     fn()
     times = []
     for _ in range(reps):
@@ -73,18 +78,18 @@ def workloads(model):
     ln = torch.nn.LayerNorm(C)
     gl = randn(8, 128, FF)
     layer = model.layers[0]
-    # name -> (function, runs per repetition); the names of bench_encoder.cpp
+    xl, wl, bl = randn(128, C), randn(FF, C), randn(FF)
+    # name -> (function, runs per repetition); the names of bench_encoder.cpp / bench_matmul.cpp
     return {
-        "encoder_fast/1x5": (lambda: model(x5), 20),
-        "encoder_fast/1x128": (lambda: model(x128), 2),
-        "encoder_fast/8x128": (lambda: model(x8), 1),
-        "encoder_exact/1x5": (lambda: model(x5), 10),
-        "encoder_exact/1x128": (lambda: model(x128), 1),
-        "layer_8x128": (lambda: layer(h8), 3),
-        "qk_8x128": (lambda: torch.matmul(q4, k4.transpose(-2, -1)), 20),
+        "encoder_1x5": (lambda: model(x5), 10),
+        "encoder_1x128": (lambda: model(x128), 3),
+        "encoder_8x128": (lambda: model(x8), 1),
+        "layer_8x128": (lambda: layer(h8), 2),
+        "qk_8x128": (lambda: torch.matmul(q4, k4.transpose(-2, -1)), 10),
         "softmax_8x12x128x128": (lambda: F.softmax(s, dim=-1), 20),
         "layernorm_8x128x768": (lambda: ln(h8), 50),
         "gelu_8x128x3072": (lambda: F.gelu(gl), 20),
+        "linear_128x768x3072": (lambda: F.linear(xl, wl, bl), 20),
     }
 
 
@@ -93,32 +98,38 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--filter", default="")
+    p.add_argument("--expect-core", default="")
     p.add_argument("--out", default="")
     a = p.parse_args()
     blas = openblas()
     core = blas.openblas_get_corename().decode() if blas else "?"
+    print(f"PyTorch {torch.__version__}: OpenBLAS core {core} "
+          f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')})", file=sys.stderr)
+    if a.expect_core and core.lower() != a.expect_core.lower():
+        print(f"error: PyTorch runs OpenBLAS core {core}, ours ran {a.expect_core}: not comparable "
+              f"(set OPENBLAS_CORETYPE={a.expect_core})", file=sys.stderr)
+        return 1
     torch.manual_seed(0)
     model = article000.TransformerEncoder(BERT_BASE).eval()
     results = []
+    counts = [int(x) for x in a.threads.split(",")]
+    settings = [(i, b) for i in counts for b in (counts if blas else [0])]
     with torch.inference_mode():
         work = workloads(model)
-        for t in [int(x) for x in a.threads.split(",")]:
-            torch.set_num_threads(t)
+        for intra, nblas in settings:
+            torch.set_num_threads(intra)
             if blas:
-                blas.openblas_set_num_threads(t)
+                blas.openblas_set_num_threads(nblas)
+            t = max(intra, nblas)
             for name, (fn, runs) in work.items():
                 if a.filter and not re.search(a.filter, f"{name}/{t}"):
                     continue
-                if name.startswith("encoder_exact"):
-                    continue  # the same PyTorch run as encoder_fast: reuse it
                 sec = timed(fn, a.reps, runs)
-                r = {"workload": name, "threads": t, "ms": sec * 1e3, "openblas_core": core,
-                     "torch": torch.__version__}
+                r = {"workload": name, "threads": t, "torch_threads": intra, "openblas_threads": nblas,
+                     "ms": sec * 1e3, "openblas_core": core, "torch": torch.__version__,
+                     "aten_capability": os.environ.get("ATEN_CPU_CAPABILITY", "default")}
                 results.append(r)
                 print(json.dumps(r), flush=True)
-                if name.startswith("encoder_fast/"):
-                    r2 = dict(r, workload=name.replace("encoder_fast", "encoder_exact"))
-                    results.append(r2)
     if a.out:
         with open(a.out, "w") as f:
             json.dump(results, f, indent=1)

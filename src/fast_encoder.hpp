@@ -3,16 +3,28 @@
 // TransformerEncoder::operator() (nn.hpp) replays PyTorch op by op -- 12 heads x 3 small
 // Linears, a bmm per head, a cat -- so that every printed digit equals the twin's. This
 // file computes the same function the way a fast inference engine would:
-//   1) one (3C, C) projection for Q, K and V of all heads (the per-head weights packed once)
-//   2) per (batch, head): scores = Q K^T / sqrt(D) and P V by sgemm on strided views, the
-//      softmax in place between them, written straight into the concatenated (B*T, C) buffer
-//   3) bias and residual folded into the GEMM's C operand (beta = 1): x + b + a W^T in one pass
-//   4) LayerNorm, softmax, GELU: the row kernels of kernels.hpp, rows split over threads
-//   5) buffers allocated once per shape, reused by every layer and call.
-// Results equal TransformerEncoder::operator() to ~1e-5 (the fused bias/residual add rounds
-// in another order), not to the bit: no chapter prints its output as a PyTorch twin value.
+//   1) one (3C, C) projection for Q, K and V of all heads (the per-head weights stacked once)
+//   2) the four weight products by a GEMM whose weights are packed once, at construction,
+//      into the micro-kernel's panel order (sgemm repacks W on every call: a fifth of its
+//      time at T = 128); bias, residual and GELU applied to each finished tile in L1; the
+//      LayerNorm output and FFN1's output written straight in the packed order the next
+//      product reads. AVX-512 only -- elsewhere (or with Gemm::Sgemm) OpenBLAS sgemm, and
+//      for a few rows (the walkthrough's T = 5, where reading W from memory is the limit)
+//      a kernel that streams W once
+//   3) per (batch, head): scores = Q K^T / sqrt(D) and P V on the heads' columns of the
+//      Q|K|V buffer (leading dimensions / small packs, no per-head tensors), the masked
+//      softmax in place between them, the result written straight into the concatenated
+//      (B*T, C) buffer
+//   4) LayerNorm, softmax, GELU as plain loops over contiguous rows that the compiler
+//      vectorises (fast:: below; AVX-512 versions of the same formulas where available),
+//      within ~1e-6 of torch's kernels
+//   5) threads: one team per forward; each phase splits rows, heads or output panels over
+//      the team, with a barrier between phases; OpenBLAS runs single-threaded inside
+//   6) buffers allocated once per shape, reused by every layer and call.
+// Results equal TransformerEncoder::operator() to ~1e-5 (sums round in another order), not
+// to the bit: no chapter prints its output as a PyTorch twin value.
 // The process-wide switches still apply: MatmulPath::Naive / KernelPath::Naive (a
-// chapter's --naive) make it run the plain loops.
+// chapter's --naive) make it run the plain triple loop and the textbook row kernels.
 //
 // Introduced in ch07 (the timing of both paths); measured by bench/ (docs/performance.md).
 #pragma once
@@ -20,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "tensor.hpp"
 
@@ -27,21 +40,28 @@ namespace ts {
 
 struct TransformerEncoder;
 
-// Threads used by the fast path: OpenBLAS's threads for the big products and as many
-// workers (including the caller) for the row kernels. Default: 1 (like torch here).
+// Threads used by the fast path (its team) and by OpenBLAS for the exact path's products.
+// Default: 1.
 void set_num_threads(int n);
 int num_threads();
 
-// body(begin, end) over [0, n) split into num_threads() contiguous chunks, run in
-// parallel (the caller runs the first); inline when n < 2 * grain.
+// body(begin, end) over [0, n) split into at most num_threads() contiguous chunks of at
+// least `grain` items, run in parallel (the caller runs the first chunk).
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
-// A TransformerEncoder with its Q/K/V weights packed for one projection per layer.
-// Keeps a reference to `encoder` (which must outlive it); the Q/K/V weights are copied
-// at construction, so re-pack (construct again) after changing them.
+// A TransformerEncoder with its weights packed for the fast path: Q/K/V of all heads as
+// one projection per layer and, with the packed GEMM, every layer weight in panel order
+// (a second copy of the layer weights: ~340 MB at BERT-base, ~0.2 s to build). Keeps a
+// reference to `encoder` (which must outlive it) and copies weights at construction:
+// construct again after changing them. One forward at a time per process (the thread team
+// and the buffers are shared).
 class FastEncoder {
  public:
-  explicit FastEncoder(const TransformerEncoder& encoder);
+  // Which GEMM runs the weight products: Auto = the packed GEMM where the CPU has
+  // AVX-512, else OpenBLAS; Sgemm = OpenBLAS always (to compare the two).
+  enum class Gemm { Auto, Sgemm };
+
+  explicit FastEncoder(const TransformerEncoder& encoder, Gemm gemm = Gemm::Auto);
   ~FastEncoder();
   FastEncoder(const FastEncoder&) = delete;
   FastEncoder& operator=(const FastEncoder&) = delete;
@@ -52,9 +72,34 @@ class FastEncoder {
   // x (B,T,C) -> (B,T,C): encoder.layers[i](x, mask), eval mode.
   Tensor layer(size_t i, const Tensor& x, const Tensor* mask = nullptr);
 
+  // Floating-point operations of one forward on (B,T) through `layers` layers (all of
+  // them by default), counting the products only: per layer
+  //   2*N*C*3C (Q,K,V) + 2*N*C*C (output) + 2*2*N*C*F (FFN) + 2*2*B*H*T*T*D (QK^T, PV),
+  // N = B*T. LayerNorm, softmax, GELU and the embeddings are not counted.
+  double flops(int64_t B, int64_t T, int64_t layers = -1) const;
+
+  // The GEMM in use, one line, e.g. "packed-weight AVX-512 GEMM (weights packed once)".
+  std::string backend() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The fast path's row kernels (plain loops, vectorised by the compiler). They agree with
+// the torch-exact kernels of kernels.hpp to ~1e-6; they ignore set_kernel_path().
+namespace fast {
+// y = F.softmax(x, dim=-1) on rows (rows, n); with mask (rows, n), entries where mask == 0
+// count as -inf first (masked_fill). A row with every entry -inf gives NaN, like torch.
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float* mask = nullptr);
+// y = nn.LayerNorm(n, eps)(x) on rows (rows, n) with weight gamma (n) and bias beta (n).
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
+                     const float* beta, float eps);
+// y = GELU(x [+ bias]) on rows (rows, n) whose starts are `ld` apart (in place allowed);
+// bias (n) or nullptr. GELU is the exact (erf) form, erf to ~2e-7.
+void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias);
+// y = GELU(x) on n contiguous values.
+void gelu(const float* x, float* y, int64_t n);
+}  // namespace fast
 
 }  // namespace ts

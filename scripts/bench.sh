@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make bench: our Google Benchmark side and the PyTorch peer in one run, one table.
+#   scripts/bench.sh [BUILD_DIR] [report.py options, e.g. --reps 9 --filter encoder]
+# Builds bench_encoder and bench_matmul (Release, -march=native; libbenchmark-dev from
+# make deps), runs them and bench/bench_pytorch.py on the same OpenBLAS core, prints the
+# table and writes BUILD_DIR/bench/results.csv and the table section of docs/performance.md.
+# Timings need a quiet machine: anything else running on these cores shows up in them.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+[ $# -gt 0 ] && shift
+python=${TS_PYTHON:-/usr/bin/python3}
+
+if [ ! -f "$build/CMakeCache.txt" ] || ! grep -q '^TS_BENCH:BOOL=ON' "$build/CMakeCache.txt" \
+   || ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$build/CMakeCache.txt"; then
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTS_BENCH=ON >/dev/null
+fi
+if ! grep -q '^benchmark_DIR:PATH=/' "$build/CMakeCache.txt"; then  # installed since? look again
+  cmake -S "$here" -B "$build" >/dev/null
+fi
+if ! grep -q '^benchmark_DIR:PATH=/' "$build/CMakeCache.txt"; then
+  echo "bench: Google Benchmark not found (libbenchmark-dev): run 'make deps' first" >&2
+  exit 1
+fi
+cmake --build "$build" -j "$(nproc)" --target bench_encoder bench_matmul
+exec "$python" "$here/bench/report.py" "$build" "$@"
