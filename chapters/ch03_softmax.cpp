@@ -19,6 +19,7 @@
 #include <xtensor/xview.hpp>
 
 #include "chapter.hpp"
+#include "compare.hpp"
 #include "heatmap.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
@@ -161,12 +162,7 @@ int main(int argc, char** argv) {
     ch.show("attn_outputs", attn_outputs, {"BmmBackward0"},
             "almost the input rows themselves: with q = k = v each token attends to itself (hence chapter 4's projections)",
             Shown::Twin);
-    {
-      double max_diff = 0;
-      for (size_t i = 0; i < attn_outputs.size(); ++i)
-        max_diff = std::max(max_diff, static_cast<double>(std::fabs(attn_outputs.data()[i] - value.data()[i])));
-      ch.say(fmt::format("  max |attn_outputs - value| = {:.3g}", max_diff));
-    }
+    ch.say(fmt::format("  max |attn_outputs - value| = {:.3g}", max_abs_diff(attn_outputs, value)()));
 
     // ---------------------------------------------------------------- 4) why subtract the max
     ch.section("Step 4: why softmax subtracts the row maximum", "the formula behind F.softmax");
@@ -194,9 +190,7 @@ int main(int argc, char** argv) {
     {
       // The same recipe by hand on the scaled scores of step 2, against F.softmax's weights.
       Tensor by_hand = divide_by_row_sum(torch_exp(subtract_row_max(scores), ch.naive));
-      double max_diff = 0;
-      for (size_t i = 0; i < by_hand.size(); ++i)
-        max_diff = std::max(max_diff, static_cast<double>(std::fabs(by_hand.data()[i] - weights.data()[i])));
+      const float max_diff = max_abs_diff(by_hand, weights)();
       ch.say(fmt::format(
           "  On the scaled scores of step 2: max |by hand - F.softmax| = {:.3g}. F.softmax multiplies by 1/sum\n"
           "  instead of dividing by sum, so the two can differ by about one unit in the last place.",

@@ -23,6 +23,7 @@
 
 #include "annotated.hpp"
 #include "chapter.hpp"
+#include "compare.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
 #include "nn.hpp"
@@ -79,15 +80,6 @@ static Tensor squeeze_last(Tensor t) {
   s.pop_back();
   t.reshape(s);
   return t;
-}
-
-// (a - b).abs().max() -> a 0-dim tensor, like torch
-static Tensor abs_max_diff(const Tensor& a, const Tensor& b) {
-  float m = 0.0f;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
-  Tensor out = Tensor::from_shape({});
-  out() = m;
-  return out;
 }
 
 // "1,2,3,4" -> {1, 2, 3, 4}: plain decimal numbers only (what Python's float() reads the same way)
@@ -188,7 +180,7 @@ int main(int argc, char** argv) {
             Shown::Twin);
     float max_abs = 0.0f;
     for (float v : ln_000) max_abs = std::max(max_abs, std::fabs(v));
-    ch.show("(ln_002 - ln_000).abs().max()", abs_max_diff(ln_002, ln_000), {"MaxBackward1"},
+    ch.show("(ln_002 - ln_000).abs().max()", max_abs_diff(ln_002, ln_000), {"MaxBackward1"},
             fmt::format("ln_002 ~ ln_000 * sqrt((C-1)/C) = ln_000 * {:.6f}: the largest |value|, {:.4f}, moves by "
                         "about {:.4f}",
                         shrink, max_abs, max_abs * (1.0 - shrink)),
@@ -204,7 +196,7 @@ int main(int argc, char** argv) {
     ch.show("ln_004 = norm_004(inputs_embeds)", ln_004, {"AddBackward0"},
             "tf.keras.backend.std divides by C, like nn.LayerNorm: the same numbers to 4 decimals", Shown::Twin);
     row_stats("ln_004", ln_004, "0", "1: population std, and eps only 1e-6 next to a std of ~1");
-    ch.show("(ln_004 - ln_000).abs().max()", abs_max_diff(ln_004, ln_000), {"MaxBackward1"},
+    ch.show("(ln_004 - ln_000).abs().max()", max_abs_diff(ln_004, ln_000), {"MaxBackward1"},
             "only eps differs: sqrt(var + 1e-5) vs std + 1e-6, about 4e-6 apart when std ~ 1", Shown::Twin);
 
     // The denominators side by side, per token (computed in double from the row statistics).

@@ -22,6 +22,7 @@
 
 #include "annotated.hpp"
 #include "chapter.hpp"
+#include "compare.hpp"
 #include "fast_encoder.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
@@ -45,15 +46,6 @@ static float mean_row_std(const Tensor& x) {
   Tensor s = row_std(x);  // (B,T)
   s.reshape({1, s.size()});
   return mean_lastdim_keepdim(s).data()[0];
-}
-
-// (a - b).abs().max() as a 0-dim tensor, like torch
-static Tensor abs_max_diff(const Tensor& a, const Tensor& b) {
-  float m = 0.0f;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
-  Tensor out = Tensor::from_shape({});
-  out() = m;
-  return out;
 }
 
 static size_t count(const Linear& l) { return l.weight.size() + l.bias.size(); }
@@ -160,7 +152,7 @@ int main(int argc, char** argv) {
                             "feed-forward's Dropout drew a new mask for this call)"
                           : "same weights, same input, no dropout: the arrangement alone changes every number",
             Shown::Twin);
-    ch.show("(pre_ln - post_ln).abs().max()", abs_max_diff(pre_ln, post_ln), {"MaxBackward1"},
+    ch.show("(pre_ln - post_ln).abs().max()", max_abs_diff(pre_ln, post_ln), {"MaxBackward1"},
             "pre-LN normalises what enters each sublayer; post-LN normalises the sums that leave it", Shown::Twin);
 
     // ---------------------------------------------------------------- 4) article 002's form
@@ -178,7 +170,7 @@ int main(int argc, char** argv) {
     Tensor out_002 = sublayer[1](x_002, [&](const Tensor& h) { return encoder_layer.feed_forward(h); });
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
             "the same pre-LN idea written as a wrapper around any sublayer", Shown::Twin);
-    ch.show("(out_002 - pre_ln).abs().max()", abs_max_diff(out_002, pre_ln), {"MaxBackward1"},
+    ch.show("(out_002 - pre_ln).abs().max()", max_abs_diff(out_002, pre_ln), {"MaxBackward1"},
             ch.training() ? "train mode: each call draws new dropout masks (the feed-forward's own, and article "
                             "002's Dropout after each sublayer); run --eval to see what is left"
                           : "eval mode: only chapter 6's LayerNorm difference is left (unbiased std, eps 1e-6)",
@@ -276,12 +268,7 @@ int main(int argc, char** argv) {
       set_kernel_path(KernelPath::Naive);
       naive_ms = median_ms([&] { naive_out = encoder(input_ids); });
     }
-    auto max_abs_diff = [](const Tensor& a, const Tensor& b) {
-      float m = 0;
-      for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
-      return m;
-    };
-    const float max_diff = max_abs_diff(fast_out, exact_out);
+    const float max_diff = max_abs_diff(fast_out, exact_out)();
     // matmul FLOPs of one forward: per layer Q,K,V 6TC^2, scores and P V 4T^2C, output 2TC^2, FFN 4TCF
     const double T = static_cast<double>(tokens.size());
     const double flops =
@@ -309,7 +296,7 @@ int main(int argc, char** argv) {
         "  arithmetic, whichever path runs it. Timings vary with what else the machine is doing.{}",
         encoder.layers.size(), tokens.size(), config.hidden_size, flops / 1e9, exact_ms / fast_ms,
         ch.naive ? fmt::format(", the plain loops {:.1f}x slower (max |plain - exact| = {:.3g})", naive_ms / exact_ms,
-                               max_abs_diff(naive_out, exact_out))
+                               max_abs_diff(naive_out, exact_out)())
                  : "",
         max_diff, max_diff <= 1e-4f ? "within" : "OUTSIDE", 3 * config.num_attention_heads,
         config.num_attention_heads, weight_bytes / 1e6, weight_bytes / exact_ms / 1e6, tokens.size(),

@@ -14,14 +14,8 @@
 #include "matmul.hpp"
 #include "rng.hpp"
 #include "stats.hpp"
+#include "fp_contract.hpp"
 
-// torch's elementwise kernels round every product before adding; -march=native would let
-// GCC fuse `a * b + c` into one FMA and change last bits. Forbid it where we do such math.
-#if defined(__GNUC__) && !defined(__clang__)
-#define TS_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define TS_NO_FP_CONTRACT
-#endif
 
 namespace ts {
 

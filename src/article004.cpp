@@ -6,14 +6,8 @@
 
 #include "kernels.hpp"
 #include "matmul.hpp"
+#include "fp_contract.hpp"
 
-// torch's elementwise kernels round the product before the sum; -march=native would let GCC
-// fuse `s + m * -1e9` into one FMA. Forbid it where we do such math (as annotated.cpp does).
-#if defined(__GNUC__) && !defined(__clang__)
-#define TS_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define TS_NO_FP_CONTRACT
-#endif
 
 namespace ts {
 

@@ -8,6 +8,7 @@
 //   linear      <- aten/src/ATen/native/Linear.cpp        linear
 // Torch here is built without MKL, so bmm never takes the batched-gemm branch.
 #include "matmul.hpp"
+#include "fp_contract.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -38,14 +39,7 @@ void gotoblas_dynamic_quit(void) __attribute__((weak));
 
 // Torch's small-bmm loop is compiled for plain x86-64, which has no fused
 // multiply-add: every product is rounded before it is added. Our build uses
-// -march=native, so forbid the compiler from fusing them in that one function.
-#if defined(__clang__)
-#define TS_NO_FP_CONTRACT
-#elif defined(__GNUC__)
-#define TS_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define TS_NO_FP_CONTRACT
-#endif
+// -march=native, so that one function is marked TS_NO_FP_CONTRACT (fp_contract.hpp).
 
 namespace ts {
 
