@@ -999,6 +999,15 @@ struct FastEncoder::Impl {
     // 1) p (T,S) = Q K^T / sqrt(D): column-major (S,T) = K (S,D) . Q^T (D,T)
     gemm('t', 'n', S, T, D, scale, k, ld, q, ld, 0.0f, p, S);
     // 2) p = softmax(masked_fill(p, mask == 0, -inf)) over S
+    masked_softmax(p, T, S, m);
+    // 3) out (T,D) = P (T,S) V (S,D): column-major (D,T) = V^T (D,S) . P^T (S,T)
+    gemm('n', 'n', D, T, S, 1.0f, v, ld, p, S, 0.0f, out, C);
+  }
+
+  // Floats of packing space one head needs (T = S), each part on a 64-byte boundary.
+  // p (T,S) <- softmax(masked_fill(p, m == 0, -inf)) over S, in place; m (T,S) or nullptr.
+  // Both attention routes below share it; --naive takes the textbook loops.
+  static void masked_softmax(float* p, int64_t T, int64_t S, const float* m) {
     if (kernel_path() == KernelPath::Naive) {
       if (m)
         for (int64_t j = 0; j < T * S; ++j)
@@ -1007,11 +1016,8 @@ struct FastEncoder::Impl {
     } else {
       fast::softmax_rows(p, p, T, S, m);
     }
-    // 3) out (T,D) = P (T,S) V (S,D): column-major (D,T) = V^T (D,S) . P^T (S,T)
-    gemm('n', 'n', D, T, S, 1.0f, v, ld, p, S, 0.0f, out, C);
   }
 
-  // Floats of packing space one head needs (T = S), each part on a 64-byte boundary.
   int64_t attention_scratch(int64_t T) const {
     const int64_t Tr = (T + kMR - 1) / kMR * kMR, Sp = (T + kNR - 1) / kNR * kNR, Dp = (D + kNR - 1) / kNR * kNR;
     auto up = [](int64_t n) { return (n + 15) / 16 * 16; };
@@ -1034,14 +1040,7 @@ struct FastEncoder::Impl {
     pack_panels(k, ld, S, D, scale, kp);
     run_tiles(T, S, D, qp, kp, p, S);
     // 2) p = softmax(masked_fill(p, mask == 0, -inf)) over S
-    if (kernel_path() == KernelPath::Naive) {
-      if (m)
-        for (int64_t j = 0; j < T * S; ++j)
-          if (m[j] == 0.0f) p[j] = -std::numeric_limits<float>::infinity();
-      naive::softmax_rows(p, p, T, S);
-    } else {
-      fast::softmax_rows(p, p, T, S, m);
-    }
+    masked_softmax(p, T, S, m);
     // 3) out (T,D) = P (T,S) V (S,D): rows of P against panels of 32 features of V
     pack_tiles(p, S, T, S, 0, tiles_of(T), pp);
     pack_panels_kmajor(v, ld, D, S, vp);
