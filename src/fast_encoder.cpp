@@ -31,6 +31,7 @@
 #include <immintrin.h>
 #endif
 
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
 #include "nn.hpp"
@@ -39,7 +40,7 @@
 // for AVX-512 whatever the build flags, and runs only where the CPU has it.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TS_HAVE_AVX512 1
-#define TS_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define TS_AVX512 __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl,avx2,fma")))
 #else
 #define TS_HAVE_AVX512 0
 #endif
@@ -47,17 +48,7 @@
 namespace ts {
 
 namespace {
-bool cpu_has_avx512f() {
-#if TS_HAVE_AVX512
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return bool(__builtin_cpu_supports("avx512f"));
-  }();
-  return yes;
-#else
-  return false;
-#endif
-}
+bool cpu_has_avx512f() { return TS_HAVE_AVX512 && active_isa() == Isa::Avx512; }
 }  // namespace
 
 // ================================================================================

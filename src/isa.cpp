@@ -1,0 +1,83 @@
+// isa.cpp: the run-time choice of the SIMD route (see isa.hpp).
+#include "isa.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace ts {
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512: return "avx512";
+    case Isa::Avx2: return "avx2";
+    case Isa::Scalar: break;
+  }
+  return "scalar";
+}
+
+Isa cpu_isa() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const Isa best = [] {
+    __builtin_cpu_init();  // libgcc also checks XCR0: the OS saves the ymm / zmm registers
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      return Isa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
+    return Isa::Scalar;
+  }();
+  return best;
+#else
+  return Isa::Scalar;
+#endif
+}
+
+namespace {
+std::string supported_list() {
+  std::string s;
+  for (int i = int(cpu_isa()); i >= 0; --i) s += std::string(s.empty() ? "" : ", ") + isa_name(Isa(i));
+  return s;
+}
+
+void check_runs(Isa isa, const std::string& what) {
+  if (int(isa) > int(cpu_isa()))
+    throw std::invalid_argument(what + ": this CPU cannot run " + isa_name(isa) + "; it supports " + supported_list() +
+                                " (unset TS_ISA to use the widest)");
+}
+
+// TS_ISA, read once: the cap it sets (cpu_isa() when unset or empty)
+Isa env_cap() {
+  const char* v = std::getenv("TS_ISA");
+  if (!v || !*v) return cpu_isa();
+  const std::string s = v;
+  Isa isa;
+  if (s == "avx512")
+    isa = Isa::Avx512;
+  else if (s == "avx2")
+    isa = Isa::Avx2;
+  else if (s == "scalar")
+    isa = Isa::Scalar;
+  else
+    throw std::invalid_argument("TS_ISA='" + s + "' is not a route: use avx512, avx2 or scalar (this CPU supports " +
+                                supported_list() + ")");
+  check_runs(isa, "TS_ISA=" + s);
+  return isa;
+}
+
+std::atomic<int> g_cap{-1};  // set_isa_cap's cap; -1: none
+}  // namespace
+
+Isa active_isa() {
+  static const Isa from_env = env_cap();  // a bad TS_ISA throws here, at every call
+  const int cap = g_cap.load(std::memory_order_relaxed);
+  return cap >= 0 && cap < int(from_env) ? Isa(cap) : from_env;
+}
+
+void set_isa_cap(Isa cap) {
+  check_runs(cap, "set_isa_cap");
+  g_cap.store(int(cap), std::memory_order_relaxed);
+}
+
+}  // namespace ts
