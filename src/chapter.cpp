@@ -1,5 +1,6 @@
 // chapter.cpp: flags, output modes and error handling shared by every chapter.
 #include "chapter.hpp"
+#include "isa.hpp"
 
 #include <unistd.h>
 
@@ -68,6 +69,11 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     return 2;
   }
   try {
+    try {  // TS_ISA caps the fast path's SIMD route (isa.hpp): a bad value is bad input
+      active_isa();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
     if (plain && transcript) throw UsageError("--plain and --transcript are exclusive: pick one");
     auto s = parse_seed(seed_text);
     if (!s) throw UsageError("--seed needs an integer in [-2^63, 2^64), got '" + seed_text + "'");

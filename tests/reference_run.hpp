@@ -17,7 +17,23 @@
 
 #include <stdlib.h>  // mkdtemp
 
+#include "matmul.hpp"  // ts::set_blas_threads
+
 namespace ts_test {
+
+// OpenBLAS splits a product over its threads, and with some kernels (its Zen/Haswell core,
+// at 1x5x768 -> 3072 for one) the split changes the last bits: torch's own linear gives other
+// bits at 1 and at 2 OpenBLAS threads. So the reference scripts run with this many OpenBLAS
+// threads, and a test that compares bits holds a BlasThreadsPinned while it computes.
+constexpr int kReferenceBlasThreads = 1;
+
+struct BlasThreadsPinned {
+  int saved = ts::blas_threads();
+  BlasThreadsPinned() { ts::set_blas_threads(kReferenceBlasThreads); }
+  ~BlasThreadsPinned() { ts::set_blas_threads(saved); }
+  BlasThreadsPinned(const BlasThreadsPinned&) = delete;
+  BlasThreadsPinned& operator=(const BlasThreadsPinned&) = delete;
+};
 
 namespace fs = std::filesystem;
 
@@ -41,7 +57,7 @@ class ReferenceRun {
     std::string tmpl = (fs::temp_directory_path() / "ts_ref_XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
     dir_ = tmpl;
-    const std::string cmd = "/usr/bin/python3 '" + std::string(TS_SOURCE_DIR) + "/tests/twins/" + script + "' '" +
+    const std::string cmd = "OPENBLAS_NUM_THREADS=" + std::to_string(kReferenceBlasThreads) + " /usr/bin/python3 '" + std::string(TS_SOURCE_DIR) + "/tests/twins/" + script + "' '" +
                             dir_.string() + "' > '" + (dir_ / "log.txt").string() + "' 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream log(dir_ / "log.txt");

@@ -97,6 +97,7 @@ ts::Tensor load(const std::string& key, const ts::Shape& shape) {
 }  // namespace
 
 TEST_CASE("annotated: transcript 14 MultiHeadedAttention equals torch bit for bit", "[annotated]") {
+  const ts_test::BlasThreadsPinned pin;  // the reference ran at this OpenBLAS thread count
   for (const std::string mode : {"train", "eval"}) {
     ts::manual_seed(0);
     ts::MultiHeadedAttention mha(8, 256);
@@ -116,6 +117,7 @@ TEST_CASE("annotated: transcript 14 MultiHeadedAttention equals torch bit for bi
 }
 
 TEST_CASE("annotated: attention() on (B,H,T,D) with a padding mask and dropout", "[annotated]") {
+  const ts_test::BlasThreadsPinned pin;  // the reference ran at this OpenBLAS thread count
   ts::manual_seed(1);
   const ts::Tensor q = ts::randn({2, 4, 3, 8}), k = ts::randn({2, 4, 7, 8}), v = ts::randn({2, 4, 7, 8});
   ts::BTensor pad = ts::BTensor::from_shape({2, 1, 1, 7});
@@ -152,6 +154,7 @@ TEST_CASE("annotated: PositionalEncoding buffer equals torch bit for bit", "[ann
 }
 
 TEST_CASE("annotated: ch09 DecoderLayer of deep copies equals torch bit for bit", "[annotated]") {
+  const ts_test::BlasThreadsPinned pin;  // the reference ran at this OpenBLAS thread count
   for (const std::string mode : {"train", "eval"}) {
     ts::manual_seed(42);
     const ts::MultiHeadedAttention attn(8, 256);
@@ -169,6 +172,7 @@ TEST_CASE("annotated: ch09 DecoderLayer of deep copies equals torch bit for bit"
 }
 
 TEST_CASE("annotated: create_model parameters, encode, decode, generator", "[annotated]") {
+  const ts_test::BlasThreadsPinned pin;  // the reference ran at this OpenBLAS thread count
   ts::manual_seed(3);
   ts::EncoderDecoder model = ts::create_model(11, 13, 2, 32, 64, 4);
   std::string names;

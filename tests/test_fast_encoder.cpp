@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fast_encoder.hpp"
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
 #include "nn.hpp"
@@ -21,7 +22,7 @@
 
 namespace {
 
-// Restores the process-wide switches and the thread count whatever a test does.
+// Restores the process-wide switches, the thread count and the SIMD route whatever a test does.
 struct Switches {
   ts::MatmulPath mp = ts::matmul_path();
   ts::KernelPath kp = ts::kernel_path();
@@ -30,9 +31,25 @@ struct Switches {
     ts::set_matmul_path(mp);
     ts::set_kernel_path(kp);
     ts::set_num_threads(threads);
+    ts::set_isa_cap(ts::cpu_isa());
   }
 };
 
+}  // namespace
+
+// Runs the rest of the test once per SIMD route (isa.hpp): avx512, avx2, scalar. A route this
+// CPU cannot run is reported and skipped, so an AVX-512 machine checks all three and an AVX2
+// machine avx2 and scalar. Needs a Switches in scope first (it restores the route).
+#define FOR_EACH_ROUTE()                                                                     \
+  const ts::Isa route_isa = GENERATE(ts::Isa::Avx512, ts::Isa::Avx2, ts::Isa::Scalar);       \
+  if (int(route_isa) > int(ts::cpu_isa())) {                                                 \
+    WARN("route " << ts::isa_name(route_isa) << ": this CPU cannot run it, not tested here"); \
+    return;                                                                                  \
+  }                                                                                          \
+  ts::set_isa_cap(route_isa);                                                                \
+  INFO("route " << ts::isa_name(route_isa))
+
+namespace {
 ts::ITensor random_ids(int64_t B, int64_t T, int64_t V, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int64_t> d(0, V - 1);
@@ -100,6 +117,7 @@ ts::TransformerEncoder make_encoder(const ts::Config& config, uint64_t seed) {
 
 TEST_CASE("fast encoder equals the exact encoder on small sizes, every tail", "[fast_encoder]") {
   Switches keep;
+  FOR_EACH_ROUTE();
   // (C, H, F): D = 16 with F a multiple of 16; then sizes no vector width divides
   const int64_t dims[][3] = {{64, 4, 128}, {48, 3, 80}, {36, 4, 50}};
   for (const auto& d : dims) {
@@ -127,6 +145,7 @@ TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fa
   // C = 784 > 768 steps per pass: Q/K/V, the output and FFN1 take two passes over k (the
   // bias goes in with the first), and FFN1's tiles cannot go straight into FFN2's packing
   Switches keep;
+  FOR_EACH_ROUTE();
   const ts::Config config = small_config(784, 4, 40, 1);
   ts::TransformerEncoder enc = make_encoder(config, 2);
   ts::FastEncoder fast(enc);
@@ -143,6 +162,7 @@ TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fa
 
 TEST_CASE("fast encoder equals the exact encoder with masks", "[fast_encoder]") {
   Switches keep;
+  FOR_EACH_ROUTE();
   const ts::Config config = small_config(64, 4, 128, 2);
   ts::TransformerEncoder enc = make_encoder(config, 3);
   ts::FastEncoder fast(enc);
@@ -163,6 +183,7 @@ TEST_CASE("fast encoder equals the exact encoder with masks", "[fast_encoder]") 
 
 TEST_CASE("fast encoder equals the exact encoder at BERT-base size", "[fast_encoder][slow]") {
   Switches keep;
+  FOR_EACH_ROUTE();
   ts::TransformerEncoder enc = make_encoder(ts::Config{}, 0);  // 12 layers, C 768, H 12, F 3072
   ts::FastEncoder fast(enc), fast_sgemm(enc, ts::FastEncoder::Gemm::Sgemm);
   for (const auto& bt : {std::pair<int64_t, int64_t>{1, 5}, {1, 128}, {2, 40}}) {
@@ -184,6 +205,7 @@ TEST_CASE("fast encoder equals the exact encoder at BERT-base size", "[fast_enco
 
 TEST_CASE("fast encoder on the --naive paths equals the exact encoder", "[fast_encoder][slow]") {
   Switches keep;
+  FOR_EACH_ROUTE();
   SECTION("small sizes, both switches and each alone") {
     const ts::Config config = small_config(48, 3, 80, 2);
     ts::TransformerEncoder enc = make_encoder(config, 5);
@@ -220,6 +242,7 @@ TEST_CASE("fast encoder on the --naive paths equals the exact encoder", "[fast_e
 
 TEST_CASE("fast encoder: the thread count does not change the result beyond rounding", "[fast_encoder]") {
   Switches keep;
+  FOR_EACH_ROUTE();
   const ts::Config config = small_config(64, 4, 128, 2);
   ts::TransformerEncoder enc = make_encoder(config, 1);
   ts::FastEncoder fast(enc);
@@ -259,6 +282,8 @@ TEST_CASE("fast encoder: flops() counts the products of one forward", "[fast_enc
 }
 
 TEST_CASE("fast row kernels agree with the torch-exact kernels", "[fast_encoder]") {
+  Switches keep;
+  FOR_EACH_ROUTE();
   for (int64_t n : {1, 7, 16, 17, 64, 128, 131, 768, 3072}) {
     const int64_t rows = 5;
     INFO("n " << n);

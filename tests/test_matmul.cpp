@@ -29,8 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // Restores the Blas path when a test leaves (even by a failed REQUIRE).
+// Restores the path; holds OpenBLAS at the reference scripts' thread count (reference_run.hpp).
 struct PathGuard {
   ts::MatmulPath saved = ts::matmul_path();
+  ts_test::BlasThreadsPinned blas_threads;
   ~PathGuard() { ts::set_matmul_path(saved); }
 };
 

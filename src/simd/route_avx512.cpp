@@ -1,0 +1,16 @@
+// route_avx512.cpp: the SIMD kernels of route_impl.hpp for AVX-512 (16 floats a vector).
+// Compiled with -mavx512f -mavx512cd -mavx512bw -mavx512dq -mavx512vl (CMakeLists.txt),
+// whatever the rest of the build uses; route() calls it only where cpu_isa() == avx512.
+#define TS_ROUTE_ARCH xsimd::avx512bw
+// GCC 12's AVX-512 headers initialise a pass-through operand from itself, which its own
+// -Wmaybe-uninitialized then reports in every function that inlines them (not our code).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "simd/route_impl.hpp"
+
+namespace ts::simd {
+const Route& route_avx512() {
+  static const Route r = make_route(Isa::Avx512);
+  return r;
+}
+}  // namespace ts::simd

@@ -1,0 +1,414 @@
+// route_impl.hpp: the fast path's SIMD kernels, written once for every vector width.
+//
+// Included only by route_avx512.cpp and route_avx2.cpp, each compiled with exactly its
+// ISA's flags; each defines TS_ROUTE_ARCH (an xsimd architecture) and builds its Route
+// table from the templates below. Everything here has internal linkage, so the two
+// copies (one per ISA) can never be mixed up by the linker.
+//
+// xsimd::batch<float, A> is W floats in one vector register: W = 16 (AVX-512), 8 (AVX2).
+// Tails shorter than W go through a W-float buffer padded with a neutral value.
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "kernels.hpp"  // kernel_path(), naive::gelu (--naive)
+#include "simd/route.hpp"
+
+namespace ts::simd {
+namespace {
+
+using A = TS_ROUTE_ARCH;
+using V = xsimd::batch<float, A>;
+constexpr int64_t W = int64_t(V::size);
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// ---- loads and stores of a tail of k < W floats ----
+inline V load_tail(const float* p, int64_t k, float fill) {
+  alignas(64) float buf[W];
+  std::fill_n(buf, W, fill);
+  std::copy_n(p, k, buf);
+  return V::load_aligned(buf);
+}
+inline void store_tail(float* p, int64_t k, V v) {
+  alignas(64) float buf[W];
+  v.store_aligned(buf);
+  std::copy_n(buf, k, p);
+}
+inline float hmax(V v) {
+  alignas(64) float buf[W];
+  v.store_aligned(buf);
+  return *std::max_element(buf, buf + W);
+}
+
+// e^x to ~1e-7 relative, branch-free: x = n ln2 + r, |r| <= ln2/2; e^r by its Taylor
+// polynomial (Cephes' coefficients); 2^n written into the exponent bits. 0 below -87.33
+// (and for -inf). The scalar route's exp_fast is the same formula.
+inline V exp_v(V x) {
+  const auto tiny = x < V(-87.33f);
+  const V xc = xsimd::min(xsimd::max(x, V(-87.33f)), V(88.72f));
+  const V n = xsimd::nearbyint(xc * V(1.44269504088896341f));  // round(x / ln 2)
+  V r = xsimd::fma(n, V(-0.693359375f), xc);                      // x - n ln2, in two
+  r = xsimd::fma(n, V(2.12194440e-4f), r);                         // parts for accuracy
+  V p(1.9875691500e-4f);
+  p = xsimd::fma(p, r, V(1.3981999507e-3f));
+  p = xsimd::fma(p, r, V(8.3334519073e-3f));
+  p = xsimd::fma(p, r, V(4.1665795894e-2f));
+  p = xsimd::fma(p, r, V(1.6666665459e-1f));
+  p = xsimd::fma(p, r, V(5.0000001201e-1f));
+  p = xsimd::fma(p, r * r, r) + V(1.0f);
+  const V two_n = xsimd::bitwise_cast<V>((xsimd::to_int(n) + 127) << 23);
+  return xsimd::select(tiny, V(0.0f), p * two_n);
+}
+
+// GELU(x) = x/2 (1 + erf(x / sqrt 2)); erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
+inline V gelu_v(V x) {
+  const V one(1.0f);
+  const V z = xsimd::abs(x) * V(0.70710678118654752f);
+  const V t = one / xsimd::fma(V(0.3275911f), z, one);
+  V p(1.061405429f);
+  p = xsimd::fma(p, t, V(-1.453152027f));
+  p = xsimd::fma(p, t, V(1.421413741f));
+  p = xsimd::fma(p, t, V(-0.284496736f));
+  p = xsimd::fma(p, t, V(0.254829592f));
+  const V erf_abs = xsimd::fnma(p * t, exp_v(-(z * z)), one);  // 1 - p t e^(-z^2)
+  return V(0.5f) * x * (one + xsimd::copysign(erf_abs, x));
+}
+
+// ================================================================================
+// Row kernels
+// ================================================================================
+
+// x, y (rows, n); mask (rows, n) or nullptr
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float* mask) {
+  const int64_t nW = n / W * W;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    const float* m = mask ? mask + r * n : nullptr;
+    // 1) out = masked_fill(in, mask == 0, -inf); the row max          (n)
+    V mx(kNegInf);
+    for (int64_t i = 0; i < n; i += W) {
+      const bool full = i < nW;
+      V v = full ? V::load_unaligned(in + i) : load_tail(in + i, n - i, kNegInf);
+      if (m) v = xsimd::select((full ? V::load_unaligned(m + i) : load_tail(m + i, n - i, 1.0f)) == V(0.0f), V(kNegInf), v);
+      if (full) v.store_unaligned(out + i); else store_tail(out + i, n - i, v);
+      mx = xsimd::max(mx, v);
+    }
+    const float max = hmax(mx);
+    if (max == kNegInf) {  // every entry hidden: exp(-inf - -inf) = NaN in torch too
+      std::fill_n(out, n, std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
+    // 2) out = exp(out - max), summed                                 (n)
+    const V vmax(max);
+    V sum(0.0f);
+    for (int64_t i = 0; i < n; i += W) {
+      const bool full = i < nW;
+      const V e = exp_v((full ? V::load_unaligned(out + i) : load_tail(out + i, n - i, kNegInf)) - vmax);
+      if (full) e.store_unaligned(out + i); else store_tail(out + i, n - i, e);
+      sum += e;  // padding lanes hold exp(-inf) = 0
+    }
+    // 3) out /= sum                                                   (n)
+    const V inv(1.0f / xsimd::hadd(sum));
+    for (int64_t i = 0; i < n; i += W) {
+      if (i < nW) (V::load_unaligned(out + i) * inv).store_unaligned(out + i);
+      else store_tail(out + i, n - i, load_tail(out + i, n - i, 0.0f) * inv);
+    }
+  }
+}
+
+// x, y (rows, n); gamma, beta (n)
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma, const float* beta,
+                     float eps) {
+  const int64_t nW = n / W * W;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    // 1) mean = sum(x) / n
+    V s(0.0f);
+    for (int64_t i = 0; i < nW; i += W) s += V::load_unaligned(in + i);
+    if (nW < n) s += load_tail(in + nW, n - nW, 0.0f);
+    const float mean_s = xsimd::hadd(s) / static_cast<float>(n);
+    const V mean(mean_s);
+    // 2) var = sum((x - mean)^2) / n   (biased, as torch)
+    V q(0.0f);
+    for (int64_t i = 0; i < nW; i += W) {
+      const V d = V::load_unaligned(in + i) - mean;
+      q = xsimd::fma(d, d, q);
+    }
+    if (nW < n) {
+      const V d = load_tail(in + nW, n - nW, mean_s) - mean;  // padding lanes: 0
+      q = xsimd::fma(d, d, q);
+    }
+    const V rstd(1.0f / std::sqrt(xsimd::hadd(q) / static_cast<float>(n) + eps));
+    // 3) y = (x - mean) * rstd * gamma + beta
+    for (int64_t i = 0; i < nW; i += W) {
+      const V v = xsimd::fma((V::load_unaligned(in + i) - mean) * rstd, V::load_unaligned(gamma + i), V::load_unaligned(beta + i));
+      v.store_unaligned(out + i);
+    }
+    if (nW < n) {
+      const int64_t k = n - nW;
+      store_tail(out + nW, k, xsimd::fma((load_tail(in + nW, k, 0.0f) - mean) * rstd, load_tail(gamma + nW, k, 0.0f),
+                                        load_tail(beta + nW, k, 0.0f)));
+    }
+  }
+}
+
+// x, y (rows, n), rows ld apart; bias (n) or nullptr
+void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias) {
+  const int64_t nW = n / W * W;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * ld;
+    float* out = y + r * ld;
+    for (int64_t i = 0; i < nW; i += W) {
+      V v = V::load_unaligned(in + i);
+      if (bias) v += V::load_unaligned(bias + i);
+      gelu_v(v).store_unaligned(out + i);
+    }
+    if (nW < n) {
+      V v = load_tail(in + nW, n - nW, 0.0f);
+      if (bias) v += load_tail(bias + nW, n - nW, 0.0f);
+      store_tail(out + nW, n - nW, gelu_v(v));
+    }
+  }
+}
+
+// ================================================================================
+// A few rows: y (R, M) += x (R, K) W^T, W streamed once
+// ================================================================================
+// With a few rows a product is bound by reading W from memory. W is read 4 rows (4
+// outputs) at a time, each dotted with the R rows of x (in L1): R x 4 vector sums.
+template <int R>
+void few_rows_r(const float* __restrict x, int64_t K, const float* __restrict w, int64_t M, float* __restrict y,
+                int64_t ldy) {
+  const int64_t KW = K / W * W;
+  int64_t o = 0;
+  for (; o + 4 <= M; o += 4) {
+    const float* w0 = w + o * K;
+    V acc[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < 4; ++q) acc[r][q] = V(0.0f);
+    for (int64_t k = 0; k < KW; k += W) {
+      for (int q = 0; q < 4; ++q) __builtin_prefetch(w0 + q * K + k + 128);  // 512 bytes ahead
+      V wq[4];
+      for (int q = 0; q < 4; ++q) wq[q] = V::load_unaligned(w0 + q * K + k);
+      for (int r = 0; r < R; ++r) {
+        const V xr = V::load_unaligned(x + r * K + k);
+        for (int q = 0; q < 4; ++q) acc[r][q] = xsimd::fma(wq[q], xr, acc[r][q]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < 4; ++q) {
+        float sum = xsimd::hadd(acc[r][q]);
+        for (int64_t k = KW; k < K; ++k) sum = std::fma(w0[q * K + k], x[r * K + k], sum);
+        y[r * ldy + o + q] += sum;
+      }
+  }
+  for (; o < M; ++o) {
+    const float* wo = w + o * K;
+    for (int r = 0; r < R; ++r) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < K; ++k) sum = std::fma(wo[k], x[r * K + k], sum);
+      y[r * ldy + o] += sum;
+    }
+  }
+}
+
+void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, float* y, int64_t ldy) {
+  switch (R) {
+    case 1: return few_rows_r<1>(x, K, w, M, y, ldy);
+    case 2: return few_rows_r<2>(x, K, w, M, y, ldy);
+    case 3: return few_rows_r<3>(x, K, w, M, y, ldy);
+    case 4: return few_rows_r<4>(x, K, w, M, y, ldy);
+    case 5: return few_rows_r<5>(x, K, w, M, y, ldy);
+    case 6: return few_rows_r<6>(x, K, w, M, y, ldy);
+    case 7: return few_rows_r<7>(x, K, w, M, y, ldy);
+    default: return few_rows_r<8>(x, K, w, M, y, ldy);  // callers keep R <= 8
+  }
+}
+
+// ================================================================================
+// The packed-weight GEMM (BLIS / GotoBLAS blocking)
+// ================================================================================
+// W is packed once (when the FastEncoder is built) into panels of NR = 2W outputs:
+//   panel p, step k: the NR floats W[NR p .. NR p + NR-1][k]   (zeros past the last output)
+// and x into row tiles of MR rows, k-major. The micro-kernel computes an MR x NR tile: per
+// k, 2 vector loads of the panel, MR broadcasts of x, 2 MR fused multiply-adds into 2 MR
+// accumulator registers (AVX-512: 12 x 32 in 24 of 32 zmm; AVX2: 6 x 16 in 12 of 16 ymm).
+// Blocks: kNC rows of x (in L2) x kKC steps x kMCp panels (in L2); a row tile in L1.
+constexpr int kNR = int(2 * W);
+constexpr int kMR = W == 16 ? 12 : 6;
+constexpr int64_t kKC = 768;                    // one pass when K = C = 768
+constexpr int64_t kNC = W == 16 ? 20 * kMR : 14 * kMR;
+constexpr int64_t kMCp = W == 16 ? 6 : 12;      // 576 KB of panels per block
+
+// c (MR, nvalid), rows ldc apart, = [c +] [bias] + xp (kc, MR) . wp (kc, NR)
+//   xp: the tile's rows of x, k-major; wp: one panel's kc steps; wp_next: the panel the
+//   next call reads, fetched towards L2 meanwhile
+template <int MR>
+void micro_tile(int64_t kc, const float* __restrict xp, const float* __restrict wp, const float* wp_next, float* c,
+                int64_t ldc, int nvalid, const float* bias, bool load_c) {
+  for (int r = 0; r < MR; ++r) {  // fetch the tile now: it is read once the sums are done
+    __builtin_prefetch(c + r * ldc, 1, 3);
+    __builtin_prefetch(c + r * ldc + kNR - 1, 1, 3);
+  }
+  V acc0[MR], acc1[MR];
+  for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = V(0.0f);
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    __builtin_prefetch(wp + (k + 16) * kNR, 0, 3);  // L2 -> L1, 16 steps ahead
+    __builtin_prefetch(wp + (k + 16) * kNR + kNR - 1, 0, 3);
+    __builtin_prefetch(wp_next + k * kNR, 0, 2);
+    const V w0 = V::load_aligned(wp + k * kNR), w1 = V::load_aligned(wp + k * kNR + W);
+    for (int r = 0; r < MR; ++r) {
+      const V xr(xp[k * MR + r]);
+      acc0[r] = xsimd::fma(xr, w0, acc0[r]);
+      acc1[r] = xsimd::fma(xr, w1, acc1[r]);
+    }
+  }
+  // c = (c + bias) + acc
+  if (nvalid == kNR) {
+    const V b0 = bias ? V::load_unaligned(bias) : V(0.0f), b1 = bias ? V::load_unaligned(bias + W) : V(0.0f);
+    for (int r = 0; r < MR; ++r) {
+      float* cr = c + r * ldc;
+      V c0 = b0, c1 = b1;
+      if (load_c) {
+        c0 = V::load_unaligned(cr) + c0;
+        c1 = V::load_unaligned(cr + W) + c1;
+      }
+      (c0 + acc0[r]).store_unaligned(cr);
+      (c1 + acc1[r]).store_unaligned(cr + W);
+    }
+    return;
+  }
+  alignas(64) float sums[kNR];
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    acc0[r].store_aligned(sums);
+    acc1[r].store_aligned(sums + W);
+    for (int j = 0; j < nvalid; ++j) {
+      float cj = bias ? bias[j] : 0.0f;
+      if (load_c) cj = cr[j] + cj;
+      cr[j] = cj + sums[j];
+    }
+  }
+}
+
+using MicroTile = void (*)(int64_t, const float*, const float*, const float*, float*, int64_t, int, const float*, bool);
+template <int... I>
+constexpr auto micro_tiles(std::integer_sequence<int, I...>) {
+  return std::array<MicroTile, sizeof...(I) + 1>{nullptr, &micro_tile<I + 1>...};
+}
+const auto kMicroTiles = micro_tiles(std::make_integer_sequence<int, kMR>{});  // [mr] -> micro_tile<mr>
+
+// W (M,K), rows ldw apart, times scale -> panels (ceil(M/NR), K, NR)
+void pack_panels(const float* Wm, int64_t ldw, int64_t M, int64_t K, float scale, float* out) {
+  const int64_t P = (M + kNR - 1) / kNR;
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t j = 0; j < kNR; ++j) {
+      const int64_t o = p * kNR + j;
+      float* dst = out + p * K * kNR + j;
+      if (o < M)
+        for (int64_t k = 0; k < K; ++k) dst[k * kNR] = Wm[o * ldw + k] * scale;
+      else
+        for (int64_t k = 0; k < K; ++k) dst[k * kNR] = 0.0f;
+    }
+}
+
+// W^T given as (K,M), rows ldw apart (V: k = key position, outputs = features) -> panels
+void pack_panels_kmajor(const float* Wt, int64_t ldw, int64_t M, int64_t K, float* out) {
+  const int64_t P = (M + kNR - 1) / kNR;
+  for (int64_t p = 0; p < P; ++p) {
+    const int64_t n = std::min<int64_t>(kNR, M - p * kNR);
+    for (int64_t k = 0; k < K; ++k) {
+      float* dst = out + (p * K + k) * kNR;
+      std::copy_n(Wt + k * ldw + p * kNR, n, dst);
+      std::fill(dst + n, dst + kNR, 0.0f);
+    }
+  }
+}
+
+// src (mr rows, n columns), rows ld apart -> dst[c*mr + r]
+inline void pack_block(const float* src, int64_t ld, int64_t mr, int64_t n, float* dst) {
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t c = 0; c < n; ++c) dst[c * mr + r] = src[r * ld + c];
+}
+
+// x (rows, K), rows ldx apart -> row tiles [t0, t1), k-major (16 columns at a time: the
+// source rows stay in L1 while their columns are spread)
+void pack_tiles(const float* x, int64_t ldx, int64_t rows, int64_t K, int64_t t0, int64_t t1, float* xp) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t mr = std::min<int64_t>(kMR, rows - t * kMR);
+    for (int64_t k0 = 0; k0 < K; k0 += 16)
+      pack_block(x + t * kMR * ldx + k0, ldx, mr, std::min<int64_t>(16, K - k0), xp + t * K * kMR + k0 * mr);
+  }
+}
+
+// y (rows, outputs of panels [p0,p1)) = epilogue(x (rows, K) W^T); x in row tiles, W in panels.
+// Loops: blocks of kNC rows, passes of kKC steps, blocks of kMCp panels, then each row tile
+// against each panel of the block. pack_out (K <= kKC): each finished tile goes, after the
+// epilogue, into pack_out as row tiles for a product with K' = M (FFN1 -> FFN2).
+void packed_product(const float* xp, int64_t rows, int64_t K, const float* panels, int64_t M, int64_t p0, int64_t p1,
+                    float* y, int64_t ldy, const Epilogue& epi, float* pack_out) {
+  const bool naive_gelu = kernel_path() == KernelPath::Naive;
+  alignas(64) float tile[kMR * kNR];  // the finished tile when it goes to pack_out
+  for (int64_t r0 = 0; r0 < rows; r0 += kNC) {
+    const int64_t nc = std::min(kNC, rows - r0);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      const bool first = pc == 0, last = pc + kc == K;
+      for (int64_t pb = p0; pb < p1; pb += kMCp) {
+        const int64_t pe = std::min(p1, pb + kMCp);
+        for (int64_t t = 0; t * kMR < nc; ++t) {
+          const int64_t mr = std::min<int64_t>(kMR, nc - t * kMR);
+          const float* xt = xp + (r0 / kMR + t) * K * kMR + pc * mr;
+          float* c_rows = y + (r0 + t * kMR) * ldy;
+          for (int64_t p = pb; p < pe; ++p) {
+            const int nvalid = int(std::min<int64_t>(kNR, M - p * kNR));
+            float* c = pack_out ? tile : c_rows + p * kNR;
+            const int64_t ldc = pack_out ? kNR : ldy;
+            // the next call's panel: the next one of this block, or the first of the next block
+            const int64_t pn = p + 1 < pe ? p + 1 : (t + 1) * kMR < nc ? pb : std::min(pe, p1 - 1);
+            kMicroTiles[size_t(mr)](kc, xt, panels + (p * K + pc) * kNR, panels + (pn * K + pc) * kNR, c, ldc, nvalid,
+                                    first && epi.bias ? epi.bias + p * kNR : nullptr, !first || epi.residual);
+            if (last && epi.gelu) {
+              if (naive_gelu)
+                for (int64_t r = 0; r < mr; ++r) naive::gelu(c + r * ldc, c + r * ldc, nvalid);
+              else
+                bias_gelu_rows(c, c, mr, nvalid, ldc, nullptr);
+            }
+            if (pack_out) pack_block(c, kNR, mr, nvalid, pack_out + (r0 / kMR + t) * M * kMR + p * kNR * mr);
+          }
+        }
+      }
+    }
+  }
+}
+
+Route make_route(Isa isa) {
+  Route r{};
+  r.isa = isa;
+  r.softmax_rows = softmax_rows;
+  r.layer_norm_rows = layer_norm_rows;
+  r.bias_gelu_rows = bias_gelu_rows;
+  r.few_rows = few_rows;
+  r.mr = kMR;
+  r.nr = kNR;
+  r.kc = kKC;
+  r.pack_panels = pack_panels;
+  r.pack_panels_kmajor = pack_panels_kmajor;
+  r.pack_tiles = pack_tiles;
+  r.packed_product = packed_product;
+  return r;
+}
+
+}  // namespace
+}  // namespace ts::simd

@@ -1,0 +1,138 @@
+// route_scalar.cpp: the fast path's row kernels as plain loops (TS_ISA=scalar), and the
+// choice of route. Compiled for baseline x86-64 whatever the rest of the build uses, so
+// this route runs on any x86-64 CPU. It has no packed GEMM: the products go to OpenBLAS.
+// Same formulas as route_impl.hpp, one value at a time: read this file first.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "simd/route.hpp"
+
+namespace ts::simd {
+namespace {
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+float bits_to_float(int32_t i) {
+  float f;
+  std::memcpy(&f, &i, sizeof f);
+  return f;
+}
+
+// e^x, route_impl.hpp's exp_v one value at a time
+float exp_fast(float x) {
+  const float xc = std::min(std::max(x, -87.33f), 88.72f);
+  const float n = std::nearbyint(xc * 1.44269504088896341f);  // round(x / ln 2)
+  float r = std::fma(n, -0.693359375f, xc);                    // x - n ln2, in two
+  r = std::fma(n, 2.12194440e-4f, r);                           // parts for accuracy
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  p = std::fma(p, r * r, r) + 1.0f;
+  const float two_n = bits_to_float((static_cast<int32_t>(n) + 127) << 23);
+  return x < -87.33f ? 0.0f : p * two_n;
+}
+
+// GELU(x) = x/2 (1 + erf(x / sqrt 2)), erf by Abramowitz & Stegun 7.1.26
+float gelu_fast(float x) {
+  const float z = std::fabs(x) * 0.70710678118654752f;
+  const float t = 1.0f / std::fma(0.3275911f, z, 1.0f);
+  float p = 1.061405429f;
+  p = std::fma(p, t, -1.453152027f);
+  p = std::fma(p, t, 1.421413741f);
+  p = std::fma(p, t, -0.284496736f);
+  p = std::fma(p, t, 0.254829592f);
+  const float erf_abs = 1.0f - p * t * exp_fast(-z * z);
+  return 0.5f * x * (1.0f + std::copysign(erf_abs, x));
+}
+
+// x, y (rows, n); mask (rows, n) or nullptr
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float* mask) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    const float* m = mask ? mask + r * n : nullptr;
+    // 1) out = masked_fill(in, mask == 0, -inf); the row max
+    float max = kNegInf;
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = (m && m[i] == 0.0f) ? kNegInf : in[i];
+      max = std::max(max, out[i]);
+    }
+    if (max == kNegInf) {  // every entry hidden: NaN, like torch
+      std::fill_n(out, n, std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
+    // 2) out = exp(out - max), summed (in double: one running float sum of 3072 terms
+    //    drifts by ~1e-6, the vector routes' lane-wise partial sums do not); 3) out /= sum
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += out[i] = exp_fast(out[i] - max);
+    const float inv = float(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) out[i] *= inv;
+  }
+}
+
+// x, y (rows, n); gamma, beta (n)
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma, const float* beta,
+                     float eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    double sum = 0.0;  // 1) mean (sums in double, as in softmax)
+    for (int64_t i = 0; i < n; ++i) sum += in[i];
+    const float mean = float(sum / double(n));
+    double sq = 0.0;  // 2) biased variance
+    for (int64_t i = 0; i < n; ++i) sq += double(in[i] - mean) * double(in[i] - mean);
+    const float rstd = float(1.0 / std::sqrt(sq / double(n) + double(eps)));
+    for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - mean) * rstd * gamma[i] + beta[i];  // 3) scale, shift
+  }
+}
+
+// x, y (rows, n), rows ld apart; bias (n) or nullptr
+void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) y[r * ld + i] = gelu_fast(x[r * ld + i] + (bias ? bias[i] : 0.0f));
+}
+
+// y (R, M) += x (R, K) W^T, one dot product per output
+void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, float* y, int64_t ldy) {
+  for (int64_t o = 0; o < M; ++o)
+    for (int64_t r = 0; r < R; ++r) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < K; ++k) sum += w[o * K + k] * x[r * K + k];
+      y[r * ldy + o] += sum;
+    }
+}
+}  // namespace
+
+const Route& route_scalar() {
+  static const Route r = [] {
+    Route s{};
+    s.isa = Isa::Scalar;
+    s.softmax_rows = softmax_rows;
+    s.layer_norm_rows = layer_norm_rows;
+    s.bias_gelu_rows = bias_gelu_rows;
+    s.few_rows = few_rows;
+    return s;
+  }();
+  return r;
+}
+
+const Route& route(Isa isa) {
+  if (int(isa) > int(cpu_isa()))
+    throw std::invalid_argument(std::string("simd::route: this CPU cannot run ") + isa_name(isa));
+  switch (isa) {
+    case Isa::Avx512: return route_avx512();
+    case Isa::Avx2: return route_avx2();
+    case Isa::Scalar: break;
+  }
+  return route_scalar();
+}
+
+const Route& route() { return route(active_isa()); }
+
+}  // namespace ts::simd
