@@ -9,6 +9,7 @@
 // Torch here is built without MKL, so bmm never takes the batched-gemm branch.
 #include "matmul.hpp"
 #include "fp_contract.hpp"
+#include "isa.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -573,33 +574,26 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v) {
 // kernel at about half the FLOP rate. OPENBLAS_CORETYPE=<core> in the environment
 // overrides the pick, but only when it is set before the library loads.
 //
-// The course's rule, applied once before main():
+// The course's rule, applied once before main() (choose_blas_core below):
 //   * OPENBLAS_CORETYPE set (to anything)  -> leave it: the user (or CI) decided.
-//   * else, CPU + OS have AVX-512 F/CD/BW/DQ/VL and OpenBLAS chose a non-AVX-512 core
-//                                          -> switch OpenBLAS to SkylakeX in-process
-//                                             (gotoblas_dynamic_quit + _init re-read the
-//                                             variable) and export OPENBLAS_CORETYPE so
-//                                             child processes (the PyTorch twins) get
-//                                             the same kernel, hence the same bits.
+//   * else, CPU + OS have AVX-512 F/CD/BW/DQ/VL and OpenBLAS chose a core without
+//     AVX-512 kernels                      -> SkylakeX
+//   * else, CPU + OS have AVX2 + FMA and OpenBLAS chose a core without AVX2 kernels (an
+//     AVX2 CPU it does not know falls back to "Prescott", SSE3: ~4x slower) -> Haswell
 //   * else                                 -> leave OpenBLAS's own pick.
-// PyTorch uses the same libopenblas, so what matters for bit-equality is that both
-// sides run the same core: tests/twin_compare.py resolves the variable by the same
-// rule and passes it explicitly to both the chapter and its twin.
+// A switch happens in-process (gotoblas_dynamic_quit + _init re-read the variable) and
+// exports OPENBLAS_CORETYPE so child processes (the PyTorch twins) get the same kernel,
+// hence the same bits. PyTorch uses the same libopenblas, so what matters for
+// bit-equality is that both sides run the same core: tests/twin_compare.py resolves the
+// variable by the same rule and passes it explicitly to both the chapter and its twin.
 namespace {
-bool is_avx512_core(const char* name) {
-  return std::strcmp(name, "SkylakeX") == 0 || std::strcmp(name, "Cooperlake") == 0 ||
-         std::strcmp(name, "SapphireRapids") == 0;
+bool core_has_avx512(const std::string& name) {
+  return name == "SkylakeX" || name == "Cooperlake" || name == "SapphireRapids";
 }
-
-bool cpu_has_avx512() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();  // libgcc also checks that the OS saves the zmm registers (XCR0)
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
+// OpenBLAS 0.3.21's x86-64 cores whose sgemm uses AVX2 + FMA (Zen and Excavator run
+// Haswell-class kernels)
+bool core_has_avx2(const std::string& name) {
+  return core_has_avx512(name) || name == "Haswell" || name == "Zen" || name == "Excavator";
 }
 
 std::string& core_reason() {
@@ -614,32 +608,33 @@ struct ChooseBlasCore {
       core_reason() = "the BLAS is not OpenBLAS: used as it is";
       return;
     }
-    const std::string picked = openblas_get_corename();
-    const char* env = std::getenv("OPENBLAS_CORETYPE");
-    if (env && *env) {
-      core_reason() = std::string("OPENBLAS_CORETYPE=") + env + " set in the environment";
-      return;
-    }
-    if (is_avx512_core(picked.c_str())) {
-      core_reason() = "OpenBLAS picked an AVX-512 core itself";
-      return;
-    }
-    if (!cpu_has_avx512()) {
-      core_reason() = "no AVX-512 on this CPU: OpenBLAS's own pick";
-      return;
-    }
+    const BlasCoreChoice c = choose_blas_core(openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE"), cpu_isa());
+    core_reason() = c.reason;
+    if (c.core.empty()) return;
     if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
       core_reason() = "this OpenBLAS cannot switch cores: its own pick";
       return;
     }
-    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    setenv("OPENBLAS_CORETYPE", c.core.c_str(), 1);
     gotoblas_dynamic_quit();
     gotoblas_dynamic_init();
-    core_reason() = "AVX-512 CPU, OpenBLAS picked " + picked + ": switched to SkylakeX";
   }
 };
 const ChooseBlasCore g_choose_blas_core;
 }  // namespace
+
+BlasCoreChoice choose_blas_core(const std::string& picked, const char* env, Isa cpu) {
+  if (env && *env) return {"", std::string("OPENBLAS_CORETYPE=") + env + " set in the environment"};
+  if (cpu == Isa::Avx512) {
+    if (core_has_avx512(picked)) return {"", "OpenBLAS picked an AVX-512 core itself"};
+    return {"SkylakeX", "AVX-512 CPU, OpenBLAS picked " + picked + ": switched to SkylakeX"};
+  }
+  if (cpu == Isa::Avx2) {
+    if (core_has_avx2(picked)) return {"", "AVX2 CPU, OpenBLAS picked the AVX2 core " + picked + " itself"};
+    return {"Haswell", "AVX2 CPU, OpenBLAS picked " + picked + " (no AVX2 kernels): switched to Haswell"};
+  }
+  return {"", "no AVX2 on this CPU: OpenBLAS's own pick"};
+}
 
 std::string blas_core() { return openblas_get_corename ? std::string(openblas_get_corename()) : std::string(); }
 std::string blas_core_reason() { return core_reason(); }

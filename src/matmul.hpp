@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "isa.hpp"
 #include "tensor.hpp"
 
 namespace ts {
@@ -94,10 +95,16 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v);
 
 // ---- which OpenBLAS kernel runs (see matmul.cpp, "Choosing the OpenBLAS kernel") ----
 // The core OpenBLAS is running, e.g. "SkylakeX", "Cooperlake", "Haswell" ("" if the BLAS
-// is not OpenBLAS). Before main(), the course upgrades OpenBLAS to its AVX-512 kernel
-// (OPENBLAS_CORETYPE=SkylakeX) when OPENBLAS_CORETYPE is unset, the CPU and OS support
-// AVX-512 and OpenBLAS picked a pre-AVX-512 core; an explicit OPENBLAS_CORETYPE always wins.
+// is not OpenBLAS). Before main(), the course upgrades OpenBLAS to the widest kernel the
+// CPU runs when OpenBLAS picked a narrower one (choose_blas_core); an explicit
+// OPENBLAS_CORETYPE always wins.
 std::string blas_core();
+// The rule: OpenBLAS picked `picked`, the environment says `env` (nullptr: unset), the CPU
+// runs `cpu`. core: what to switch OpenBLAS to ("" = leave it); reason: one line.
+struct BlasCoreChoice {
+  std::string core, reason;
+};
+BlasCoreChoice choose_blas_core(const std::string& picked, const char* env, Isa cpu);
 // Why blas_core() is what it is, one line (for a chapter's info output and the benchmarks).
 std::string blas_core_reason();
 // OpenBLAS's thread count for one product (openblas_set_num_threads); 0 if unknown.

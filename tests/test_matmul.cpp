@@ -295,3 +295,31 @@ TEST_CASE("matmul: the process-wide path switch", "[matmul]") {
 }
 
 }  // namespace
+
+namespace {
+// ---------------------------------------------------------------------------
+// 4) Which OpenBLAS kernel runs (matmul.hpp, choose_blas_core; twin_compare.py mirrors it)
+// ---------------------------------------------------------------------------
+TEST_CASE("matmul: the OpenBLAS core rule", "[matmul]") {
+  using ts::Isa;
+  // an explicit OPENBLAS_CORETYPE always wins
+  CHECK(ts::choose_blas_core("Prescott", "Prescott", Isa::Avx512).core.empty());
+  CHECK(ts::choose_blas_core("Zen", "Haswell", Isa::Avx2).core.empty());
+  // AVX-512 CPU: anything without AVX-512 kernels becomes SkylakeX
+  CHECK(ts::choose_blas_core("Haswell", nullptr, Isa::Avx512).core == "SkylakeX");
+  CHECK(ts::choose_blas_core("Prescott", "", Isa::Avx512).core == "SkylakeX");
+  CHECK(ts::choose_blas_core("Cooperlake", nullptr, Isa::Avx512).core.empty());
+  // AVX2 CPU: an unknown one gets Prescott (SSE3) from OpenBLAS 0.3.21: Haswell instead
+  CHECK(ts::choose_blas_core("Prescott", nullptr, Isa::Avx2).core == "Haswell");
+  CHECK(ts::choose_blas_core("Sandybridge", nullptr, Isa::Avx2).core == "Haswell");
+  CHECK(ts::choose_blas_core("Zen", nullptr, Isa::Avx2).core.empty());
+  CHECK(ts::choose_blas_core("Haswell", nullptr, Isa::Avx2).core.empty());
+  // no AVX2: OpenBLAS's own pick
+  CHECK(ts::choose_blas_core("Prescott", nullptr, Isa::Scalar).core.empty());
+  // the reason names what happened
+  CHECK(ts::choose_blas_core("Prescott", nullptr, Isa::Avx2).reason.find("switched to Haswell") != std::string::npos);
+  // this process: the rule ran before main() and OpenBLAS runs what it said
+  if (!ts::blas_core().empty() && !std::getenv("OPENBLAS_CORETYPE"))
+    CHECK(ts::blas_core_reason() != "not chosen yet");
+}
+}  // namespace

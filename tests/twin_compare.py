@@ -13,24 +13,49 @@ import sys
 PYTHON = os.environ.get("TS_PYTHON", "/usr/bin/python3")
 
 
+def cpu_route():
+    """The widest SIMD set this CPU runs, as src/isa.cpp says it: avx512, avx2 or scalar."""
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    if {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        return "avx512"
+    if {"avx2", "fma"} <= flags:
+        return "avx2"
+    return "scalar"
+
+
+def openblas_pick():
+    """The core OpenBLAS picks by itself on this CPU ("" if it cannot be asked)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return ""
+
+
 def blas_env():
     """The environment both sides run in, with OPENBLAS_CORETYPE resolved by the chapters'
-    own rule (src/matmul.cpp, "Choosing the OpenBLAS kernel"): an explicit value wins;
-    otherwise an AVX-512 CPU runs OpenBLAS's SkylakeX kernel. Set explicitly on BOTH sides,
-    so the chapter and PyTorch load the very same sgemm kernel."""
+    own rule (src/matmul.cpp, choose_blas_core): an explicit value wins; otherwise an
+    AVX-512 CPU runs OpenBLAS's SkylakeX kernel, and an AVX2 CPU whose pick has no AVX2
+    kernels (an unknown CPU gets Prescott) runs Haswell. Set explicitly on BOTH sides, so
+    the chapter and PyTorch load the very same sgemm kernel."""
     env = os.environ.copy()
     if not env.get("OPENBLAS_CORETYPE"):
-        try:
-            flags = set()
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("flags"):
-                        flags = set(line.split(":", 1)[1].split())
-                        break
-        except OSError:
-            flags = set()
-        if {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        route, picked = cpu_route(), openblas_pick()
+        if route == "avx512" and picked not in ("SkylakeX", "Cooperlake", "SapphireRapids"):
             env["OPENBLAS_CORETYPE"] = "SkylakeX"
+        elif route == "avx2" and picked and picked not in (
+                "SkylakeX", "Cooperlake", "SapphireRapids", "Haswell", "Zen", "Excavator"):
+            env["OPENBLAS_CORETYPE"] = "Haswell"
     return env
 
 
