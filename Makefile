@@ -6,17 +6,18 @@
 MAKEFLAGS  += --no-print-directory
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+GENERIC_BUILD ?= build-generic
 JOBS       ?= $(shell nproc)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic transcripts bench clean help
 
 all: build
 
 help:
 	@echo "make walkthrough  install deps, build, run every chapter in order"
-	@echo "make test         install deps, build, run unit + twin tests, then the ASan/UBSan build"
+	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build and a generic x86-64 build"
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS and PyTorch"
@@ -46,7 +47,14 @@ test-asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
-test: test-asan test-unit
+# A build for generic x86-64 (-DTS_NATIVE=OFF), as a distribution would ship it: the unit
+# tests (every SIMD route this CPU runs, bit-exact products) must pass there too.
+test-generic: deps
+	@cmake -S . -B $(GENERIC_BUILD) -DCMAKE_BUILD_TYPE=Release -DTS_NATIVE=OFF -DTS_BENCH=OFF >/dev/null
+	@cmake --build $(GENERIC_BUILD) -j $(JOBS) --target ts_tests ch07_encoder
+	@cd $(GENERIC_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+test: test-asan test-generic test-unit
 
 transcripts: deps
 	@scripts/transcripts.sh
@@ -55,4 +63,4 @@ bench: build
 	@scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(GENERIC_BUILD)

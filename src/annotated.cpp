@@ -2,9 +2,6 @@
 // article's Python (tests/twins/article002.py); comments give the formula, then the shape.
 #include "annotated.hpp"
 
-#include <immintrin.h>
-#include <sleef.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -364,17 +361,8 @@ TS_NO_FP_CONTRACT PositionalEncoding::PositionalEncoding(int64_t d_model, double
   const float k = static_cast<float>(-(std::log(10000.0) / static_cast<double>(d_model)));
   std::vector<float> div_term(half);
   for (size_t i = 0; i < half; ++i) div_term[i] = static_cast<float>(2 * i) * k;
-  auto sleef_map = [](float* data, size_t n, __m256 (*f)(__m256)) {
-    // torch's vec::map: full 8-lane vectors, then the tail as one partial vector
-    for (size_t i = 0; i < n; i += 8) {
-      alignas(32) float buf[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      const size_t m = std::min<size_t>(8, n - i);
-      std::copy_n(data + i, m, buf);
-      _mm256_store_ps(buf, f(_mm256_load_ps(buf)));
-      std::copy_n(buf, m, data + i);
-    }
-  };
-  sleef_map(div_term.data(), half, [](__m256 v) { return Sleef_expf8_u10(v); });
+  //    (torch's vec::map: full 8-lane vectors, then the tail as one partial vector)
+  exact::sleef_exp(div_term.data(), int64_t(half));
   // 2) pe_pos = position * div_term   (L, half)
   std::vector<float> pos(L * half), sn, cs;
   for (size_t l = 0; l < L; ++l)
@@ -382,8 +370,8 @@ TS_NO_FP_CONTRACT PositionalEncoding::PositionalEncoding(int64_t d_model, double
   sn = pos;
   cs = pos;
   // 3) pe[:, 0::2] = sin(pe_pos);  pe[:, 1::2] = cos(pe_pos)   (1, L, C)
-  sleef_map(sn.data(), sn.size(), [](__m256 v) { return Sleef_sinf8_u10(v); });
-  sleef_map(cs.data(), cs.size(), [](__m256 v) { return Sleef_cosf8_u10(v); });
+  exact::sleef_sin(sn.data(), int64_t(sn.size()));
+  exact::sleef_cos(cs.data(), int64_t(cs.size()));
   pe = Tensor::from_shape({1, L, C});
   pe.fill(0.0f);
   for (size_t l = 0; l < L; ++l)

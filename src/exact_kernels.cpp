@@ -38,7 +38,21 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
-#include <sleef.h>
+// In a generic build GCC notes that passing __m256 between functions changes the ABI
+// without -mavx. Every function that passes one is in this file, under this pragma.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+// SLEEF's 8-lane functions, the ones torch's AVX2 kernels call (libsleef-dev). sleef.h
+// declares its __m256 functions only when the includer is compiled with -mavx (it tests
+// __AVX__, which this pragma does not define), so a generic build (-DTS_NATIVE=OFF) would
+// not see them: the five this file uses are declared here, as sleef.h declares them.
+extern "C" {
+__m256 Sleef_expf8_u10(__m256);
+__m256 Sleef_logf8_u10(__m256);
+__m256 Sleef_erff8_u10(__m256);
+__m256 Sleef_sinf8_u10(__m256);
+__m256 Sleef_cosf8_u10(__m256);
+}
 
 namespace ts {
 namespace exact {
@@ -508,6 +522,24 @@ void relu(const float* x, float* y, int64_t n) {
       x, y, n, [](float v) { return std::max(v, 0.0f); },
       [&](V v) { return _mm256_max_ps(zero, v); });
 }
+
+// torch's vec::map(Sleef_<f>f8_u10) over n floats in place: full 8-lane vectors, then the
+// tail as one zero-padded vector (article 002's PositionalEncoding builds its table so).
+namespace {
+template <class F>
+void sleef_map(float* data, int64_t n, F f) {
+  for (int64_t i = 0; i < n; i += kLanes) {
+    const int64_t m = std::min<int64_t>(kLanes, n - i);
+    alignas(32) float buf[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::copy_n(data + i, m, buf);
+    _mm256_store_ps(buf, f(_mm256_load_ps(buf)));
+    std::copy_n(buf, m, data + i);
+  }
+}
+}  // namespace
+void sleef_exp(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_expf8_u10(v); }); }
+void sleef_sin(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_sinf8_u10(v); }); }
+void sleef_cos(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_cosf8_u10(v); }); }
 
 }  // namespace exact
 }  // namespace ts

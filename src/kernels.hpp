@@ -70,6 +70,11 @@ void sum_rows(const float* x, float* y, int64_t rows, int64_t n);
 void mean_rows(const float* x, float* y, int64_t rows, int64_t n);
 void gelu(const float* x, float* y, int64_t n);
 void relu(const float* x, float* y, int64_t n);
+// x (n) <- exp / sin / cos (x), in place, as torch's vectorised map over SLEEF's 8-lane
+// functions computes them (introduced with article 002's PositionalEncoding, ch09)
+void sleef_exp(float* x, int64_t n);
+void sleef_sin(float* x, int64_t n);
+void sleef_cos(float* x, int64_t n);
 }  // namespace exact
 
 namespace naive {
