@@ -248,7 +248,7 @@ constexpr int kNR = int(2 * W);
 constexpr int kMR = W == 16 ? 12 : 6;
 constexpr int64_t kKC = 768;                    // one pass when K = C = 768
 constexpr int64_t kNC = W == 16 ? 20 * kMR : 14 * kMR;
-constexpr int64_t kMCp = W == 16 ? 6 : 12;      // 576 KB of panels per block
+constexpr int64_t kMCp = W == 16 ? 6 : 8;       // panels per block: 576 KB (AVX-512), 384 KB (AVX2: Zen 3's L2 is 512 KB)
 
 // c (MR, nvalid), rows ldc apart, = [c +] [bias] + xp (kc, MR) . wp (kc, NR)
 //   xp: the tile's rows of x, k-major; wp: one panel's kc steps; wp_next: the panel the
