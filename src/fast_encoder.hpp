@@ -8,16 +8,17 @@
 //      into the micro-kernel's panel order (sgemm repacks W on every call: a fifth of its
 //      time at T = 128); bias, residual and GELU applied to each finished tile in L1; the
 //      LayerNorm output and FFN1's output written straight in the packed order the next
-//      product reads. AVX-512 only -- elsewhere (or with Gemm::Sgemm) OpenBLAS sgemm, and
-//      for a few rows (the walkthrough's T = 5, where reading W from memory is the limit)
-//      a kernel that streams W once
+//      product reads. On the AVX-512 and AVX2 routes (src/simd/, chosen at run time) --
+//      on the scalar route (or with Gemm::Sgemm) OpenBLAS sgemm; for a few rows (the
+//      walkthrough's T = 5, where reading W from memory is the limit) a kernel that
+//      streams W once
 //   3) per (batch, head): scores = Q K^T / sqrt(D) and P V on the heads' columns of the
 //      Q|K|V buffer (leading dimensions / small packs, no per-head tensors), the masked
 //      softmax in place between them, the result written straight into the concatenated
 //      (B*T, C) buffer
-//   4) LayerNorm, softmax, GELU as plain loops over contiguous rows that the compiler
-//      vectorises (fast:: below; AVX-512 versions of the same formulas where available),
-//      within ~1e-6 of torch's kernels
+//   4) LayerNorm, softmax, GELU over contiguous rows, written once with xsimd for both
+//      vector widths (plain loops on the scalar route; fast:: below), within ~1e-6 of
+//      torch's kernels
 //   5) threads: one team per forward; each phase splits rows, heads or output panels over
 //      the team, with a barrier between phases; OpenBLAS runs single-threaded inside
 //   6) buffers allocated once per shape, reused by every layer and call.
@@ -57,8 +58,9 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 // and the buffers are shared).
 class FastEncoder {
  public:
-  // Which GEMM runs the weight products: Auto = the packed GEMM where the CPU has
-  // AVX-512, else OpenBLAS; Sgemm = OpenBLAS always (to compare the two).
+  // Which GEMM runs the weight products: Auto = the route's packed GEMM (AVX-512 or AVX2,
+  // isa.hpp), else OpenBLAS; Sgemm = OpenBLAS always (to compare the two). The route is
+  // the one active when the encoder is built (the panels are packed for it).
   enum class Gemm { Auto, Sgemm };
 
   explicit FastEncoder(const TransformerEncoder& encoder, Gemm gemm = Gemm::Auto);
@@ -78,7 +80,7 @@ class FastEncoder {
   // N = B*T. LayerNorm, softmax, GELU and the embeddings are not counted.
   double flops(int64_t B, int64_t T, int64_t layers = -1) const;
 
-  // The GEMM in use, one line, e.g. "packed-weight AVX-512 GEMM (weights packed once)".
+  // The GEMM in use, one line, e.g. "packed-weight GEMM, avx2 route (weights packed once)".
   std::string backend() const;
 
  private:
@@ -86,8 +88,8 @@ class FastEncoder {
   std::unique_ptr<Impl> impl_;
 };
 
-// The fast path's row kernels (plain loops, vectorised by the compiler). They agree with
-// the torch-exact kernels of kernels.hpp to ~1e-6; they ignore set_kernel_path().
+// The fast path's row kernels, on the active SIMD route (isa.hpp, src/simd/). They agree
+// with the torch-exact kernels of kernels.hpp to ~1e-6; they ignore set_kernel_path().
 namespace fast {
 // y = F.softmax(x, dim=-1) on rows (rows, n); with mask (rows, n), entries where mask == 0
 // count as -inf first (masked_fill). A row with every entry -inf gives NaN, like torch.
