@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   int64_t steps = -1, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 50, threads = 2;
   double dropout = 0.1, lr = 0.001, label_smoothing = 0.0;
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;
-  std::string translate_text, save_dir, load_dir, loss_name = "article";
+  const std::string not_given = "\x01";  // --translate "" must be refused, not ignored
+  std::string translate_text = not_given, save_dir, load_dir, loss_name = "article";
   ch.option("--steps", steps, "training steps (batches) (default 1000; 0 more with --load unless given)");
   ch.option("--batch", batch, "B, numbers per batch (default 64, the article's BATCH_SIZE)");
   ch.option("--layers", layers, "N encoder and N decoder layers (default 2)");
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
       throw UsageError(fmt::format("--label-smoothing must be in [0, 1), got {}", label_smoothing));
     if (loss_name != "article" && loss_name != "token")
       throw UsageError("--loss must be 'article' or 'token', got '" + loss_name + "'");
-    const int64_t number = translate_text.empty() ? -1 : parse_number(translate_text);
+    const int64_t number = translate_text == not_given ? -1 : parse_number(translate_text);
     if (!load_dir.empty() && steps == -1) steps = 0;
     if (steps == -1) steps = 1000;
     if (!save_dir.empty()) {
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
       std::filesystem::create_directories(save_dir, ec);
       if (ec || !std::filesystem::is_directory(save_dir) || ::access(save_dir.c_str(), W_OK) != 0)
         throw UsageError("--save: cannot write to the folder '" + save_dir + "': choose a writable DIR");
+      for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
+        if (std::filesystem::is_symlink(save_dir + f))
+          throw UsageError("--save: refusing to overwrite " + save_dir + f + ": it is a symbolic link");
     }
     const Reduction reduction = loss_name == "article" ? Reduction::ArticleMean : Reduction::TokenMean;
     const Vocab& sv = source_vocab();
@@ -152,6 +156,18 @@ int main(int argc, char** argv) {
       return;
     }
 
+    Model<float> model = init_model(cfg, ch.seed);
+    const std::vector<float> untrained = model.params;
+    Adam loaded;
+    if (!load_dir.empty()) {
+      // read and check the whole checkpoint before anything else happens
+      try {
+        load_checkpoint(load_dir, model, loaded);
+      } catch (const FileError& e) {
+        throw UsageError(std::string("--load: ") + e.what());
+      }
+    }
+
     // ---------------------------------------------------------------- 1) data, model, masks
     ch.section("Step 1: the task, the model, one batch and its three masks", "article 004 §模型训练和测试 1) 超参设置");
     {
@@ -170,8 +186,6 @@ int main(int argc, char** argv) {
     const Split& split = number_split();
     ch.say(fmt::format("  {} numbers train, {} are held out (the same for every seed) and only evaluated.",
                        split.train.size(), split.held_out.size()));
-    Model<float> model = init_model(cfg, ch.seed);
-    const std::vector<float> untrained = model.params;
     {
       std::vector<std::pair<std::string, size_t>> parts;
       for (const ParamSpec& s : model.layout.specs) {
@@ -227,15 +241,11 @@ int main(int argc, char** argv) {
     ch.section("Step 2: train_step, repeated", "article 004 §模型训练和测试 2) loss_fun + Adam, 4) 训练模型");
     Trainer trainer(std::move(model), static_cast<int>(threads), ch.seed);
     Adam& adam = trainer.adam();
-    adam.lr = lr;
     if (!load_dir.empty()) {
-      try {
-        load_checkpoint(load_dir, trainer.model(), adam);
-      } catch (const FileError& e) {
-        throw UsageError(std::string("--load: ") + e.what());
-      }
+      adam = loaded;
       ch.say(fmt::format("  loaded {} (after {} steps of training)", load_dir, adam.step));
     }
+    adam.lr = lr;
     std::vector<double> curve;
     double ratio_sum = 0, ratio_min = 1, ratio_max = 0, sum_article = 0, sum_token = 0;
     if (steps > 0) {
