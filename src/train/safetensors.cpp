@@ -74,6 +74,8 @@ void save_safetensors(const std::string& path, const StFile& tensors, const StMe
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw FileError("cannot create a file next to " + path + ": " + errno_text());
   try {
+    // mkstemp makes the file private (0600); a checkpoint is readable like any other output
+    if (::fchmod(fd, 0644) != 0) throw FileError("cannot set the mode of " + tmp + ": " + errno_text());
     unsigned char len[8];
     uint64_t n = text.size();
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
