@@ -22,22 +22,19 @@ static size_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-StTensor st_f32(const float* p, const std::vector<int64_t>& shape) {
+// n values of `item` bytes each, as a tensor of the given dtype and shape
+static StTensor st_raw(const char* dtype, const void* p, size_t item, const std::vector<int64_t>& shape) {
   StTensor t;
-  t.dtype = "F32";
+  t.dtype = dtype;
   t.shape = shape;
-  const auto* b = reinterpret_cast<const unsigned char*>(p);
-  t.data.assign(b, b + numel(shape) * sizeof(float));
+  const auto* b = static_cast<const unsigned char*>(p);
+  t.data.assign(b, b + numel(shape) * item);
   return t;
 }
 
+StTensor st_f32(const float* p, const std::vector<int64_t>& shape) { return st_raw("F32", p, sizeof(float), shape); }
 StTensor st_i64(const int64_t* p, const std::vector<int64_t>& shape) {
-  StTensor t;
-  t.dtype = "I64";
-  t.shape = shape;
-  const auto* b = reinterpret_cast<const unsigned char*>(p);
-  t.data.assign(b, b + numel(shape) * sizeof(int64_t));
-  return t;
+  return st_raw("I64", p, sizeof(int64_t), shape);
 }
 
 static std::string errno_text() { return std::strerror(errno); }
