@@ -4,7 +4,7 @@
 usage: /usr/bin/python3 bench/bench_pytorch.py [--threads 1,2] [--reps 7] [--filter REGEX]
                                                [--expect-core NAME] [--out FILE.json]
 
-The model is article 000's TransformerEncoder (tests/twins/article000.py, BERT-base config)
+train_step_64 is ch11's training step (autograd on, see train_step_64()). The other workloads' model is article 000's TransformerEncoder (tests/twins/article000.py, BERT-base config)
 after torch.manual_seed(0), in eval mode, run under torch.inference_mode() -- PyTorch's best
 setting for inference. Thread settings: every pair (torch.set_num_threads(i), OpenBLAS's own
 threads b) with i, b in --threads (torch does not set OpenBLAS's; with both at 2 the two pools
@@ -90,7 +90,60 @@ def workloads(model):
         "layernorm_8x128x768": (lambda: ln(h8), 50),
         "gelu_8x128x3072": (lambda: F.gelu(gl), 20),
         "linear_128x768x3072": (lambda: F.linear(xl, wl, bl), 20),
+        "train_step_64": (train_step_64(), 20),
     }
+
+
+WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand").split()
+
+
+def number_words(n):
+    """src/train/numbers.cpp's number_to_words"""
+    if n == 0:
+        return ["zero"]
+    w = []
+    if n >= 1000:
+        w += [WORDS[n // 1000], "thousand"]
+    if n // 100 % 10:
+        w += [WORDS[n // 100 % 10], "hundred"]
+    r = n % 100
+    if r >= 20:
+        w += [WORDS[18 + r // 10]] + ([WORDS[r % 10]] if r % 10 else [])
+    elif r:
+        w += [WORDS[r]]
+    return w
+
+
+def train_step_64():
+    """ch11's train_step in eager PyTorch: article 002's create_model (N=2, d_model 64, h 4, d_ff 256,
+    dropout 0.1) with a ReLU feed-forward, article 004's loss_fun and Adam, a batch of 64 numbers."""
+    import article002
+    from article002 import create_model, subsequent_mask
+    article002.PositionwiseFeedForward.forward = lambda self, x: self.w_2(self.dropout(torch.relu(self.w_1(x))))
+    with torch.inference_mode(False):
+        model = create_model(13, 33, N=2, d_model=64, d_ff=256, h=4, dropout=0.1)
+        opt = torch.optim.Adam(model.parameters(), lr=0.001, betas=(0.9, 0.98), eps=1e-9)
+        g = torch.Generator().manual_seed(0)
+        nums = torch.randint(0, 10000, (64,), generator=g).tolist()
+        src = [[11] + [1 + int(c) for c in str(n)] + [12] for n in nums]
+        tgt = [[31] + [1 + WORDS.index(w) for w in number_words(n)] + [32] for n in nums]
+        S, T = max(map(len, src)), max(map(len, tgt))
+        inputs = torch.tensor([s + [0] * (S - len(s)) for s in src])
+        targets = torch.tensor([t + [0] * (T - len(t)) for t in tgt])
+        tar_inp, tar_real = targets[:, :-1], targets[:, 1:]
+        src_mask = (inputs != 0).unsqueeze(-2)
+        tgt_mask = (tar_inp != 0).unsqueeze(-2) & subsequent_mask(tar_inp.size(-1))
+
+    def step():
+        with torch.inference_mode(False):
+            opt.zero_grad()
+            out = model(inputs, tar_inp, src_mask, tgt_mask)
+            logits = model.generator.proj(out)
+            loss_ = F.cross_entropy(logits.reshape(-1, 33), tar_real.reshape(-1), reduction="none")
+            (loss_ * (tar_real.reshape(-1) != 0)).mean().backward()
+            opt.step()
+    return step
 
 
 def main():

@@ -49,6 +49,7 @@ ROWS = [
     ("gelu_8x128x3072", "GELU [8,128,3072]", "gelu_8x128x3072"),
     ("linear_128x768x3072", "matmul 128x768x3072: ts::linear", "linear_128x768x3072"),
     ("sgemm_128x768x3072", "matmul 128x768x3072: raw cblas_sgemm", None),
+    ("train_step_64", "ch11 train step, B=64 (fwd + bwd + Adam)", "train_step_64"),
 ]
 
 
@@ -140,7 +141,7 @@ def main():
         pass
 
     # 1) ours
-    enc_keys = [k for k in keys if not k.endswith("128x768x3072")] + ["fma_peak"]
+    enc_keys = [k for k in keys if not k.endswith("128x768x3072") and not k.startswith("train_")] + ["fma_peak"]
     ours, context = google_bench(os.path.join(a.build, "bench_encoder"), os.path.join(out_dir, "ours_encoder.json"),
                                  a.reps, "^(" + "|".join(enc_keys) + ")/")
     mm_keys = [k for k in keys if k.endswith("128x768x3072")]
@@ -148,6 +149,11 @@ def main():
         mm, _ = google_bench(os.path.join(a.build, "bench_matmul"), os.path.join(out_dir, "ours_matmul.json"),
                              a.reps, "^(" + "|".join(mm_keys) + ")/")
         ours.update(mm)
+    train_keys = [k for k in keys if k.startswith("train_")]
+    if train_keys:
+        tr, _ = google_bench(os.path.join(a.build, "bench_train"), os.path.join(out_dir, "ours_train.json"),
+                             a.reps, "^(" + "|".join(train_keys) + ")/")
+        ours.update(tr)
     core = context.get("openblas_core", "")
 
     # 2) PyTorch, on the same OpenBLAS core
@@ -219,6 +225,12 @@ def main():
             if r and r["ratio"] is not None:
                 checks.append(f"{r['workload']}, {t} thread(s): ours / PyTorch = {r['ratio']:.2f} "
                               f"(target <= {limit}): {'met' if r['ratio'] <= limit else 'NOT met'}")
+    for t in (1, 2):
+        r = get("train_step_64", t)
+        if r and r["ratio"] is not None:
+            checks.append(f"ch11 training, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
+                          f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
+                          f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
     r = get("encoder_8x128", 2)
     if r:
         checks.append(f"{r['workload']}, 2 threads: {r['pct_peak']:.1f} % of peak (aim >= 70 %): "

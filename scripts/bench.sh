@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: our Google Benchmark side and the PyTorch peer in one run, one table.
 #   scripts/bench.sh [BUILD_DIR] [report.py options, e.g. --reps 9 --filter encoder]
-# Builds bench_encoder and bench_matmul (Release, -march=native; libbenchmark-dev from
+# Builds bench_encoder, bench_matmul and bench_train (Release, -march=native; libbenchmark-dev from
 # make deps), runs them and bench/bench_pytorch.py on the same OpenBLAS core, prints the
 # table and writes BUILD_DIR/bench/results.csv and the table section of docs/performance.md.
 # Timings need a quiet machine: anything else running on these cores shows up in them.
@@ -22,5 +22,5 @@ if ! grep -q '^benchmark_DIR:PATH=/' "$build/CMakeCache.txt"; then
   echo "bench: Google Benchmark not found (libbenchmark-dev): run 'make deps' first" >&2
   exit 1
 fi
-cmake --build "$build" -j "$(nproc)" --target bench_encoder bench_matmul
+cmake --build "$build" -j "$(nproc)" --target bench_encoder bench_matmul bench_train
 exec "$python" "$here/bench/report.py" "$build" "$@"

@@ -1,0 +1,49 @@
+// bench_train: ch11's train_step (forward, hand-written backward, Adam) on the default model,
+// 2+2 layers, d_model 64, 4 heads, d_ff 256, dropout 0.1, B = 64, at 1 and 2 threads.
+// The PyTorch peer (bench/bench_pytorch.py, "train_step_64") runs the same model, batch and
+// optimizer in eager mode. Row "train_step_64" of make bench; steps/s = 1000 / ms.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "matmul.hpp"
+#include "train/trainer.hpp"
+
+using namespace ts::train;
+
+static void train_step(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  ModelConfig cfg;
+  cfg.src_vocab = source_vocab().size();
+  cfg.tgt_vocab = target_vocab().size();
+  Trainer tr(init_model(cfg, 0), threads, 0);
+  if (threads == 1) ts::set_blas_threads(1);  // one core: no OpenBLAS helper thread either
+  Epochs epochs(64, 0);
+  std::vector<Batch> batches;
+  for (int i = 0; i < 8; ++i) {
+    int64_t e = 0, b = 0;
+    batches.push_back(make_batch(epochs.next(&e, &b)));
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    tr.step(batches[i++ % batches.size()], Reduction::ArticleMean);
+    benchmark::ClobberMemory();
+  }
+}
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
+  benchmark::AddCustomContext("openblas_core", ts::blas_core());
+  benchmark::RegisterBenchmark("train_step_64", train_step)
+      ->Arg(1)
+      ->Arg(2)
+      ->Iterations(100)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

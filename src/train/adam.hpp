@@ -1,0 +1,22 @@
+// train/adam.hpp: article 004's optimizer, Adam(0.001, beta_1=0.9, beta_2=0.98, epsilon=1e-9),
+// with torch.optim.Adam's arithmetic (so the twin's loss curve can be matched step by step):
+//   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// (Keras puts eps outside the bias correction; with eps = 1e-9 the two agree to ~1e-9.)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ts::train {
+
+struct Adam {
+  double lr = 0.001, beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
+  int64_t step = 0;             // t, steps taken
+  std::vector<float> exp_avg;     // m (total), one per parameter
+  std::vector<float> exp_avg_sq;  // v (total)
+  // params (n) -= the update from grads (n); the moments are created on the first call
+  void update(float* params, const float* grads, size_t n);
+};
+
+}  // namespace ts::train

@@ -1,0 +1,50 @@
+// train/plot.cpp: see plot.hpp.
+#include "train/plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ts::train {
+
+std::string loss_curve(const std::vector<double>& losses, int width, int height) {
+  if (losses.empty()) return "(no steps)\n";
+  const size_t n = losses.size(), W = std::min<size_t>(static_cast<size_t>(width), n);
+  // 1) mean loss per column
+  std::vector<double> col(W, 0.0);
+  for (size_t c = 0; c < W; ++c) {
+    const size_t a = c * n / W, b = (c + 1) * n / W;
+    for (size_t i = a; i < b; ++i) col[c] += losses[i];
+    col[c] /= static_cast<double>(b - a);
+  }
+  // 2) log10 scale between the smallest and largest column
+  const double lo = std::log10(std::max(1e-6, *std::min_element(col.begin(), col.end())));
+  const double hi = std::max(lo + 1e-9, std::log10(std::max(1e-6, *std::max_element(col.begin(), col.end()))));
+  auto row_of = [&](double v) {
+    const double f = (std::log10(std::max(1e-6, v)) - lo) / (hi - lo);
+    return static_cast<int>(std::lround(f * (height - 1)));
+  };
+  std::string out;
+  for (int r = height - 1; r >= 0; --r) {
+    std::string label;
+    if (r == height - 1) label = fmt::format("{:.4f}", std::pow(10.0, hi));
+    if (r == (height - 1) / 2) label = fmt::format("{:.4f}", std::pow(10.0, lo + (hi - lo) * r / (height - 1)));
+    if (r == 0) label = fmt::format("{:.4f}", std::pow(10.0, lo));
+    out += fmt::format("{:>8} |", label);
+    for (size_t c = 0; c < W; ++c) out += row_of(col[c]) == r ? '*' : ' ';
+    out += "\n";
+  }
+  out += fmt::format("{:>8} +{}\n", "", std::string(W, '-'));
+  const std::string first = "step 1", last = fmt::format("step {}", n);
+  out += fmt::format("{:>8}  {}{:>{}}\n", "", first, last, W > first.size() ? W - first.size() : last.size());
+  return out;
+}
+
+std::string progress_bar(long done, long total, double loss, double steps_per_s, int width) {
+  const int fill = total > 0 ? static_cast<int>(width * done / total) : width;
+  return fmt::format("[{}{}] {:>5}/{}  loss {:.4f}  {:.1f} steps/s", std::string(static_cast<size_t>(fill), '#'),
+                     std::string(static_cast<size_t>(width - fill), '.'), done, total, loss, steps_per_s);
+}
+
+}  // namespace ts::train

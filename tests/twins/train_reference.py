@@ -1,0 +1,269 @@
+"""PyTorch side of ch11's backward checks (run: /usr/bin/python3 tests/twins/train_reference.py BUILD/train_dump [--quick]).
+
+Runs train_dump into a temporary folder, then checks what it wrote against torch autograd:
+  1. every op's backward (src/train/ops.hpp) with the same random upstream gradient:
+     max |diff| <= 1e-5 * max |grad|, outputs likewise;
+  2. the whole model at step 0: the C++-initialised weights are LOADED from the safetensors the
+     C++ side wrote (so torch's init RNG is not needed, and the safetensors round trip is tested),
+     the same batch, dropout off: per tensor max |diff| <= 1e-4 * max |grad|;
+  3. (not --quick) the losses of the first 20 Adam steps, dropout off, within 1e-4;
+  4. (not --quick) a C++-trained checkpoint loaded into the twin gives the same greedy translations.
+Printed llm.c-style: first values side by side, then OK / NOT OK with the max difference.
+The twin's model is article 002's create_model (tests/twins/article002.py) with article 004's
+ReLU in the feed-forward, as src/train/model.hpp describes.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import article002  # noqa: E402
+from article002 import create_model, subsequent_mask  # noqa: E402
+
+torch.set_num_threads(1)
+DTYPES = {"F32": np.float32, "I64": np.int64}
+results = []
+
+
+def load_safetensors(path):
+    """{name: tensor}, metadata: the format is 8 bytes of header length, a JSON header, raw bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    out = {}
+    for name, e in header.items():
+        a, b = e["data_offsets"]
+        arr = np.frombuffer(data[8 + n + a:8 + n + b], dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
+        out[name] = torch.from_numpy(arr.copy())
+    return out, meta
+
+
+def report(name, ours, ref, rel, floor=0.0):
+    """llm.c's check_tensor: first values side by side, then OK / NOT OK and the max difference.
+    The bound is rel * max(max |ref|, floor)."""
+    ours, ref = ours.detach().double().flatten(), ref.detach().double().flatten()
+    maxdiff = float((ours - ref).abs().max()) if ours.numel() else 0.0
+    scale = max(float(ref.abs().max()) if ref.numel() else 0.0, floor)
+    ok = ours.shape == ref.shape and maxdiff <= rel * max(scale, 1e-12)
+    firsts = "  ".join("%+.5e/%+.5e" % (float(a), float(b)) for a, b in zip(ours[:3], ref[:3]))
+    print("%-6s %-46s %s  maxdiff %.3e (max |ref| %.3e)" % ("OK" if ok else "NOT OK", name, firsts, maxdiff, scale))
+    results.append(ok)
+    return ok
+
+
+def leaf(t):
+    return t.clone().requires_grad_(True)
+
+
+def check_ops(ops):
+    print("--- each op's backward vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
+    g = lambda k: ops[k]  # noqa: E731
+    # embedding: out = table[ids] * 2 + pe
+    table = leaf(g("embedding.table"))
+    out = F.embedding(g("embedding.ids"), table) * 2.0 + g("embedding.pe")
+    out.backward(g("embedding.dout"))
+    report("embedding out", g("embedding.out"), out, 1e-5)
+    report("embedding dtable", g("embedding.dtable"), table.grad, 1e-5)
+    # linear
+    x, W, b = leaf(g("linear.x")), leaf(g("linear.W")), leaf(g("linear.b"))
+    out = F.linear(x, W, b)
+    out.backward(g("linear.dout"))
+    report("linear out", g("linear.out"), out, 1e-5)
+    for n, t in (("dx", x), ("dW", W), ("db", b)):
+        report("linear " + n, g("linear." + n), t.grad, 1e-5)
+    # article 002's LayerNorm (unbiased std, eps 1e-6)
+    x, a, b = leaf(g("layernorm.x")), leaf(g("layernorm.a")), leaf(g("layernorm.b"))
+    ln = article002.LayerNorm(8)
+    ln.a_2, ln.b_2 = torch.nn.Parameter(a), torch.nn.Parameter(b)
+    out = ln(x)
+    out.backward(g("layernorm.dout"))
+    report("layernorm out", g("layernorm.out"), out, 1e-5)
+    report("layernorm dx", g("layernorm.dx"), x.grad, 1e-5)
+    report("layernorm da", g("layernorm.da"), ln.a_2.grad, 1e-5)
+    report("layernorm db", g("layernorm.db"), ln.b_2.grad, 1e-5)
+    # relu
+    x = leaf(g("relu.x"))
+    out = torch.relu(x)
+    out.backward(g("relu.dout"))
+    report("relu out", g("relu.out"), out, 1e-5)
+    report("relu dx", g("relu.dx"), x.grad, 1e-5)
+    # dropout with our keep mask
+    x = leaf(g("dropout.x"))
+    out = x * g("dropout.keep")
+    out.backward(g("dropout.dout"))
+    report("dropout out", g("dropout.out"), out, 1e-5)
+    report("dropout dx", g("dropout.dx"), x.grad, 1e-5)
+    # residual
+    x, r = leaf(g("residual.x")), leaf(g("residual.r"))
+    out = x + r
+    out.backward(g("residual.dout"))
+    report("residual dx", g("residual.dx"), x.grad, 1e-5)
+    report("residual dr", g("residual.dr"), r.grad, 1e-5)
+    # split heads: view(B,T,H,D).transpose(1,2); merge: transpose(1,2).contiguous().view(B,T,C)
+    x = leaf(g("heads.x"))
+    s = x.view(2, 3, 2, 4).transpose(1, 2)
+    s.backward(g("heads.split_dout"))
+    report("split_heads out", g("heads.split_out"), s, 1e-5)
+    report("split_heads dx", g("heads.split_dx"), x.grad, 1e-5)
+    x = leaf(g("heads.x").view(2, 2, 3, 4))
+    m = x.transpose(1, 2).contiguous().view(2, 3, 8)
+    m.backward(g("heads.merge_dout"))
+    report("merge_heads out", g("heads.merge_out"), m, 1e-5)
+    report("merge_heads dx", g("heads.merge_dx"), x.grad, 1e-5)
+    # masked softmax: softmax(scores + mask * -1e9), mask shared by the heads
+    sc = leaf(g("softmax.scores"))
+    p = torch.softmax(sc + g("softmax.mask").unsqueeze(1) * -1e9, dim=-1)
+    p.backward(g("softmax.dout"))
+    report("masked_softmax out", g("softmax.out"), p, 1e-5)
+    report("masked_softmax dscores", g("softmax.dscores"), sc.grad, 1e-5)
+    # attention: softmax(q k^T * 0.5 + mask * -1e9) * keep @ v
+    q, k, v = leaf(g("attention.q")), leaf(g("attention.k")), leaf(g("attention.v"))
+    p = torch.softmax(q @ k.transpose(-2, -1) * 0.5 + g("attention.mask").unsqueeze(1) * -1e9, dim=-1)
+    out = (p * g("attention.keep")) @ v
+    out.backward(g("attention.dout"))
+    report("attention out", g("attention.out"), out, 1e-5)
+    for n, t in (("dq", q), ("dk", k), ("dv", v)):
+        report("attention " + n, g("attention." + n), t.grad, 1e-5)
+    # cross-entropy with a padding mask (and label smoothing)
+    for pre in ("xent", "xent_smooth"):
+        logits, y = leaf(g(pre + ".logits")), g(pre + ".y")
+        eps = float(g(pre + ".eps")[0])
+        loss = F.cross_entropy(logits, y, reduction="none", label_smoothing=eps) * (y != 0)
+        loss.backward(g(pre + ".dout"))
+        report(pre + " out", g(pre + ".out"), loss, 1e-5)
+        report(pre + " dlogits", g(pre + ".dlogits"), logits.grad, 1e-5)
+
+
+def relu_ffn(self, x):
+    """article 004's feed-forward: w_2(dropout(relu(w_1(x))))"""
+    return self.w_2(self.dropout(torch.relu(self.w_1(x))))
+
+
+article002.PositionwiseFeedForward.forward = relu_ffn
+
+
+def twin_model(ckpt_dir, dropout):
+    weights, meta = load_safetensors(os.path.join(ckpt_dir, "model.safetensors"))
+    N, d_model, h, d_ff = (int(meta[k]) for k in ("layers", "d_model", "heads", "d_ff"))
+    V_src, V_tgt = weights["src_embed.0.lut.weight"].shape[0], weights["generator.proj.weight"].shape[0]
+    model = create_model(V_src, V_tgt, N=N, d_model=d_model, d_ff=d_ff, h=h, dropout=dropout)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    # only the positional tables (buffers, not trained) are not in the file
+    assert all(k.endswith(".pe") for k in missing) and not unexpected, (missing, unexpected)
+    return model, V_tgt
+
+
+def loss_fun(model, inputs, tar_inp, tar_real, V):
+    """article 004's loss_fun on article 002's model: masked CE, reduce_mean over all B*T positions"""
+    src_mask = (inputs != 0).unsqueeze(-2)
+    tgt_mask = (tar_inp != 0).unsqueeze(-2) & subsequent_mask(tar_inp.size(-1))
+    out = model.decode(model.encode(inputs, src_mask), src_mask, tar_inp, tgt_mask)
+    logits = model.generator.proj(out)
+    loss_ = F.cross_entropy(logits.reshape(-1, V), tar_real.reshape(-1), reduction="none")
+    return (loss_ * (tar_real.reshape(-1) != 0)).mean()
+
+
+def check_model(d, quick):
+    model, V = twin_model(os.path.join(d, "init"), 0.0)
+    model.eval()  # dropout off (MultiHeadedAttention's own 0.1 included)
+    batches, _ = load_safetensors(os.path.join(d, "batches.safetensors"))
+    grads0, _ = load_safetensors(os.path.join(d, "grads0.safetensors"))
+    losses, _ = load_safetensors(os.path.join(d, "losses.safetensors"))
+    print("--- every parameter's gradient at step 0 (weights loaded from the C++ safetensors), <= 1e-4 x max |grad|")
+    opt = torch.optim.Adam(model.parameters(), lr=0.001, betas=(0.9, 0.98), eps=1e-9)
+    steps = losses["loss"].numel()
+    ours_losses, ref_losses = [], []
+    for s in range(steps):
+        opt.zero_grad()
+        loss = loss_fun(model, batches["inputs.%d" % s], batches["tar_inp.%d" % s], batches["tar_real.%d" % s], V)
+        loss.backward()
+        if s == 0:
+            named = dict(model.named_parameters())
+            # The key projection's bias has a true gradient of exactly 0 (softmax ignores a constant
+            # added to a whole row of scores): both sides show only rounding noise (~1e-10), so no
+            # tensor's scale is taken below 1e-4 x the largest gradient of the model.
+            floor = 1e-4 * max(float(p.grad.abs().max()) for p in named.values())
+            for name in grads0:
+                report(name, grads0[name], named[name].grad, 1e-4, floor)
+            if set(grads0) != set(named):
+                print("NOT OK  parameter names differ:", sorted(set(grads0) ^ set(named)))
+                results.append(False)
+        opt.step()
+        ours_losses.append(float(losses["loss"][s]))
+        ref_losses.append(float(loss))
+    if quick:
+        return
+    print("--- the losses of the first %d Adam steps (dropout off), within 1e-4" % steps)
+    worst = max(abs(a - b) for a, b in zip(ours_losses, ref_losses))
+    for s in (0, 1, 2, steps - 1):
+        print("step %2d  ours %.6f  torch %.6f" % (s, ours_losses[s], ref_losses[s]))
+    ok = worst <= 1e-4
+    print("%-6s losses of %d steps: maxdiff %.3e" % ("OK" if ok else "NOT OK", steps, worst))
+    results.append(ok)
+    # a C++-trained checkpoint in the twin: the same greedy translations
+    print("--- a C++-trained checkpoint loaded into the twin: greedy translations")
+    model, V = twin_model(os.path.join(d, "trained"), 0.1)
+    model.eval()
+    words = ["<pad>"] + ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                         "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+                         "eighty ninety hundred thousand").split()
+    start, end = len(words), len(words) + 1
+    same = total = 0
+    for line in open(os.path.join(d, "translations.txt"), encoding="utf-8"):
+        number, theirs = line.rstrip("\n").split("\t")
+        src = torch.tensor([[11] + [1 + int(c) for c in number] + [12]])
+        src_mask = (src != 0).unsqueeze(-2)
+        memory = model.encode(src, src_mask)
+        ys = torch.tensor([[start]])
+        pred = []
+        with torch.no_grad():
+            for _ in range(10):
+                out = model.decode(memory, src_mask, ys, subsequent_mask(ys.size(1)))
+                nxt = int(model.generator.proj(out[:, -1]).argmax(dim=-1))
+                if nxt == end:
+                    break
+                pred.append(nxt)
+                ys = torch.cat([ys, torch.tensor([[nxt]])], dim=1)
+        mine = " ".join(words[i] for i in pred if 0 < i < start)
+        total += 1
+        same += mine == theirs
+        if mine != theirs:
+            print("NOT OK  %s: C++ '%s', twin '%s'" % (number, theirs, mine))
+    ok = same == total and total > 0
+    print("%-6s %d/%d translations equal" % ("OK" if ok else "NOT OK", same, total))
+    results.append(ok)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    tool, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    d = tempfile.mkdtemp(prefix="ts_train_")
+    try:
+        p = subprocess.run([tool, d] + (["--quick"] if quick else []), capture_output=True, text=True)
+        if p.returncode != 0:
+            print("NOT OK: %s exited %d\n%s" % (tool, p.returncode, p.stderr))
+            return 1
+        ops, _ = load_safetensors(os.path.join(d, "ops.safetensors"))
+        check_ops(ops)
+        check_model(d, quick)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    bad = results.count(False)
+    print("%s: %d checks, %d failed" % ("OK" if bad == 0 else "NOT OK", len(results), bad))
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
