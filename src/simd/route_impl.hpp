@@ -246,6 +246,7 @@ void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, f
 // Blocks: kNC rows of x (in L2) x kKC steps x kMCp panels (in L2); a row tile in L1.
 constexpr int kNR = int(2 * W);
 constexpr int kMR = W == 16 ? 12 : 6;
+constexpr int kLinesPerStep = kNR * 4 / 64;  // 64-byte cache lines in one step of a panel
 constexpr int64_t kKC = 768;                    // one pass when K = C = 768
 constexpr int64_t kNC = W == 16 ? 20 * kMR : 14 * kMR;
 constexpr int64_t kMCp = W == 16 ? 6 : 8;       // panels per block: 576 KB (AVX-512), 384 KB (AVX2: Zen 3's L2 is 512 KB)
@@ -264,9 +265,10 @@ void micro_tile(int64_t kc, const float* __restrict xp, const float* __restrict 
   for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = V(0.0f);
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k) {
-    __builtin_prefetch(wp + (k + 16) * kNR, 0, 3);  // L2 -> L1, 16 steps ahead
-    __builtin_prefetch(wp + (k + 16) * kNR + kNR - 1, 0, 3);
-    __builtin_prefetch(wp_next + k * kNR, 0, 2);
+    for (int l = 0; l < kLinesPerStep; ++l) {
+      __builtin_prefetch(wp + (k + 16) * kNR + 16 * l, 0, 3);  // L2 -> L1, 16 steps ahead
+      __builtin_prefetch(wp_next + k * kNR + 16 * l, 0, 2);    // the next panel, towards L2
+    }
     const V w0 = V::load_aligned(wp + k * kNR), w1 = V::load_aligned(wp + k * kNR + W);
     for (int r = 0; r < MR; ++r) {
       const V xr(xp[k * MR + r]);
