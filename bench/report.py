@@ -39,7 +39,7 @@ import re
 import subprocess
 import sys
 
-import ort_peer  # noqa: E402  (bench/, next to this file)
+import ort_peer  # bench/ort_peer.py, next to this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = os.environ.get("TS_PYTHON", "/usr/bin/python3")  # the interpreter with torch (python3-torch)
