@@ -20,7 +20,7 @@ help:
 	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build and a generic x86-64 build"
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
-	@echo "make bench        run the benchmarks side by side with OpenBLAS and PyTorch"
+	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
 	@echo "make deps         install missing Debian packages and the BERT vocabulary"
 
 deps:

@@ -13,7 +13,7 @@
 //   qk_8x128         scores (8,12,128,128) = Q K^T per head, as the fast path computes it:
 //                    one sgemm per (batch, head) on strided views of q, k (8,128,768)
 //   softmax_8x12x128x128, layernorm_8x128x768, gelu_8x128x3072: the fast path's row kernels
-//   fma_peak         what one core's fused multiply-adds reach here (the % of peak reference)
+// The "% of peak" reference is bench_peak's (the FMA rate of the route in use, per thread count).
 // Threads: ts::set_num_threads (the fast path's team; OpenBLAS threads for the exact path).
 // Counter "flop": floating-point operations of one run (products only; see
 // FastEncoder::flops). Each benchmark warms up once before it is timed.
@@ -30,10 +30,7 @@
 #include <string>
 #include <utility>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
-
+#include "bench_isa.hpp"
 #include "fast_encoder.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
@@ -183,58 +180,6 @@ void gelu_8x128x3072(benchmark::State& state) {
   rows_bench(state, "gelu", 8 * 128, kF, [](const float* x, float* y, int64_t r, int64_t n) { ts::fast::gelu(x, y, r * n); });
 }
 
-// One core's fused multiply-add rate: 24 independent accumulators (different start values,
-// so the compiler cannot merge them), 16-float vectors with AVX-512, 8-float with AVX2.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx512f"), noinline)) float fma_loop_512(int64_t iters) {
-  __m512 acc[24];
-  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(1.0f + 1e-3f * float(i));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-  }
-  __m512 s = acc[0];
-  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
-  float t[16];
-  _mm512_storeu_ps(t, s);
-  return t[0];
-}
-__attribute__((target("avx2,fma"), noinline)) float fma_loop_256(int64_t iters) {
-  __m256 acc[12];
-  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(1.0f + 1e-3f * float(i));
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 12
-    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-  }
-  __m256 s = acc[0];
-  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
-  float t[8];
-  _mm256_storeu_ps(t, s);
-  return t[0];
-}
-#endif
-
-void fma_peak(benchmark::State& state) {
-  const int64_t iters = 2000000;
-  double flop = 0;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  for (auto _ : state) {
-    int64_t n = iters;
-    benchmark::DoNotOptimize(n);  // opaque: the call cannot be hoisted out of the loop
-    benchmark::DoNotOptimize(avx512 ? fma_loop_512(n) : fma_loop_256(n));
-  }
-  flop = avx512 ? double(iters) * 24 * 16 * 2 : double(iters) * 12 * 8 * 2;
-#else
-  for (auto _ : state) {
-  }
-#endif
-  state.counters["flop"] = flop;
-}
-
 // The fast path must compute what the exact one computes (the 1e-4 on the encoder output).
 bool check_fast_equals_exact() {
   for (const auto& bt : {std::pair<int64_t, int64_t>{1, 5}, {2, 16}}) {
@@ -262,6 +207,7 @@ void add(const std::string& name, int runs, const std::function<void(benchmark::
 }  // namespace
 
 int main(int argc, char** argv) {
+  const ts::Isa isa = bench_isa_or_exit("bench_encoder");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
@@ -270,6 +216,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("openblas_core", ts::blas_core());
   benchmark::AddCustomContext("openblas_core_reason", ts::blas_core_reason());
   benchmark::AddCustomContext("fast_gemm", fast().backend());
+  benchmark::AddCustomContext("isa", ts::isa_name(isa));
 
   for (const auto& bt : {std::pair<int64_t, int64_t>{1, 5}, {1, 128}, {8, 128}}) {
     const std::string shape = std::to_string(bt.first) + "x" + std::to_string(bt.second);
@@ -284,7 +231,6 @@ int main(int argc, char** argv) {
   add("softmax_8x12x128x128", 20, softmax_8x12x128x128);
   add("layernorm_8x128x768", 50, layernorm_8x128x768);
   add("gelu_8x128x3072", 20, gelu_8x128x3072);
-  benchmark::RegisterBenchmark("fma_peak", fma_peak)->Arg(1)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_isa.hpp"
 #include "matmul.hpp"
 
 namespace {
@@ -92,4 +93,11 @@ BENCHMARK(sgemm_128x768x3072)->Arg(1)->Arg(2)->Iterations(20)->Unit(benchmark::k
 BENCHMARK_CAPTURE(linear_small, blas, ts::MatmulPath::Blas)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(linear_small, naive, ts::MatmulPath::Naive)->Unit(benchmark::kMicrosecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  bench_isa_or_exit("bench_matmul");  // not used here (OpenBLAS picks its own kernel), but bad input all the same
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -37,6 +37,12 @@ from twinlib import BERT_BASE  # noqa: E402
 C, H, FF = 768, 12, 3072
 
 
+def build_model():
+    """article 000's encoder at BERT-base sizes, the weights of torch.manual_seed(0), eval mode"""
+    torch.manual_seed(0)
+    return article000.TransformerEncoder(BERT_BASE).eval()
+
+
 def openblas():
     for name in ("libopenblas.so.0", ctypes.util.find_library("openblas") or ""):
         try:
@@ -162,8 +168,7 @@ def main():
         print(f"error: PyTorch runs OpenBLAS core {core}, ours ran {a.expect_core}: not comparable "
               f"(set OPENBLAS_CORETYPE={a.expect_core})", file=sys.stderr)
         return 1
-    torch.manual_seed(0)
-    model = article000.TransformerEncoder(BERT_BASE).eval()
+    model = build_model()
     results = []
     counts = [int(x) for x in a.threads.split(",")]
     settings = [(i, b) for i in counts for b in (counts if blas else [0])]

@@ -1,0 +1,130 @@
+// bench_peak.cpp: what this machine's multiply-adds reach on the SIMD route in use: the
+// reference of make bench's "% of peak" column.
+//
+//   ./build/bench_peak                    (make bench runs it beside bench_encoder)
+//   TS_ISA=scalar ./build/bench_peak      (the peak of a lower route)
+//
+// fma_peak/<threads>  <threads> threads, each running kChains independent multiply-add chains
+//                     acc = acc * a + b on full vectors of the route ts::active_isa() picks:
+//   avx512  _mm512_fmadd_ps: 16 floats, one fused instruction (2 flop per float)
+//   avx2    _mm256_fmadd_ps:  8 floats, one fused instruction
+//   scalar  a multiply, then an add, on 4-float vectors of plain C++ (GCC vector extension):
+//           SSE2 mulps + addps, the widest arithmetic of baseline x86-64 -- the ceiling of the
+//           scalar route's plain loops, which the compiler may vectorise but cannot fuse
+// Each step of a chain waits for the previous one (4-8 cycles: FMA, or multiply then add), and
+// a core starts 1-2 steps per cycle, so 12 chains per thread keep the arithmetic units full.
+// This file is compiled for baseline x86-64 (CMakeLists.txt: -march=x86-64, no contraction),
+// and each wide function's target attribute names exactly the instruction set it uses.
+// Counter "flop": floating-point operations of one run, all threads together.
+// Context "peak_isa": the route measured; "cpu_isa": the widest this CPU runs (TS_ISA unset).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "bench_isa.hpp"
+
+namespace {
+
+constexpr int kChains = 12;
+constexpr double kFlopPerThread = 4e9;  // one run: ~20-100 ms per thread, depending on the route
+
+// floats per vector of a route
+int lanes(ts::Isa isa) { return isa == ts::Isa::Avx512 ? 16 : isa == ts::Isa::Avx2 ? 8 : 4; }
+
+// chains(iters) -> a float that depends on every chain (so none is dropped)
+#if defined(__x86_64__)
+__attribute__((target("avx512f"), noinline)) float chains_avx512(int64_t iters) {
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(1.0f + 1e-3f * float(i));  // distinct: not merged
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);  // acc -> b / (1 - a) = 0.1: no denormals
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+  float t[16];
+  _mm512_storeu_ps(t, acc[0]);
+  return t[0] + t[15];
+}
+
+__attribute__((target("avx2,fma"), noinline)) float chains_avx2(int64_t iters) {
+  __m256 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(1.0f + 1e-3f * float(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
+  float t[8];
+  _mm256_storeu_ps(t, acc[0]);
+  return t[0] + t[7];
+}
+#endif
+
+typedef float v4sf __attribute__((vector_size(16)));
+
+__attribute__((noinline)) float chains_scalar(int64_t iters) {
+  v4sf acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = v4sf{} + (1.0f + 1e-3f * float(i));
+  const v4sf a = v4sf{} + 0.999999f, b = v4sf{} + 1e-7f;
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * a + b;  // two instructions: -ffp-contract=off
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] += acc[i];
+  return acc[0][0] + acc[0][3];
+}
+
+float chains(ts::Isa isa, int64_t iters) {
+#if defined(__x86_64__)
+  if (isa == ts::Isa::Avx512) return chains_avx512(iters);
+  if (isa == ts::Isa::Avx2) return chains_avx2(iters);
+#endif
+  return chains_scalar(iters);
+}
+
+ts::Isa g_isa = ts::Isa::Scalar;  // the route, read once in main
+
+// state.range(0) threads, each running the chains kFlopPerThread / (2 * lanes * kChains) times
+void fma_peak(benchmark::State& state) {
+  const int threads = int(state.range(0));
+  const int64_t iters = int64_t(kFlopPerThread / (2.0 * lanes(g_isa) * kChains));
+  std::vector<float> sink(static_cast<size_t>(threads));
+  volatile int64_t opaque = iters;  // read in the loop: the work cannot be hoisted out of it
+  for (auto _ : state) {
+    const int64_t n = opaque;
+    std::vector<std::thread> team;
+    for (int t = 1; t < threads; ++t) team.emplace_back([&, t] { sink[size_t(t)] = chains(g_isa, n); });
+    sink[0] = chains(g_isa, n);
+    for (auto& th : team) th.join();
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.counters["flop"] = double(threads) * double(iters) * kChains * lanes(g_isa) * 2.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_isa = bench_isa_or_exit("bench_peak");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::AddCustomContext("peak_isa", ts::isa_name(g_isa));
+  benchmark::AddCustomContext("cpu_isa", ts::isa_name(ts::cpu_isa()));
+  benchmark::RegisterBenchmark("fma_peak", fma_peak)
+      ->Arg(1)
+      ->Arg(2)
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
