@@ -95,8 +95,7 @@ int main(int argc, char** argv) {
     Config config;  // BERT-base, with hidden_size = --d-model
     check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     config.hidden_size = d_model;
-    if (pe_len < 1 || pe_len > 100000)
-      throw UsageError("--seq-len (--pe-len) must be between 1 and 100000, got " + std::to_string(pe_len));
+    check_range("--seq-len", pe_len, 1, 100000, "positions of the sinusoidal table");
     check_range("--pe-dim", pe_dim, 2, 8192, "one sin and one cos column at least");
 
     // ---------------------------------------------------------------- 1) tokenize
