@@ -154,6 +154,17 @@ int main(int argc, char** argv) {
       throw UsageError("--target has no words: give the French words the decoder reads, e.g. \"comment et es-vous ?\"");
     if (tgt_ids.size() > 64)
       throw UsageError(fmt::format("--target has {} words; this chapter takes at most 63", tgt_ids.size() - 1));
+    {
+      // encoder over S tokens, decoder over T, then greedy decoding twice (re-running the prefix
+      // of up to max_len tokens, and with the cache): per layer and token 4C^2 + 2CF (+4C^2 across)
+      const double S = static_cast<double>(pieces.size() + 2), T = static_cast<double>(tgt_ids.size()),
+                   N = static_cast<double>(n_layers), C = static_cast<double>(d_model), F = static_cast<double>(d_ff),
+                   M = static_cast<double>(max_len), V = static_cast<double>(src_vocab + tgt_vocab);
+      const double row = 8 * C * C + 2 * C * F;
+      ch.budget(4.0 * (V * C + N * (12 * C * C + 4 * C * F)) * 2,
+                N * S * (4 * C * C + 2 * C * F) + N * T * row + N * row * (M * M / 2 + 2 * M) + 2 * M * C * tgt_vocab,
+                "--layers, --d-model, --d-ff, --max-len or --tgt-vocab");
+    }
     HeatmapOptions hopt;
     hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
     hopt.cell_width = 8;

@@ -65,7 +65,8 @@ class Chapter {
   // Before the heavy work: `bytes` of memory and `madds` multiply-adds (or similar steps)
   // estimated from the knobs. More than about 4 GB is refused (UsageError naming `knobs`,
   // the flags to make smaller); more than about 10 s gets a one-line note on stderr.
-  void budget(double bytes, double madds, const std::string& knobs) const;
+  // `other_seconds`: work that is not multiply-adds (e.g. sin/cos tables), already in seconds.
+  void budget(double bytes, double madds, const std::string& knobs, double other_seconds = 0) const;
 
   // ---- options, valid inside body ----
   uint64_t seed = 0;
