@@ -120,12 +120,12 @@ void save_npy(const std::string& path, const BTensor& t) {
 DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::string& command) : dir_(dir) {
   const std::string fix = ": give --dump a new or empty directory (a dump directory holds one run)";
   // 1) the directory: created if missing (a symlink the user names as DIR is followed, like mkdir -p)
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw UsageError("--dump: '" + dir + "' is not a directory" + fix);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw UsageError("--dump: cannot create directory '" + dir + "': " + ec.message());
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw UsageError("--dump: '" + dir + "' is not a directory" + fix);
+  if (ec) throw UsageError("--dump: cannot create directory '" + dir + "': " + ec.message() + fix);
   // 2) what an earlier run left: its manifest's files may go; anything else stays, and we stop
   const std::string manifest = (std::filesystem::path(dir) / kManifest).string();
   std::vector<std::string> listed;
