@@ -10,7 +10,7 @@ JOBS       ?= $(shell nproc)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan fuzz transcripts bench clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS and PyTorch"
+	@echo "make fuzz         run the tokenizer/vocabulary fuzz target (libFuzzer, ASan+UBSan) for 10 minutes"
 	@echo "make deps         install missing Debian packages and the BERT vocabulary"
 
 deps:
@@ -47,6 +48,15 @@ test-asan: deps
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
 test: test-asan test-unit
+
+# The fuzz target of the ASan build, for FUZZ_SECONDS; findings land in $(ASAN_BUILD)/fuzz-long/.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_SANITIZE=ON -DTS_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzz_tokenizer
+	@mkdir -p $(ASAN_BUILD)/fuzz-long/corpus
+	@cd $(ASAN_BUILD)/fuzz-long && ../fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -rss_limit_mb=4096 corpus $(CURDIR)/tests/fuzz/corpus
 
 transcripts: deps
 	@scripts/transcripts.sh
