@@ -91,8 +91,10 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---- the knobs: impossible values are refused before any work
-    check_range("--d-model", config.hidden_size, 1, 2048, "the 30522-row tables must fit in memory");
-    check_model_dims(config.hidden_size, config.num_attention_heads);
+    check_range("--d-model", config.hidden_size, 2, 2048,
+                "a row's unbiased std (article 002's LayerNorm, the .std(-1) checks) needs 2 values; the 30522-row "
+                "tables must fit in memory");
+    check_model_dims(config.hidden_size, config.num_attention_heads, 2);
     check_range("--layers", config.num_hidden_layers, 1, 48);
     check_range("--d-ff", config.intermediate_size, 1, 16384);
     const double C = static_cast<double>(config.hidden_size), F = static_cast<double>(config.intermediate_size);
