@@ -110,10 +110,10 @@ bool looks_like_option(const std::string& a) {
   return true;
 }
 
-// A value echoed in a message: control bytes as \xNN, at most 60 bytes.
-std::string printable(const std::string& v) {
+// An error message kept to ONE line whatever the user typed into it: control bytes as \xNN.
+std::string one_line(const std::string& msg) {
   std::string out;
-  for (unsigned char c : v.substr(0, 60)) {
+  for (unsigned char c : msg) {
     if (c < 0x20 || c == 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(c));
@@ -122,8 +122,11 @@ std::string printable(const std::string& v) {
       out += static_cast<char>(c);
     }
   }
-  return out + (v.size() > 60 ? "..." : "");
+  return out;
 }
+
+// A value echoed in a message: one line, at most 60 bytes.
+std::string printable(const std::string& v) { return one_line(v.substr(0, 60)) + (v.size() > 60 ? "..." : ""); }
 std::string in_quotes(const std::string& v) { return "'" + printable(v) + "'"; }
 
 std::string join_words(int argc, char** argv) {
@@ -326,10 +329,10 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       std::cout << app_->help();
       return finish_output(0);
     }
-    std::cerr << id_ << ": error: " << e.what() << " (see " << id_ << " --help)\n";
+    std::cerr << id_ << ": error: " << one_line(e.what()) << " (see " << id_ << " --help)\n";
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << id_ << ": error: " << e.what() << "\n";
+    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
     return 2;
   }
   try {
@@ -354,11 +357,11 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     return finish_output(0);
   } catch (const UsageError& e) {
     std::cout.flush();
-    std::cerr << id_ << ": error: " << e.what() << "\n";
+    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const IoError& e) {
     std::cout.flush();
-    std::cerr << id_ << ": error: " << e.what() << "\n";
+    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
     return finish_output(1);
   } catch (const std::bad_alloc&) {
     std::cout.flush();
