@@ -212,8 +212,8 @@ void Chapter::scan_args(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") return;  // CLI11 prints the help
     if (a.size() < 2 || a[0] != '-' || !looks_like_option(a))
-      throw UsageError("unexpected argument " + in_quotes(a) + ": every value goes after its option, e.g. --text " +
-                       in_quotes(a) + help);
+      throw UsageError("unexpected argument " + in_quotes(a) + ": each value goes right after its option, as in --seed 1" +
+                       help);
     const size_t eq = a.find('=');
     const std::string name = a.substr(0, eq);
     Knob* knob = nullptr;
