@@ -11,7 +11,7 @@ JOBS       ?= $(shell nproc)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic fuzz transcripts bench clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
+	@echo "make fuzz         run the tokenizer/vocabulary fuzz target (libFuzzer, ASan+UBSan) for 10 minutes"
 	@echo "make deps         install missing Debian packages and the BERT vocabulary"
 
 deps:
@@ -55,6 +56,15 @@ test-generic: deps
 	@cd $(GENERIC_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 test: test-asan test-generic test-unit
+
+# The fuzz target of the ASan build, for FUZZ_SECONDS; findings land in $(ASAN_BUILD)/fuzz-long/.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_SANITIZE=ON -DTS_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzz_tokenizer
+	@mkdir -p $(ASAN_BUILD)/fuzz-long/corpus
+	@cd $(ASAN_BUILD)/fuzz-long && ../fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -rss_limit_mb=4096 corpus $(CURDIR)/tests/fuzz/corpus
 
 transcripts: deps
 	@scripts/transcripts.sh

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
     check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
-    if (d_k < 1 || d_k > 65536) throw UsageError("--d-k must be between 1 and 65536, got " + std::to_string(d_k));
+    check_range("--d-k", d_k, 1, 65536);
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");

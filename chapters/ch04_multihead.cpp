@@ -225,6 +225,15 @@ int main(int argc, char** argv) {
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
     const std::vector<std::string>& tokens = sentence.tokens;
     const ITensor& input_ids = sentence.input_ids;
+    {
+      // about three multi-head passes over the text (per head, fused, the comparison):
+      // 4TC^2 + 2T^2C each; article 004's layer on the (L,512) random input: 4L 512^2 + 2L^2 512
+      const double T = static_cast<double>(sentence.T()), C = static_cast<double>(d_model),
+                   L = static_cast<double>(seq_len);
+      ch.budget(4.0 * (30522 * C + 8 * C * C + 4 * static_cast<double>(heads) * T * T + 8 * L * L),
+                3 * (4 * T * C * C + 2 * T * T * C) + 4 * L * 512 * 512 + 2 * L * L * 512,
+                "--d-model, --seq-len or --text");
+    }
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);

@@ -82,6 +82,13 @@ int main(int argc, char** argv) {
     // text -> WordPiece tokens -> ids   (B,T), B = 1
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
     const ITensor& input_ids = sentence.input_ids;
+    {
+      // attention 4TC^2 + 2T^2C, seven passes of a (C,F)+(F,C) FFN 2TCF each, and W2 W1 = C^2 F
+      const double T = static_cast<double>(sentence.T()), C = static_cast<double>(d_model),
+                   F = static_cast<double>(d_ff);
+      ch.budget(4.0 * (2 * 30522 * C + 6 * C * F + 2 * C * C + 8 * T * F), 4 * T * C * C + 2 * T * T * C + 14 * T * C * F + C * C * F,
+                "--d-model, --d-ff or --text");
+    }
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C); q = k = v = E
     Embedding token_emb(config.vocab_size, config.hidden_size);

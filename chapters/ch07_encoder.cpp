@@ -94,8 +94,10 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---- the knobs: impossible values are refused before any work
-    check_range("--d-model", config.hidden_size, 1, 2048, "the 30522-row tables must fit in memory");
-    check_model_dims(config.hidden_size, config.num_attention_heads);
+    check_range("--d-model", config.hidden_size, 2, 2048,
+                "a row's unbiased std (article 002's LayerNorm, the .std(-1) checks) needs 2 values; the 30522-row "
+                "tables must fit in memory");
+    check_model_dims(config.hidden_size, config.num_attention_heads, 2);
     check_range("--layers", config.num_hidden_layers, 1, 48);
     check_range("--d-ff", config.intermediate_size, 1, 16384);
     const double C = static_cast<double>(config.hidden_size), F = static_cast<double>(config.intermediate_size);
@@ -111,6 +113,13 @@ int main(int argc, char** argv) {
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
     const std::vector<std::string>& tokens = sentence.tokens;
     const ITensor& input_ids = sentence.input_ids;
+    {
+      // one layer: 4TC^2 + 2TCF + 2T^2C; about ten stacks' worth in all (pre-LN, post-LN, the
+      // timed exact, fast and naive forwards); memory: the parameters twice (exact + packed)
+      const double T = static_cast<double>(sentence.T());
+      ch.budget(2 * 4 * params, 10.0 * static_cast<double>(config.num_hidden_layers) * (4 * T * C * C + 2 * T * C * F + 2 * T * T * C),
+                "--layers, --d-model, --d-ff or --text");
+    }
     ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);

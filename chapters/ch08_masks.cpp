@@ -77,9 +77,8 @@ int main(int argc, char** argv) {
              "look-ahead masks, -1e9), article 002 (attention(), tgt_mask), article 001 (decoder_visible_mask)");
   ch.add_text_flag();
   ch.add_vocab_flag();
-  // --valid-len's default depends on T (3, or T if the text is shorter): "not given" is this value.
-  constexpr int64_t kNotGiven = std::numeric_limits<int64_t>::min();
-  int64_t d_model = 768, valid_len = kNotGiven, look_ahead = 3;
+  // --valid-len's default depends on T (3, or T if the text is shorter): set once T is known.
+  int64_t d_model = 768, valid_len = 0, look_ahead = 3;
   ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768, BERT-base)");
   ch.option("--valid-len", valid_len,
             "real tokens in the padding-mask demo; the rest count as padding (default 3, or T if shorter)");
@@ -101,9 +100,8 @@ int main(int argc, char** argv) {
     const std::vector<std::string>& tokens = sentence.tokens;
     const ITensor& input_ids = sentence.input_ids;
     const size_t T = tokens.size();
-    if (valid_len == kNotGiven) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
-    if (valid_len < 1 || valid_len > static_cast<int64_t>(T))
-      throw UsageError(fmt::format("--valid-len must be between 1 and the {} tokens of --text, got {}", T, valid_len));
+    if (!ch.given("--valid-len")) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
+    check_range("--valid-len", valid_len, 1, static_cast<int64_t>(T), "the tokens of --text");
     ch.show("inputs.input_ids", input_ids, "the sentence of chapter 1, T = " + std::to_string(T) + " tokens",
             Shown::Twin);
     Embedding token_emb(config.vocab_size, d_model);

@@ -22,6 +22,7 @@
 
 #include "annotated.hpp"
 #include "chapter.hpp"
+#include "compare.hpp"
 #include "heatmap.hpp"
 #include "kv_cache.hpp"
 #include "rng.hpp"
@@ -36,14 +37,6 @@ static Tensor row_at(const Tensor& x, size_t t) {
   Tensor r = Tensor::from_shape({B, 1, C});
   for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + t) * C, C, r.data() + b * C);
   return r;
-}
-
-// (a - b).abs().max() in float32, as torch computes it.
-static float max_abs_diff(const Tensor& a, const Tensor& b) {
-  if (a.size() != b.size()) throw std::logic_error("max_abs_diff: sizes differ");
-  float m = 0.0f;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
-  return m;
 }
 
 // The labels of article 002's running example when the sizes are its own, else t0.., s0..
@@ -77,9 +70,9 @@ int main(int argc, char** argv) {
   ch.option("--layers", n_layers, "N, decoder layers in the key/value-cache demo (default 6, article 002's N)");
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    check_range("--d-model", d_model, 1, 512, "the cache demo re-projects every row");
-    check_model_dims(d_model, heads);
-    if (d_ff < 1 || d_ff > 8192) throw UsageError("--d-ff must be between 1 and 8192, got " + std::to_string(d_ff));
+    check_range("--d-model", d_model, 2, 512, "LayerNorm's unbiased std divides by d_model - 1");
+    check_model_dims(d_model, heads, 2);
+    check_range("--d-ff", d_ff, 1, 8192);
     check_range("--tgt-len", tgt_len, 1, 64, "target tokens");
     check_range("--src-len", src_len, 1, 64, "memory rows");
     check_range("--layers", n_layers, 1, 12);
@@ -199,7 +192,7 @@ int main(int argc, char** argv) {
           "  post-LN rows have std 1 (the norm is last); pre-LN rows keep the residual stream's own scale, so\n"
           "  article 002's Decoder adds one final LayerNorm after its N layers. Max |out - post| = {:.4f}:\n"
           "  two different functions of the same weights.",
-          "token", "pre-LN out", "post-LN", rows, max_abs_diff(out, post)));
+          "token", "pre-LN out", "post-LN", rows, max_abs_diff(out, post)()));
     }
 
     // ---------------------------------------------------------------- 6) the key/value cache (article 001)
@@ -249,7 +242,8 @@ int main(int argc, char** argv) {
             Shown::Twin);
     ch.show("cached = torch.cat(rows, dim=1)", cached_kv, {"CatBackward0"},
             "the T rows decoded one at a time with the key/value cache", Shown::Twin);
-    const float diff_kv = max_abs_diff(full, cached_kv), diff_in = max_abs_diff(full, cached_in);
+    // NaN-aware, like torch: a NaN anywhere makes the difference NaN, and NaN is never "<= 1e-5"
+    const float diff_kv = max_abs_diff(full, cached_kv)(), diff_in = max_abs_diff(full, cached_in)();
     const bool equal_kv = std::equal(full.begin(), full.end(), cached_kv.begin());
     ch.show("(full - cached).abs().max()", fmt::format("{:.2e}", diff_kv),
             diff_kv <= 1e-5f ? "OK: the cached rows equal the full pass (<= 1e-5)"
@@ -263,7 +257,7 @@ int main(int argc, char** argv) {
             diff_in <= 1e-5f ? "OK: article 001's input cache gives the same rows too (<= 1e-5)"
                              : "NOT OK: the input-cache rows differ from the full pass",
             Shown::Twin);
-    if (diff_kv > 1e-5f || diff_in > 1e-5f)
+    if (!(diff_kv <= 1e-5f && diff_in <= 1e-5f))
       throw std::runtime_error(fmt::format("the cached decoder differs from the full pass by {:.3g}", std::max(diff_kv, diff_in)));
 
     // ---------------------------------------------------------------- 7) what each way costs

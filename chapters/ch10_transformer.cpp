@@ -27,6 +27,7 @@
 
 #include "annotated.hpp"
 #include "chapter.hpp"
+#include "compare.hpp"
 #include "heatmap.hpp"
 #include "kv_cache.hpp"
 #include "tokenizer.hpp"
@@ -119,14 +120,12 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---------------------------------------------------------------- knobs
-    check_range("--d-model", d_model, 1, 512);
-    check_model_dims(d_model, heads);
-    if (d_ff < 1 || d_ff > 4096) throw UsageError("--d-ff must be between 1 and 4096, got " + std::to_string(d_ff));
+    check_range("--d-model", d_model, 2, 512, "LayerNorm's unbiased std divides by d_model - 1");
+    check_model_dims(d_model, heads, 2);
+    check_range("--d-ff", d_ff, 1, 4096);
     check_range("--layers", n_layers, 1, 12);
     check_range("--max-len", max_len, 1, 100, "new tokens");
-    if (tgt_vocab < static_cast<int64_t>(kFrench.size()) || tgt_vocab > 100000)
-      throw UsageError(fmt::format("--tgt-vocab must be between {} (the French word list) and 100000, got {}",
-                                   kFrench.size(), tgt_vocab));
+    check_range("--tgt-vocab", tgt_vocab, static_cast<int64_t>(kFrench.size()), 100000, "the French word list at least");
     check_range("--src-vocab", src_vocab, 1, 100000);
     WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
     const std::vector<std::string> pieces = tokenizer.tokenize(ch.text);
@@ -141,23 +140,31 @@ int main(int argc, char** argv) {
     src_tokens.push_back("[SEP]");
     for (size_t i = 0; i < src_ids.size(); ++i)
       if (src_ids[i] >= src_vocab)
-        throw UsageError(fmt::format("--src-vocab {} is too small: '{}' has id {} in bert-base-uncased, so the source "
+        throw UsageError(fmt::format("--src-vocab {} is too small: '{}' has id {} in {}, so the source "
                                      "table needs at least {} rows",
-                                     src_vocab, src_tokens[i], src_ids[i], src_ids[i] + 1));
+                                     typed("--src-vocab", src_vocab), src_tokens[i], src_ids[i],
+                                     ch.given("--vocab") ? "the --vocab file" : "bert-base-uncased", src_ids[i] + 1));
     // tgt = <bos> + the French words (a word outside the list becomes <unk>)
     std::vector<int64_t> tgt_ids = {kBos};
-    {
-      std::istringstream in(target);
-      std::string w;
-      while (in >> w) {
-        const auto it = std::find(kFrench.begin(), kFrench.end(), w);
-        tgt_ids.push_back(it == kFrench.end() ? kUnk : static_cast<int64_t>(it - kFrench.begin()));
-      }
+    for (const std::string& w : python_split(target)) {  // the twin's target.split()
+      const auto it = std::find(kFrench.begin(), kFrench.end(), w);
+      tgt_ids.push_back(it == kFrench.end() ? kUnk : static_cast<int64_t>(it - kFrench.begin()));
     }
     if (tgt_ids.size() == 1)
       throw UsageError("--target has no words: give the French words the decoder reads, e.g. \"comment et es-vous ?\"");
     if (tgt_ids.size() > 64)
       throw UsageError(fmt::format("--target has {} words; this chapter takes at most 63", tgt_ids.size() - 1));
+    {
+      // encoder over S tokens, decoder over T, then greedy decoding twice (re-running the prefix
+      // of up to max_len tokens, and with the cache): per layer and token 4C^2 + 2CF (+4C^2 across)
+      const double S = static_cast<double>(pieces.size() + 2), T = static_cast<double>(tgt_ids.size()),
+                   N = static_cast<double>(n_layers), C = static_cast<double>(d_model), F = static_cast<double>(d_ff),
+                   M = static_cast<double>(max_len), V = static_cast<double>(src_vocab + tgt_vocab);
+      const double row = 8 * C * C + 2 * C * F;
+      ch.budget(4.0 * (V * C + N * (12 * C * C + 4 * C * F)) * 2,
+                N * S * (4 * C * C + 2 * C * F) + N * T * row + N * row * (M * M / 2 + 2 * M) + 2 * M * C * tgt_vocab,
+                "--layers, --d-model, --d-ff, --max-len or --tgt-vocab");
+    }
     HeatmapOptions hopt;
     hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
     hopt.cell_width = 8;
@@ -321,8 +328,8 @@ int main(int argc, char** argv) {
         x3.reshape({1, 1, x_t.shape()[1]});
         const Tensor h = decoder_step(model.decoder, x3, memory_eval, &src_mask, cache);
         const Tensor lp = model.generator(last_row(h));
-        for (size_t v = 0; v < lp.size(); ++v)
-          max_diff = std::max(max_diff, std::fabs(lp.data()[v] - step_logp[i].data()[v]));
+        const float d = max_abs_diff(lp, step_logp[i])();  // NaN-aware, like torch's max
+        if (std::isnan(d) || d > max_diff) max_diff = d;
         no_cache += decoder_full_pass_macs(n_layers, 1, static_cast<int64_t>(ys_c.size()), static_cast<int64_t>(S),
                                            d_model, d_ff).total();
         const int64_t next = top_k(lp, 1)[0].first;

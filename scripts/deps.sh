@@ -9,6 +9,7 @@ packages=(
   libxtensor-dev libxtensor-blas-dev libxsimd-dev liblapack-dev libopenblas-dev libsleef-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
   python3-torch python3-numpy
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,7 @@ answers them from the tables written here, so both see the same Unicode version:
   is it a control char (dropped)?       category(c).startswith("C")   kControlRanges
   is it a space separator?              category(c) == "Zs"           kSpaceSeparatorRanges
   does str.split() split on it too?     c.isspace()                   kExtraSplitSpaces
+  every c str.split() splits on         c.isspace()                   kPythonSpaces
   is it punctuation?                    category(c).startswith("P")   kPunctuationRanges
   is it an accent (dropped)?            category(c) == "Mn"           kNonspacingMarkRanges
   lower case                            c.lower()                     kLowerRuns + kLowerSpecial
@@ -225,6 +226,9 @@ def render(tables):
     out.append("// Neither control nor Zs, yet str.split() splits on them (c.isspace() is True)")
     out.append("constexpr char32_t kExtraSplitSpaces[] = {" + ", ".join(hx(c) for c in extra) + "};")
     out.append("")
+    out.append("// Every code point str.split() splits on (c.isspace() is True), sorted")
+    out.append("constexpr char32_t kPythonSpaces[] = {" + ", ".join(hx(c) for c in tables["py_space"]) + "};")
+    out.append("")
 
     runs = tables["lower"]
     out.append(f"// str.lower(), one code point to one: every stride-th code point in [first, last]")
@@ -279,6 +283,7 @@ def main():
         "Mn": ranges(lambda c: cat(c) == "Mn"),
         "extra_space": [c for c in range(MAX + 1)
                         if chr(c).isspace() and not (cat(c)[0] == "C" or cat(c) == "Zs")],
+        "py_space": [c for c in range(MAX + 1) if chr(c).isspace()],
         "lower": lower_runs(),
         "lower_special": lower_special(),
         "decomp": decompositions(),

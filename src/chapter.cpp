@@ -2,16 +2,22 @@
 #include "chapter.hpp"
 #include "isa.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <cstring>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "kernels.hpp"
 #include "matmul.hpp"
@@ -20,52 +26,314 @@
 
 namespace ts {
 
+// ---------------------------------------------------------------------------------
+// Knobs: every flag and option, with what the user typed
+// ---------------------------------------------------------------------------------
+enum KnobKind { kFlag, kInt, kDouble, kText, kPath };
+
+struct Chapter::Knob {
+  std::vector<std::string> names;  // "--seq-len", "--pe-len"
+  KnobKind kind;
+  void* target;                    // bool*, int64_t*, double* or std::string*
+  std::string text;                // the value as typed (CLI11 stores it here)
+  std::string typed_name;          // the alias the user wrote
+  bool given = false;
+};
+
+// std::cout's buffer while a chapter runs: straight to fd 1, remembering the first write
+// error (errno) so it can be reported at the end, as coreutils' close_stdout does.
+class StdoutBuf : public std::streambuf {
+ public:
+  StdoutBuf() { setp(buf_, buf_ + sizeof buf_); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (drain() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain(); }
+
+ private:
+  int drain() {
+    const char* p = pbase();
+    size_t left = static_cast<size_t>(pptr() - pbase());
+    while (left > 0 && error_ == 0) {  // after an error, the rest is dropped (and reported)
+      const ssize_t n = ::write(STDOUT_FILENO, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = n < 0 ? errno : EIO;
+        break;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    setp(buf_, buf_ + sizeof buf_);
+    return error_ == 0 ? 0 : -1;
+  }
+  char buf_[1 << 16];
+  int error_ = 0;
+};
+
+namespace {
+
+// What the user typed for each knob, by every alias: check_range and typed() echo it.
+struct TypedKnob {
+  std::string name, text;
+};
+std::vector<std::pair<std::string, TypedKnob>>& typed_knobs() {
+  static std::vector<std::pair<std::string, TypedKnob>> knobs;
+  return knobs;
+}
+const TypedKnob* find_typed(const std::string& flag) {
+  for (const auto& [name, knob] : typed_knobs())
+    if (name == flag) return &knob;
+  return nullptr;
+}
+
+// argparse's rule: "-x", "--plain" look like options; "-1", "-.5", "-" and anything with a
+// space do not (so `--seed -1` and `--text "- a list"` work as they do in the twins).
+bool looks_like_option(const std::string& a) {
+  if (a.size() < 2 || a[0] != '-' || a.find(' ') != std::string::npos) return false;
+  size_t i = 1, digits = 0;
+  while (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i]))) ++i, ++digits;
+  if (i == a.size()) return false;  // -12
+  if (a[i] == '.') {
+    ++i;
+    size_t frac = 0;
+    while (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i]))) ++i, ++frac;
+    if (i == a.size() && frac > 0) return false;  // -1.5, -.5
+  }
+  return true;
+}
+
+// An error message kept to ONE line whatever the user typed into it: control bytes as \xNN.
+std::string one_line(const std::string& msg) {
+  std::string out;
+  for (unsigned char c : msg) {
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(c));
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// A value echoed in a message: one line, at most 60 bytes.
+std::string printable(const std::string& v) { return one_line(v.substr(0, 60)) + (v.size() > 60 ? "..." : ""); }
+std::string in_quotes(const std::string& v) { return "'" + printable(v) + "'"; }
+
+std::string join_words(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+}  // namespace
+
 Chapter::Chapter(std::string id, std::string title, std::string follows)
     : id_(std::move(id)), title_(std::move(title)), follows_(std::move(follows)),
       app_(std::make_unique<CLI::App>(title_ + " (follows " + follows_ + ")", id_)) {
-  app_->add_option("--seed", seed_text, "torch.manual_seed(S) before the article's code (default 0)");
-  app_->add_flag("--eval", eval, "modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)");
-  app_->add_flag("--plain", plain, "print only what the article's print() calls show, in its order");
-  app_->add_flag("--transcript", transcript, "print every tensor shown as '>>> expr' + value (the twin test format)");
-  app_->add_flag("--no-color", no_color_, "never use colour (colour is used only when stdout is a terminal)");
-  app_->add_option("--dump", dump_dir, "write every printed tensor as a .npy file into DIR");
-  app_->add_flag("--naive", naive, "run matmuls and row kernels on the plain reference loops");
+  add_knob("--seed", kText, &seed_text, "torch.manual_seed(S) before the article's code (default 0)");
+  add_knob("--eval", kFlag, &eval, "modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)");
+  add_knob("--plain", kFlag, &plain, "print only what the article's print() calls show, in its order");
+  add_knob("--transcript", kFlag, &transcript, "print every tensor shown as '>>> expr' + value (the twin test format)");
+  add_knob("--no-color", kFlag, &no_color_, "never use colour (colour is used only when stdout is a terminal)");
+  add_knob("--dump", kPath, &dump_dir,
+           "write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
+           "--dump wrote: its files are replaced)");
+  add_knob("--naive", kFlag, &naive, "run matmuls and row kernels on the plain reference loops");
 }
 
 Chapter::~Chapter() = default;
 
+Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* target, const std::string& help) {
+  auto knob = std::make_unique<Knob>();
+  knob->kind = static_cast<KnobKind>(kind);
+  knob->target = target;
+  for (size_t b = 0; b <= names.size();) {
+    size_t e = names.find(',', b);
+    if (e == std::string::npos) e = names.size();
+    knob->names.push_back(names.substr(b, e - b));
+    b = e + 1;
+  }
+  if (kind == kFlag) {
+    app_->add_flag(names, *static_cast<bool*>(target), help);
+  } else {
+    if (kind == kText || kind == kPath) knob->text = *static_cast<std::string*>(target);
+    app_->add_option(names, knob->text, help);
+  }
+  knobs_.push_back(std::move(knob));
+  return *knobs_.back();
+}
+
 void Chapter::flag(const std::string& name, bool& value, const std::string& help) {
-  app_->add_flag(name, value, help);
+  add_knob(name, kFlag, &value, help);
 }
 void Chapter::option(const std::string& name, int64_t& value, const std::string& help) {
-  app_->add_option(name, value, help);
+  add_knob(name, kInt, &value, help);
 }
 void Chapter::option(const std::string& name, double& value, const std::string& help) {
-  app_->add_option(name, value, help);
+  add_knob(name, kDouble, &value, help);
 }
 void Chapter::option(const std::string& name, std::string& value, const std::string& help) {
-  app_->add_option(name, value, help);
+  add_knob(name, kText, &value, help);
 }
 
 void Chapter::add_text_flag() {
-  app_->add_option("--text", text, "input sentence (default: \"time flies like an arrow\")");
+  add_knob("--text", kText, &text, "input sentence (default: \"time flies like an arrow\")");
 }
 
 void Chapter::add_vocab_flag() {
   vocab_path = TS_DEFAULT_VOCAB;
   if (const char* env = std::getenv("TS_VOCAB")) vocab_path = env;
-  app_->add_option("--vocab", vocab_path, "bert-base-uncased vocab.txt (default: data/, fetched by make deps)");
+  add_knob("--vocab", kPath, &vocab_path, "bert-base-uncased vocab.txt (default: data/, fetched by make deps)");
+}
+
+bool Chapter::given(const std::string& name) const {
+  for (const auto& k : knobs_)
+    for (const std::string& n : k->names)
+      if (n == name) return k->given;
+  return false;
+}
+
+// The command line, checked word by word before CLI11 sees it, so every mistake gets a
+// message in the course's form (what is wrong, what to do) and none slips through CLI11's
+// leniencies (a flag taken as a value, a knob given twice, --plain=1).
+void Chapter::scan_args(int argc, char** argv) {
+  const std::string help = " (see " + id_ + " --help)";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") return;  // CLI11 prints the help
+    if (a.size() < 2 || a[0] != '-' || !looks_like_option(a))
+      throw UsageError("unexpected argument " + in_quotes(a) + ": each value goes right after its option, as in --seed 1" +
+                       help);
+    const size_t eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    Knob* knob = nullptr;
+    for (const auto& k : knobs_)
+      for (const std::string& n : k->names)
+        if (n == name) knob = k.get();
+    if (knob == nullptr) throw UsageError("unknown option " + in_quotes(name) + ": `" + id_ + " --help` lists the options");
+    if (knob->given)
+      throw UsageError(name + " is given twice: give it once" + (knob->kind == kFlag ? "" : " (with the value you mean)"));
+    knob->given = true;
+    knob->typed_name = name;
+    if (knob->kind == kFlag) {
+      if (eq != std::string::npos) throw UsageError(name + " is a switch and takes no value: write " + name + " alone");
+      continue;
+    }
+    if (eq != std::string::npos) {
+      knob->text = a.substr(eq + 1);
+    } else {
+      if (i + 1 >= argc) throw UsageError(name + " needs a value: write " + name + " VALUE" + help);
+      knob->text = argv[++i];
+      if (looks_like_option(knob->text))
+        throw UsageError(name + " is missing its value (" + in_quotes(knob->text) + " looks like an option): to pass it as the value, write " +
+                         name + "=" + knob->text);
+    }
+  }
+}
+
+// Typed text -> the knobs' values, each checked: integers in decimal, text in UTF-8.
+void Chapter::read_knobs() {
+  typed_knobs().clear();
+  for (const auto& k : knobs_) {
+    if (!k->given || k->kind == kFlag) continue;
+    for (const std::string& n : k->names) typed_knobs().push_back({n, {k->typed_name, k->text}});
+    const std::string& name = k->typed_name;
+    switch (k->kind) {
+      case kInt: {
+        const PyInt v = parse_py_int(k->text);
+        if (!v.ok)
+          throw UsageError(name + " needs a whole number in decimal digits (e.g. " + name + " 8), got " + in_quotes(k->text));
+        // beyond int64: saturate; check_range then refuses it, echoing what was typed
+        const uint64_t limit = v.negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
+        const uint64_t m = v.too_big ? limit : std::min(v.magnitude, limit);
+        *static_cast<int64_t*>(k->target) = v.negative ? static_cast<int64_t>(uint64_t{0} - m) : static_cast<int64_t>(m);
+        break;
+      }
+      case kDouble: {
+        char* end = nullptr;
+        errno = 0;
+        const double d = std::strtod(k->text.c_str(), &end);
+        if (k->text.empty() || end != k->text.c_str() + k->text.size() || errno == ERANGE || !std::isfinite(d))
+          throw UsageError(name + " needs a finite decimal number (e.g. " + name + " 0.5), got " + in_quotes(k->text));
+        *static_cast<double*>(k->target) = d;
+        break;
+      }
+      case kText: {
+        const std::string bad = utf8_error(k->text);
+        if (!bad.empty()) {  // "invalid UTF-8 at byte 3 of the input (0xE9): ..." -> "... of --text ..."
+          const size_t at = bad.find("the input");
+          throw UsageError(bad.substr(0, at) + name + bad.substr(at + 9) + ": the text must be UTF-8");
+        }
+        *static_cast<std::string*>(k->target) = k->text;
+        break;
+      }
+      case kPath:
+        if (k->text.empty()) throw UsageError(name + " needs a path, got ''");
+        *static_cast<std::string*>(k->target) = k->text;
+        break;
+      case kFlag:
+        break;
+    }
+  }
+}
+
+// Reports a write error on stdout the way coreutils does ("write error: No space left on
+// device", exit 1), after flushing what is left. `code` is the exit code otherwise.
+int Chapter::finish_output(int code) {
+  std::cout.flush();
+  const int err = out_ ? out_->error() : 0;
+  if (err != 0 || std::cout.bad()) {
+    std::cerr << id_ << ": write error: " << std::strerror(err != 0 ? err : EIO) << " (standard output)\n";
+    return code == 0 ? 1 : code;
+  }
+  return code;
 }
 
 int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& body) {
+  // A closed stdout (`>&-`) would lose every line, and let the next file we open take fd 1.
+  if (::fcntl(STDOUT_FILENO, F_GETFD) == -1 && errno == EBADF) {
+    std::cerr << id_ << ": write error: standard output is closed (" << std::strerror(EBADF)
+              << "): run with stdout open, e.g. > out.txt\n";
+    return 1;
+  }
+  command_line_ = join_words(argc, argv);
+  StdoutBuf out;
+  out_ = &out;
+  struct Restore {  // std::cout outlives `out`: give it back its own buffer on every return
+    std::streambuf* old;
+    Chapter* ch;
+    ~Restore() {
+      std::cout.unsetf(std::ios::unitbuf);
+      std::cout.rdbuf(old);
+      ch->out_ = nullptr;
+    }
+  } restore{std::cout.rdbuf(&out), this};
+  // on a terminal, show each line as it comes (as stdio's line buffering did)
+  const bool tty = isatty(STDOUT_FILENO);
+  if (tty) std::cout.setf(std::ios::unitbuf);
   try {
+    scan_args(argc, argv);
     app_->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help
       std::cout << app_->help();
-      return 0;
+      return finish_output(0);
     }
-    std::cerr << id_ << ": error: " << e.what() << " (see " << id_ << " --help)\n";
+    std::cerr << id_ << ": error: " << one_line(e.what()) << " (see " << id_ << " --help)\n";
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
     return 2;
   }
   try {
@@ -74,16 +342,13 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
+    read_knobs();
     if (plain && transcript) throw UsageError("--plain and --transcript are exclusive: pick one");
     auto s = parse_seed(seed_text);
-    if (!s) throw UsageError("--seed needs an integer in [-2^63, 2^64), got '" + seed_text + "'");
+    if (!s) throw UsageError("--seed needs an integer in [-2^63, 2^64), got " + in_quotes(seed_text));
     seed = *s;
     color = !no_color_ && !plain && !transcript && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-    if (!dump_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(dump_dir, ec);
-      if (ec) throw UsageError("--dump: cannot create directory '" + dump_dir + "': " + ec.message());
-    }
+    if (given("--dump")) dump_ = std::make_unique<DumpDir>(dump_dir, id_, command_line_);
     if (naive) {
       set_matmul_path(MatmulPath::Naive);
       set_kernel_path(KernelPath::Naive);
@@ -95,12 +360,15 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     }
     manual_seed(seed);
     body(*this);
-    std::cout.flush();
-    return 0;
+    return finish_output(0);
   } catch (const UsageError& e) {
     std::cout.flush();
-    std::cerr << id_ << ": error: " << e.what() << "\n";
+    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
     return 2;
+  } catch (const IoError& e) {
+    std::cout.flush();
+    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
+    return finish_output(1);
   } catch (const std::bad_alloc&) {
     std::cout.flush();
     std::cerr << id_ << ": error: out of memory: choose smaller sizes\n";
@@ -110,6 +378,26 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     std::cerr << id_ << ": internal error: " << e.what() << "\n";
     return 1;
   }
+}
+
+void Chapter::budget(double bytes, double madds, const std::string& knobs, double other_seconds) const {
+  // Refuse above ~4 GB; warn above ~10 s. The rates are what this course's loops reach on a
+  // 2-core Zen 3 shared with other work (OpenBLAS ~10 G multiply-adds/s in the chapters, the
+  // plain loops ~0.15 G/s: ch05 --naive at T=100, C=1024, F=8192 took 86 s); a faster or idle
+  // machine just finishes sooner than the note says.
+  constexpr double kMaxBytes = 4e9, kFastRate = 10e9, kNaiveRate = 0.15e9, kWarnSeconds = 10;
+  if (bytes > kMaxBytes)
+    throw UsageError(fmt::format("these sizes need about {:.1f} GB of memory, more than the {:.0f} GB this course "
+                                 "allows: make {} smaller",
+                                 bytes / 1e9, kMaxBytes / 1e9, knobs));
+  const double seconds = madds / (naive ? kNaiveRate : kFastRate) + other_seconds;
+  if (seconds > kWarnSeconds)
+    std::cerr << fmt::format("{}: note: these sizes take about {:.0f} s here ({}{:.1f} GB); make {} smaller for a "
+                             "quicker run\n",
+                             id_, seconds,
+                             madds > 0 ? fmt::format("{:.2g} multiply-adds{}, ", madds, naive ? " on the plain loops" : "")
+                                       : std::string(),
+                             bytes / 1e9, knobs);
 }
 
 void Chapter::section(const std::string& title, const std::string& article_ref) {
@@ -162,7 +450,7 @@ void Chapter::figure(const std::string& text) {
 
 // "scores.masked_fill(mask == 0, -inf)" -> "07_scores_masked_fill_mask_0_inf.npy"
 void Chapter::dump(const std::string& expr, const std::function<void(const std::string&)>& write) {
-  if (dump_dir.empty()) return;
+  if (!dump_) return;
   std::string name;
   for (char c : expr) {
     if (std::isalnum(static_cast<unsigned char>(c))) {
@@ -175,21 +463,33 @@ void Chapter::dump(const std::string& expr, const std::function<void(const std::
   while (!name.empty() && name.back() == '_') name.pop_back();
   ++dumped_;
   std::string prefix = (dumped_ < 10 ? "0" : "") + std::to_string(dumped_) + "_";
-  write((std::filesystem::path(dump_dir) / (prefix + name + ".npy")).string());
+  write(dump_->add(prefix + name + ".npy"));
 }
 
 std::string Chapter::bold(const std::string& s) const { return color ? "\033[1m" + s + "\033[0m" : s; }
 std::string Chapter::dim(const std::string& s) const { return color ? "\033[2m" + s + "\033[0m" : s; }
 std::string Chapter::accent(const std::string& s) const { return color ? "\033[1;36m" + s + "\033[0m" : s; }
 
-void check_model_dims(int64_t d_model, int64_t heads) {
-  if (d_model < 1 || d_model > 8192)
-    throw UsageError("--d-model must be between 1 and 8192, got " + std::to_string(d_model));
+std::string typed(const std::string& flag, int64_t value) {
+  const TypedKnob* k = find_typed(flag);
+  return k ? k->text : std::to_string(value);
+}
+
+// The name the user wrote for `flag` (an alias such as --pe-len), else flag itself.
+static std::string typed_name(const std::string& flag) {
+  const TypedKnob* k = find_typed(flag);
+  return k ? k->name : flag;
+}
+
+void check_model_dims(int64_t d_model, int64_t heads, int64_t min_d_model) {
+  check_range("--d-model", d_model, min_d_model, 8192,
+              min_d_model > 1 ? "LayerNorm's unbiased std divides by d_model - 1" : "");
   if (heads < 1 || heads > d_model)
-    throw UsageError("--heads must be between 1 and d_model (" + std::to_string(d_model) + "), got " +
-                     std::to_string(heads));
+    throw UsageError(typed_name("--heads") + " must be between 1 and d_model (" + printable(typed("--d-model", d_model)) +
+                     "), got " + printable(typed("--heads", heads)));
   if (d_model % heads != 0)
-    throw UsageError("d_model (" + std::to_string(d_model) + ") is not divisible by heads (" + std::to_string(heads) +
+    throw UsageError("d_model (" + printable(typed("--d-model", d_model)) + ") is not divisible by heads (" +
+                     printable(typed("--heads", heads)) +
                      "): each head gets d_model / heads dimensions; pick heads that divide d_model");
 }
 
@@ -203,8 +503,8 @@ void check_seq_len(int64_t seq_len, int64_t max_positions) {
 
 void check_range(const std::string& flag, int64_t value, int64_t lo, int64_t hi, const std::string& why) {
   if (value < lo || value > hi)
-    throw UsageError(flag + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                     (why.empty() ? "" : " (" + why + ")") + ", got " + std::to_string(value));
+    throw UsageError(typed_name(flag) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                     (why.empty() ? "" : " (" + why + ")") + ", got " + printable(typed(flag, value)));
 }
 
 Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_special_tokens) {
@@ -225,13 +525,24 @@ Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_specia
 }
 
 WordPieceTokenizer load_tokenizer(const std::string& path) {
-  if (!std::filesystem::exists(path))
+  // bert-base-uncased's embedding table has one row per line of its vocabulary
+  constexpr size_t kBertRows = 30522;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
     throw UsageError("vocabulary not found at " + path + ": run `make deps` (or scripts/fetch_vocab.sh), or pass --vocab PATH");
+  std::optional<WordPieceTokenizer> tok;
   try {
-    return WordPieceTokenizer(path);
+    tok.emplace(path);
+  } catch (const std::bad_alloc&) {
+    throw;
   } catch (const std::exception& e) {
-    throw UsageError(std::string(e.what()) + ": run `make deps` to fetch a fresh copy, or pass --vocab PATH");
+    throw UsageError(std::string(e.what()) + ": pass --vocab a bert-base-uncased vocab.txt (`make deps` fetches one)");
   }
+  if (tok->vocab_size() > kBertRows)
+    throw UsageError("vocabulary " + path + " has " + std::to_string(tok->vocab_size()) + " lines, more than the " +
+                     std::to_string(kBertRows) + " rows of bert-base-uncased's embedding table: use one of at most " +
+                     std::to_string(kBertRows) + " lines");
+  return std::move(*tok);
 }
 
 }  // namespace ts

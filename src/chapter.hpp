@@ -10,6 +10,7 @@
 //   --transcript  every tensor the chapter shows, as ">>> expr" then the value
 //                 (equals the PyTorch twin's --transcript, bit for bit).
 // Bad input anywhere -> one line on stderr and exit code 2 (throw UsageError).
+// A failed write (stdout, --dump) -> a message on stderr and exit code 1, never lost.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "print.hpp"
 #include "tensor.hpp"
 #include "tokenizer.hpp"
@@ -29,10 +31,8 @@ class App;
 
 namespace ts {
 
-// Bad input: the message names the problem and the fix; the chapter exits with code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+class DumpDir;
+class StdoutBuf;
 
 // Who sees an item: the article's own print (all modes), a value the twin also
 // prints (default + transcript), or the chapter's own commentary (default only).
@@ -45,6 +45,9 @@ class Chapter {
   ~Chapter();
 
   // Chapter knobs, added before run() (kept here so chapters need not include CLI11).
+  // Integers are read as Python's int() reads them (decimal only: "010" is 10, "0x10" is
+  // refused); a value that looks like a flag ("--text --plain") is refused unless written
+  // --text=--plain; a knob given twice is refused. `name` may list aliases: "--seq-len,--pe-len".
   void flag(const std::string& name, bool& value, const std::string& help);
   void option(const std::string& name, int64_t& value, const std::string& help);
   void option(const std::string& name, double& value, const std::string& help);
@@ -52,8 +55,18 @@ class Chapter {
   void add_text_flag();     // --text "..." (default: the article's sentence)
   void add_vocab_flag();    // --vocab PATH (default: data/bert-base-uncased-vocab.txt)
 
-  // Parse argv, seed the generator, run body; maps errors to exit codes (0 ok, 2 bad input).
+  // Parse argv, seed the generator, run body; maps errors to exit codes (0 ok, 2 bad input,
+  // 1 a failed write or an internal error). A write error on stdout is reported as coreutils do.
   int run(int argc, char** argv, const std::function<void(Chapter&)>& body);
+
+  // Was the knob `name` (any of its aliases) on the command line?
+  bool given(const std::string& name) const;
+
+  // Before the heavy work: `bytes` of memory and `madds` multiply-adds (or similar steps)
+  // estimated from the knobs. More than about 4 GB is refused (UsageError naming `knobs`,
+  // the flags to make smaller); more than about 10 s gets a one-line note on stderr.
+  // `other_seconds`: work that is not multiply-adds (e.g. sin/cos tables), already in seconds.
+  void budget(double bytes, double madds, const std::string& knobs, double other_seconds = 0) const;
 
   // ---- options, valid inside body ----
   uint64_t seed = 0;
@@ -92,9 +105,18 @@ class Chapter {
   std::string accent(const std::string& s) const;
 
  private:
+  struct Knob;
+  Knob& add_knob(const std::string& names, int kind, void* target, const std::string& help);
+  void scan_args(int argc, char** argv);
+  void read_knobs();
+  int finish_output(int code);
   void dump(const std::string& expr, const std::function<void(const std::string&)>& write);
   std::string id_, title_, follows_;
   std::unique_ptr<CLI::App> app_;
+  std::vector<std::unique_ptr<Knob>> knobs_;
+  std::unique_ptr<DumpDir> dump_;
+  StdoutBuf* out_ = nullptr;
+  std::string command_line_;
   bool no_color_ = false;
   int step_ = 0;
   int dumped_ = 0;
@@ -114,11 +136,19 @@ struct Sentence {
 Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_special_tokens = false);
 
 // Shared checks for the knobs chapters expose (each throws UsageError with the fix).
-// lo <= value <= hi, else "<flag> must be between lo and hi (why), got value".
+// lo <= value <= hi, else "<flag> must be between lo and hi (why), got value", where the flag
+// and the value are echoed as the user typed them (an alias, "010", "99999999999999999999").
 void check_range(const std::string& flag, int64_t value, int64_t lo, int64_t hi, const std::string& why = "");
-void check_model_dims(int64_t d_model, int64_t heads);          // d_model % heads == 0, sane sizes
+// d_model % heads == 0, 1 <= heads <= d_model, min_d_model <= d_model <= 8192 (article 002's
+// LayerNorm divides by d_model - 1: chapters that use it pass min_d_model = 2)
+void check_model_dims(int64_t d_model, int64_t heads, int64_t min_d_model = 1);
+// How the user wrote `flag`'s value, or std::to_string(value) if the flag was not given.
+std::string typed(const std::string& flag, int64_t value);
 void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions
-// The WordPiece tokenizer from `path`; a missing vocabulary is a UsageError naming `make deps`.
+// The WordPiece tokenizer from `path`; a missing or unusable vocabulary (not a regular file,
+// too large, a repeated line, more lines than the 30522 rows of BERT's embedding table) is a
+// UsageError naming the fix.
 WordPieceTokenizer load_tokenizer(const std::string& path);
+
 
 }  // namespace ts

@@ -115,45 +115,50 @@ Generator& default_generator() {
 
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
-std::optional<uint64_t> parse_seed(const std::string& text) {
+PyInt parse_py_int(const std::string& text) {
   // Python's int(text): 1) strip spaces 2) optional sign 3) decimal digits, a single
-  // "_" allowed between two digits. Then torch's range check: [-2^63, 2^64).
+  // "_" allowed between two digits ("010" is 10; "0x10", "1e3", "" are refused).
   auto is_space = [](char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
   };
   auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  PyInt r;
   // 1) strip
   size_t b = 0, e = text.size();
   while (b < e && is_space(text[b])) ++b;
   while (e > b && is_space(text[e - 1])) --e;
   // 2) sign
-  bool negative = false;
   if (b < e && (text[b] == '+' || text[b] == '-')) {
-    negative = text[b] == '-';
+    r.negative = text[b] == '-';
     ++b;
   }
-  if (b == e) return std::nullopt;
+  if (b == e) return r;
   // 3) digits; remember overflow past 2^64 - 1 but keep checking the syntax
-  uint64_t magnitude = 0;
-  bool too_big = false;
   for (size_t i = b; i < e; ++i) {
     const char c = text[i];
     if (c == '_') {
-      if (i == b || i + 1 == e || !is_digit(text[i - 1]) || !is_digit(text[i + 1])) return std::nullopt;
+      if (i == b || i + 1 == e || !is_digit(text[i - 1]) || !is_digit(text[i + 1])) return r;
       continue;
     }
-    if (!is_digit(c)) return std::nullopt;
+    if (!is_digit(c)) return r;
     const uint64_t d = static_cast<uint64_t>(c - '0');
-    if (magnitude > (std::numeric_limits<uint64_t>::max() - d) / 10) {
-      too_big = true;
+    if (r.magnitude > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+      r.too_big = true;
     } else {
-      magnitude = magnitude * 10 + d;
+      r.magnitude = r.magnitude * 10 + d;
     }
   }
-  if (too_big) return std::nullopt;                       // >= 2^64 (or <= -2^64)
-  if (!negative) return magnitude;                        // [0, 2^64)
-  if (magnitude > (uint64_t{1} << 63)) return std::nullopt;  // below -2^63
-  return uint64_t{0} - magnitude;                         // two's complement wrap: -1 -> 2^64-1
+  r.ok = true;
+  return r;
+}
+
+std::optional<uint64_t> parse_seed(const std::string& text) {
+  // int(text), then torch's range check: [-2^63, 2^64).
+  const PyInt v = parse_py_int(text);
+  if (!v.ok || v.too_big) return std::nullopt;                 // not an int, or beyond +-(2^64 - 1)
+  if (!v.negative) return v.magnitude;                         // [0, 2^64)
+  if (v.magnitude > (uint64_t{1} << 63)) return std::nullopt;  // below -2^63
+  return uint64_t{0} - v.magnitude;                            // two's complement wrap: -1 -> 2^64-1
 }
 
 // ============================================================================

@@ -66,6 +66,15 @@ void manual_seed(uint64_t seed);
 // [-2^63, 2^64); negative values wrap to uint64 (-1 -> 2^64-1). std::nullopt otherwise.
 std::optional<uint64_t> parse_seed(const std::string& text);
 
+// Python's int(text) in base 10, the syntax parse_seed and the chapters' integer knobs share:
+// ok = the text is an int (surrounding ASCII spaces, a sign, digits, "_" between digits);
+// then the value is -magnitude or +magnitude, unless too_big (|value| >= 2^64).
+struct PyInt {
+  bool ok = false, negative = false, too_big = false;
+  uint64_t magnitude = 0;
+};
+PyInt parse_py_int(const std::string& text);
+
 // ---- In-place fills of n contiguous values, in row-major order (torch's CPU kernels) ----
 
 // p[n] <- U[from, to): one draw per float, out = fmaf(u, to - from, from) (spec 2).

@@ -4,6 +4,10 @@
 // between decoding the UTF-8 input and encoding the finished words back to UTF-8.
 #include "tokenizer.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -316,27 +320,69 @@ void basic_tokenize_chunk(const std::u32string& chunk, std::vector<std::string>&
 // ---------------------------------------------------------------------------------
 // WordPieceTokenizer
 // ---------------------------------------------------------------------------------
-WordPieceTokenizer::WordPieceTokenizer(const std::string& vocab_path) {
+namespace {
+
+// What a file type is called in a message ("a FIFO", "a directory", ...).
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The whole vocabulary file, refusing anything but a regular file of at most kMaxVocabBytes.
+// O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then refuses it).
+std::string read_vocab_file(const std::string& path) {
   auto fail = [&](const std::string& why) {
-    throw std::runtime_error("cannot read vocabulary " + vocab_path + ": " + why);
+    throw std::runtime_error("cannot read vocabulary " + path + ": " + why);
   };
-  // 1) read the whole file at once (V = 30522 lines, 230 kB)
-  errno = 0;
-  std::FILE* f = std::fopen(vocab_path.c_str(), "rb");
-  if (f == nullptr) {
-    const std::string why = errno != 0 ? std::strerror(errno) : "cannot open the file";
-    fail(why + " (scripts/fetch_vocab.sh downloads it)");
-  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(std::string(std::strerror(errno)) + " (scripts/fetch_vocab.sh downloads it)");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) fail(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail(std::string("it is ") + file_kind(st.st_mode) + ", not a vocabulary text file");
+  auto too_big = [&](uint64_t bytes) {
+    fail(std::to_string(bytes) + " bytes is more than the " + std::to_string(WordPieceTokenizer::kMaxVocabBytes) +
+         " a vocabulary may have (bert-base-uncased's has 231508): is this the right file?");
+  };
+  if (static_cast<uint64_t>(st.st_size) > WordPieceTokenizer::kMaxVocabBytes) too_big(static_cast<uint64_t>(st.st_size));
   std::string data;
   char chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.append(chunk, got);
-  const bool read_error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (read_error) fail("read error");
-  if (data.empty()) fail("the file is empty (scripts/fetch_vocab.sh downloads it)");
+  for (;;) {
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(std::string("read error: ") + std::strerror(errno));
+    if (got == 0) break;
+    data.append(chunk, static_cast<size_t>(got));
+    if (data.size() > WordPieceTokenizer::kMaxVocabBytes) too_big(data.size());  // it grew while we read
+  }
+  return data;
+}
 
-  // 2) one token per line; like Python's readlines(), "\n", "\r\n" and "\r" end a line
+}  // namespace
+
+WordPieceTokenizer::WordPieceTokenizer(const std::string& vocab_path) { load(read_vocab_file(vocab_path), vocab_path); }
+
+WordPieceTokenizer WordPieceTokenizer::from_string(const std::string& contents, const std::string& name) {
+  WordPieceTokenizer t;
+  t.load(contents, name);
+  return t;
+}
+
+void WordPieceTokenizer::load(const std::string& data, const std::string& name) {
+  auto fail = [&](const std::string& why) {
+    throw std::runtime_error("cannot read vocabulary " + name + ": " + why);
+  };
+  if (data.empty()) fail("the file is empty (scripts/fetch_vocab.sh downloads it)");
+  if (data.size() > kMaxVocabBytes) fail("more than " + std::to_string(kMaxVocabBytes) + " bytes");
+
+  // 1) one token per line; like Python's readlines(), "\n", "\r\n" and "\r" end a line
   id_to_token_.reserve(30522);
   const char* p = data.data();
   const char* const end = p + data.size();
@@ -344,18 +390,27 @@ WordPieceTokenizer::WordPieceTokenizer(const std::string& vocab_path) {
     const char* eol = p;
     while (eol < end && *eol != '\n' && *eol != '\r') ++eol;
     id_to_token_.emplace_back(p, eol);
+    const std::string bad = utf8_error(id_to_token_.back());
+    if (!bad.empty()) fail("line " + std::to_string(id_to_token_.size()) + ": " + bad + " (vocabularies are UTF-8 text)");
     p = eol + 1;
     if (eol < end && *eol == '\r' && p < end && *p == '\n') ++p;
   }
 
-  // 3) reverse map piece -> id: an open-addressing hash table of ids (see lookup)
+  // 2) reverse map piece -> id: an open-addressing hash table of ids (see lookup). A piece
+  // listed twice would leave an id no lookup returns (and ids past the model's table):
+  // refused, so ids are exactly the line numbers 0..V-1 of distinct pieces.
   size_t capacity = 1;
   while (capacity < 2 * id_to_token_.size()) capacity *= 2;
   slots_.assign(capacity, -1);
   for (size_t id = 0; id < id_to_token_.size(); ++id) {
     size_t h = hash_piece(id_to_token_[id]) & (capacity - 1);
     while (slots_[h] >= 0 && id_to_token_[slots_[h]] != id_to_token_[id]) h = (h + 1) & (capacity - 1);
-    slots_[h] = static_cast<int32_t>(id);  // a repeated piece keeps its last id, like a Python dict
+    if (slots_[h] >= 0) {
+      std::string piece = id_to_token_[id].substr(0, 40);
+      fail("line " + std::to_string(id + 1) + " repeats line " + std::to_string(slots_[h] + 1) + " ('" + piece +
+           "'): a vocabulary lists each piece once");
+    }
+    slots_[h] = static_cast<int32_t>(id);
   }
 
   unk_id_ = lookup("[UNK]");
@@ -472,5 +527,28 @@ const std::string& WordPieceTokenizer::id_to_token(int64_t id) const {
 size_t WordPieceTokenizer::vocab_size() const { return id_to_token_.size(); }
 
 const char* WordPieceTokenizer::unicode_version() { return kUnicodeVersion; }
+
+std::string utf8_error(const std::string& s) {
+  try {
+    decode_utf8(s);
+    return "";
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+}
+
+std::vector<std::string> python_split(const std::string& text) {
+  const std::u32string cps = decode_utf8(text);
+  auto is_space = [](char32_t c) { return std::binary_search(std::begin(kPythonSpaces), std::end(kPythonSpaces), c); };
+  std::vector<std::string> words;
+  for (size_t i = 0; i < cps.size();) {
+    while (i < cps.size() && is_space(cps[i])) ++i;
+    size_t j = i;
+    while (j < cps.size() && !is_space(cps[j])) ++j;
+    if (j > i) words.push_back(to_utf8(cps.substr(i, j - i)));
+    i = j;
+  }
+  return words;
+}
 
 }  // namespace ts

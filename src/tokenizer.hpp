@@ -37,8 +37,13 @@ class WordPieceTokenizer {
   // Loads a vocabulary: one token per line, line number (from 0) = id, e.g.
   // data/bert-base-uncased-vocab.txt (V = 30522; scripts/fetch_vocab.sh downloads it).
   // Throws std::runtime_error("cannot read vocabulary <path>: ...") if the file is
-  // missing, unreadable, empty, or lacks [UNK], [CLS] or [SEP].
+  // missing, unreadable, not a regular file (a FIFO, /dev/zero: never opened blocking, never
+  // read without bound), larger than kMaxVocabBytes, empty, not UTF-8, lists a piece twice,
+  // or lacks [UNK], [CLS] or [SEP].
   explicit WordPieceTokenizer(const std::string& vocab_path);
+  // The same from the file's contents (`name` is used in messages), e.g. for the fuzz target.
+  static WordPieceTokenizer from_string(const std::string& contents, const std::string& name = "<string>");
+  static constexpr size_t kMaxVocabBytes = size_t{16} << 20;  // 16 MiB; bert-base-uncased's: 231 kB
 
   // text -> words (steps 0-6): cleaned, lower-cased, accent-free, punctuation split
   std::vector<std::string> basic_tokenize(const std::string& text) const;
@@ -60,6 +65,8 @@ class WordPieceTokenizer {
   static const char* unicode_version();
 
  private:
+  WordPieceTokenizer() = default;
+  void load(const std::string& contents, const std::string& name);
   static size_t hash_piece(const std::string& piece);
   int64_t lookup(const std::string& piece) const;  // id, or -1 if absent
   void wordpiece_into(const std::string& word, std::vector<std::string>& out) const;
@@ -68,5 +75,12 @@ class WordPieceTokenizer {
   std::vector<int32_t> slots_;            // hash table piece -> id: ids, -1 = empty; size 2^k >= 2V
   int64_t unk_id_ = 0, cls_id_ = 0, sep_id_ = 0;
 };
+
+// "" if s is valid UTF-8, else why not: "invalid UTF-8 at byte N of the input (0xFF): ...".
+std::string utf8_error(const std::string& s);
+
+// Python's text.split(): the words between runs of the code points str.isspace() is true
+// for (ASCII whitespace, U+001C..U+001F, U+0085, U+00A0, U+3000, ...). s must be valid UTF-8.
+std::vector<std::string> python_split(const std::string& text);
 
 }  // namespace ts

@@ -1,36 +1,216 @@
 #!/usr/bin/env python3
-"""Bad input must give one clear line on stderr and exit code 2; --help must exit 0.
+"""Hostile input and failing I/O, for one chapter binary (the README's promise):
+  - bad input: exit code 2 and ONE line on stderr naming the fix (never a crash or exit 1);
+  - a failed write (stdout to /dev/full, a closed stdout, a --dump file that cannot be
+    written): a message on stderr and a non-zero exit, never exit 0 with the output lost;
+  - --dump never follows a symlink, never leaves a half-written file, never mixes runs.
 
 usage: cli_test.py BINARY [CASES.bad]
-Generic cases apply to every chapter; CASES.bad adds the chapter's own (one per line, shell
-words; LONGTEXT stands for a 600-word sentence, longer than BERT's 512 positions).
+GENERIC cases apply to every chapter; CASES.bad adds the chapter's own (one per line, shell
+words). In both, these words stand for things made fresh in a temporary directory:
+  LONGTEXT  a 600-word sentence (longer than BERT's 512 positions)
+  FIFO      a named pipe (a vocabulary read from it would block forever)
+  LOOP      a symlink loop          LONGPATH  a path longer than PATH_MAX
+  DUPVOCAB  the vocabulary with one line repeated
+  BIGVOCAB  the vocabulary with one line more than BERT's 30522 rows
+  NOTADIR   a regular file          STRANGER  a directory holding a file no --dump wrote
+  TRAP      a directory whose 01_*.npy is a symlink to a victim file (checked untouched)
+A line may end with "#expect TEXT": the message must then contain TEXT.
 """
 import os
+import resource
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VOCAB = os.environ.get("TS_VOCAB", os.path.join(HERE, "..", "data", "bert-base-uncased-vocab.txt"))
 
 GENERIC = [
-    ["--bogus"],
-    ["--seed", "abc"],
-    ["--seed", "1.5"],
-    ["--seed", "99999999999999999999999"],
-    ["--seed"],
-    ["--plain", "--transcript"],
-    ["--dump", "/proc/forbidden/dir"],
+    # unknown, missing, repeated, misplaced
+    "--bogus", "-x", "extra_word", "--seed", "--seed 1 --seed 2", "--plain --plain", "--plain=yes",
+    "--plain --transcript", "--eval=1",
+    # a flag taken as a value: refused (write --opt=value to mean it)
+    "--seed --plain", "--dump --plain #expect --dump=--plain", "--text --plain #expect --text=--plain",
+    # numbers: Python's int() in decimal only
+    "--seed abc", "--seed 1.5", "--seed 99999999999999999999999", "--seed 0x10", "--seed ''", "--seed 1e3",
+    "--seed=-9223372036854775809",
+    # paths
+    "--dump /proc/forbidden/dir", "--dump ''", "--dump NOTADIR #expect not a directory",
+    "--dump STRANGER #expect no earlier --dump", "--dump TRAP #expect no earlier --dump",
+    "--vocab ''", "--vocab /dev/zero", "--vocab FIFO", "--vocab LOOP", "--vocab LONGPATH", "--vocab /tmp",
+    "--vocab /nonexistent/vocab.txt", "--vocab DUPVOCAB", "--vocab BIGVOCAB",
+    # text that is not UTF-8: \xff\xfe, a lone continuation byte, Latin-1, truncated, overlong,
+    # a surrogate, beyond U+10FFFF
+    "--text $'\\xff\\xfe' #expect byte 0", "--text $'\\x80'", "--text $'caf\\xe9' #expect byte 3",
+    "--text $'ab\\xe2\\x82'", "--text $'\\xc0\\xaf'", "--text $'\\xed\\xa0\\x80'", "--text $'\\xf4\\x90\\x80\\x80'",
 ]
 
 
-def check(binary, args):
-    p = subprocess.run([binary] + args, capture_output=True, text=True, timeout=300)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    name = os.path.basename(binary)
-    ok = p.returncode == 2 and len(lines) == 1 and "error" in lines[0] and "Sanitizer" not in p.stderr
-    shown = " ".join(shlex.quote(a) if len(a) < 40 else "<long>" for a in args)
-    print(f"{'OK    ' if ok else 'NOT OK'}  {name} {shown} -> exit {p.returncode}: {lines[0] if lines else '(no message)'}")
+def bash_words(line):
+    """Shell words of one case line, $'...' escapes included (bash does the quoting)."""
+    out = subprocess.run(["bash", "-c", 'for a in ' + line + '; do printf "%s\\0" "$a"; done'],
+                         capture_output=True, check=True).stdout
+    return [w.decode("utf-8", "surrogateescape") for w in out.split(b"\0")[:-1]]
+
+
+class Fixture:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="ts_cli_")
+        d = self.dir
+        self.victim = os.path.join(d, "victim.txt")
+        with open(self.victim, "w") as f:
+            f.write("precious\n")
+        os.mkfifo(os.path.join(d, "fifo"))
+        os.symlink(os.path.join(d, "loop"), os.path.join(d, "loop"))
+        lines = open(VOCAB, encoding="utf-8").read().splitlines()
+        with open(os.path.join(d, "dup.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines[:2000] + [lines[1500]]) + "\n")
+        with open(os.path.join(d, "big.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines + ["extraline"]) + "\n")
+        open(os.path.join(d, "notadir"), "w").close()
+        os.makedirs(os.path.join(d, "stranger"))
+        open(os.path.join(d, "stranger", "notes.txt"), "w").close()
+        os.makedirs(os.path.join(d, "trap"))
+        os.symlink(self.victim, os.path.join(d, "trap", "01_inputs_input_ids.npy"))
+        self.words = {
+            "LONGTEXT": ("word " * 600).strip(), "FIFO": os.path.join(d, "fifo"), "LOOP": os.path.join(d, "loop"),
+            "LONGPATH": "/tmp/" + "x" * 5000, "DUPVOCAB": os.path.join(d, "dup.txt"),
+            "BIGVOCAB": os.path.join(d, "big.txt"), "NOTADIR": os.path.join(d, "notadir"),
+            "STRANGER": os.path.join(d, "stranger"), "TRAP": os.path.join(d, "trap"),
+        }
+
+    def victim_intact(self):
+        return open(self.victim).read() == "precious\n"
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sanitizer_clean(stderr):
+    return "Sanitizer" not in stderr and "runtime error" not in stderr
+
+
+class Results:
+    def __init__(self, name):
+        self.name, self.passed, self.failed = name, 0, 0
+
+    def record(self, ok, what, detail):
+        print(f"{'OK    ' if ok else 'NOT OK'}  {self.name} {what} -> {detail}")
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        return ok
+
+
+def run(binary, args, **kw):
+    if "stdout" not in kw and "stderr" not in kw:
+        kw["capture_output"] = True
+    return subprocess.run([binary] + args, timeout=900, **kw)
+
+
+def bad_input(res, fx, binary, line, help_text):
+    expect = None
+    if "#expect " in line:
+        line, expect = line.split("#expect ", 1)
+        expect = expect.strip()
+        if line.split()[0] not in help_text:  # a generic case for an option this chapter lacks:
+            expect = "unknown option"         # refused as unknown
+    args = [fx.words.get(w, w) for w in bash_words(line)]
+    p = run(binary, args)
+    err = p.stderr.decode("utf-8", "replace")
+    lines = [l for l in err.splitlines() if l.strip()]
+    ok = (p.returncode == 2 and len(lines) == 1 and "error" in lines[0] and sanitizer_clean(err)
+          and (expect is None or expect in lines[0]) and fx.victim_intact())
+    shown = line.strip() if len(line) < 80 else line[:77] + "..."
+    detail = f"exit {p.returncode}: {lines[0] if lines else '(no message)'}"
     if not ok and len(lines) > 1:
-        print("        stderr had %d lines:\n        %s" % (len(lines), "\n        ".join(lines[:8])))
-    return ok
+        detail += "\n        stderr had %d lines:\n        %s" % (len(lines), "\n        ".join(lines[:8]))
+    if not ok and expect:
+        detail += f"\n        expected the message to contain: {expect}"
+    return res.record(ok, shown, detail)
+
+
+def io_failure(res, binary, what, args, want, **kw):
+    """A failed write: non-zero exit and a message containing `want`."""
+    p = run(binary, args, **kw)
+    err = p.stderr.decode("utf-8", "replace")
+    ok = p.returncode != 0 and want in err and sanitizer_clean(err)
+    return res.record(ok, what, f"exit {p.returncode}: {err.strip().splitlines()[-1] if err.strip() else '(no message)'}")
+
+
+def io_cases(res, fx, binary):
+    with open("/dev/full", "wb") as full:
+        io_failure(res, binary, "> /dev/full", ["--no-color", "--seed", "1"], "write error: No space left on device",
+                   stdout=full, stderr=subprocess.PIPE)
+        io_failure(res, binary, "--help > /dev/full", ["--help"], "write error: No space left on device",
+                   stdout=full, stderr=subprocess.PIPE)
+    # a closed stdout (>&-): must not run silently, nor let a file it opens take fd 1
+    p = subprocess.run(["bash", "-c", 'exec "$0" --plain >&-', binary], capture_output=True, timeout=900)
+    err = p.stderr.decode("utf-8", "replace")
+    res.record(p.returncode != 0 and "standard output is closed" in err and sanitizer_clean(err), "--plain >&-",
+               f"exit {p.returncode}: {err.strip() or '(no message)'}")
+    # --dump where the disk fills up (RLIMIT_FSIZE makes every write past 4 kB fail with EFBIG)
+    out = os.path.join(fx.dir, "dump_full")
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    p = run(binary, ["--plain", "--dump", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            preexec_fn=small_files)
+    err = p.stderr.decode("utf-8", "replace")
+    sizes_ok = True
+    for name in os.listdir(out) if os.path.isdir(out) else []:
+        path = os.path.join(out, name)
+        if name.endswith(".npy"):
+            sizes_ok &= npy_complete(path)
+        else:
+            sizes_ok &= name == "ts-dump-manifest.txt"
+    wrote_big = p.returncode != 0
+    res.record((wrote_big and "File too large" in err or p.returncode == 0 and not err.strip()) and sizes_ok
+               and sanitizer_clean(err), "--dump DIR with every file capped at 4 kB",
+               f"exit {p.returncode}: {err.strip() or '(no message)'}; every .npy left is complete: {sizes_ok}")
+
+
+def npy_complete(path):
+    """The .npy file holds as many bytes as its header promises."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        return False
+    hlen = data[8] | data[9] << 8
+    header = data[10:10 + hlen].decode("latin-1")
+    shape = eval(header.split("'shape': ")[1].split(")")[0] + ")")
+    size = 1
+    for d in shape:
+        size *= d
+    item = {"<f4": 4, "<i8": 8, "|b1": 1}[header.split("'descr': '")[1].split("'")[0]]
+    return len(data) == 10 + hlen + size * item
+
+
+def dump_cases(res, fx, binary):
+    """--dump twice into one directory: the second run replaces the first, never mixes with it,
+    and a symlink planted on a file the manifest lists is replaced, not followed."""
+    out = os.path.join(fx.dir, "dump_twice")
+    p1 = run(binary, ["--plain", "--dump", out], stdout=subprocess.DEVNULL)
+    first = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    npys = [n for n in first if n.endswith(".npy")]
+    if npys:
+        os.remove(os.path.join(out, npys[0]))
+        os.symlink(fx.victim, os.path.join(out, npys[0]))
+    p2 = run(binary, ["--plain", "--dump", out, "--seed", "3"], stdout=subprocess.DEVNULL)
+    second = sorted(os.listdir(out))
+    manifest = open(os.path.join(out, "ts-dump-manifest.txt")).read() if "ts-dump-manifest.txt" in second else ""
+    listed = sorted(l[5:] for l in manifest.splitlines() if l.startswith("file "))
+    ok = (p1.returncode == 0 and p2.returncode == 0 and len(npys) > 0 and fx.victim_intact()
+          and second == sorted(listed + ["ts-dump-manifest.txt"]) and "--seed 3" in manifest
+          and not any(os.path.islink(os.path.join(out, n)) for n in second)
+          and all(npy_complete(os.path.join(out, n)) for n in listed))
+    res.record(ok, "--dump DIR twice, a symlink to a victim planted in between",
+               f"exit {p1.returncode}/{p2.returncode}, {len(npys)} files, victim intact: {fx.victim_intact()}")
 
 
 def main():
@@ -40,21 +220,26 @@ def main():
         for line in open(sys.argv[2], encoding="utf-8"):
             line = line.strip()
             if line and not line.startswith("#"):
-                cases.append([("word " * 600).strip() if w == "LONGTEXT" else w for w in shlex.split(line)])
-    results = [check(binary, c) for c in cases]
-    h = subprocess.run([binary, "--help"], capture_output=True, text=True)
-    help_ok = h.returncode == 0 and "--seed" in h.stdout
-    print(f"{'OK    ' if help_ok else 'NOT OK'}  --help -> exit {h.returncode}")
-    results.append(help_ok)
-    # A full default run (explained mode, colour off) must succeed: under the ASan/UBSan
-    # build this is the chapter's memory-safety check.
-    r = subprocess.run([binary, "--no-color", "--seed", "1"], capture_output=True, text=True, timeout=900)
-    run_ok = r.returncode == 0 and r.stdout.strip() != "" and "Sanitizer" not in r.stderr and "runtime error" not in r.stderr
-    print(f"{'OK    ' if run_ok else 'NOT OK'}  full run --seed 1 -> exit {r.returncode}" + ("" if run_ok else ": " + r.stderr[-2000:]))
-    results.append(run_ok)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if all(results) else 1
+                cases.append(line)
+    res = Results(os.path.basename(binary))
+    fx = Fixture()
+    try:
+        help_text = run(binary, ["--help"], text=True).stdout
+        for c in cases:
+            bad_input(res, fx, binary, c, help_text)
+        io_cases(res, fx, binary)
+        dump_cases(res, fx, binary)
+        h = run(binary, ["--help"], text=True)
+        res.record(h.returncode == 0 and "--seed" in h.stdout, "--help", f"exit {h.returncode}")
+        # A full default run (explained mode, colour off) must succeed: under the ASan/UBSan
+        # build this is the chapter's memory-safety check.
+        r = run(binary, ["--no-color", "--seed", "1"], text=True)
+        ok = r.returncode == 0 and r.stdout.strip() != "" and sanitizer_clean(r.stderr)
+        res.record(ok, "full run --seed 1", f"exit {r.returncode}" + ("" if ok else ": " + r.stderr[-2000:]))
+    finally:
+        fx.close()
+    print(f"{res.passed} passed, {res.failed} failed ({len(cases)} bad-input cases, 4 I/O cases, 1 dump case)")
+    return 0 if res.failed == 0 else 1
 
 
 if __name__ == "__main__":
