@@ -17,6 +17,7 @@
 
 #include "annotated.hpp"
 #include "chapter.hpp"
+#include "compare.hpp"
 #include "heatmap.hpp"
 #include "nn.hpp"
 #include "rng.hpp"
@@ -99,10 +100,10 @@ int main(int argc, char** argv) {
     check_range("--pe-dim", pe_dim, 2, 8192, "one sin and one cos column at least");
 
     {
-      // the sinusoidal table: ~16 bytes and ~76 ns per entry L x D (two float copies, double
+      // the sinusoidal table: ~20 bytes and ~76 ns per entry L x D (three float copies, double
       // math, the comparison; measured on a 2-core Zen 3), beside the (30522,C) tables
       const double entries = static_cast<double>(pe_len) * static_cast<double>(pe_dim);
-      ch.budget(16.0 * entries + 3.0 * 30522 * 4 * static_cast<double>(d_model), 0, "--seq-len/--pe-len or --pe-dim",
+      ch.budget(20.0 * entries + 3.0 * 30522 * 4 * static_cast<double>(d_model), 0, "--seq-len/--pe-len or --pe-dim",
                 76e-9 * entries);
     }
     // ---------------------------------------------------------------- 1) tokenize
@@ -205,10 +206,10 @@ int main(int argc, char** argv) {
     // article 004 in float64 numpy, then casts: the formula is the same, the rounding is not.
     if (pe_dim % 2 == 0) {  // article 002's pe[:, 1::2] = cos(...) needs an even width
       PositionalEncoding pos(pe_dim, 0.1, pe_len);  // no random draws
-      // |PE_004 - PE_002|   (L,C) -> max over all entries, a 0-d tensor
-      Tensor diff = Tensor::from_shape({});
-      diff() = 0.0f;
-      for (size_t i = 0; i < pe.size(); ++i) diff() = std::max(diff(), std::fabs(pe.data()[i] - pos.pe.data()[i]));
+      // |PE_004 - PE_002[0]|   (L,C) -> max over all entries, a 0-d tensor (NaN-aware, like torch)
+      Tensor pe_002 = pos.pe;  // (1,L,C)
+      pe_002.reshape({pe.shape()[0], pe.shape()[1]});
+      const Tensor diff = max_abs_diff(pe, pe_002);
       ch.show(fmt::format("(torch.from_numpy(pos_encoding) - PositionalEncoding({}, 0.1, max_len={}).pe[0]).abs().max()",
                           pe_dim, pe_len),
               diff, {},

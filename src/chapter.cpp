@@ -264,7 +264,9 @@ void Chapter::read_knobs() {
         char* end = nullptr;
         errno = 0;
         const double d = std::strtod(k->text.c_str(), &end);
-        if (k->text.empty() || end != k->text.c_str() + k->text.size() || errno == ERANGE || !std::isfinite(d))
+        // as Python's float() reads it: no hex floats ("0x10"), nothing infinite or NaN
+        if (k->text.empty() || end != k->text.c_str() + k->text.size() || errno == ERANGE || !std::isfinite(d) ||
+            k->text.find_first_of("xX") != std::string::npos)
           throw UsageError(name + " needs a finite decimal number (e.g. " + name + " 0.5), got " + in_quotes(k->text));
         *static_cast<double*>(k->target) = d;
         break;
