@@ -35,10 +35,9 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# On a terminal: a pause before each chapter (Enter, or q to stop); piped: straight through.
 walkthrough: build
-	@for ch in $(CHAPTERS); do \
-	  ./$(BUILD)/$$ch || exit $$?; \
-	done
+	@scripts/walkthrough.sh $(BUILD)
 
 test-unit: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

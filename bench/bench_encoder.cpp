@@ -31,11 +31,11 @@
 #include <utility>
 
 #include "bench_isa.hpp"
-#include "fast_encoder.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "rng.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "fast/fast_encoder.hpp"
+#include "transformer/nn.hpp"
 
 namespace {
 
@@ -207,6 +207,7 @@ void add(const std::string& name, int runs, const std::function<void(benchmark::
 }  // namespace
 
 int main(int argc, char** argv) {
+  ts::use_widest_blas_core();  // OpenBLAS on the widest kernel this CPU runs
   const ts::Isa isa = bench_isa_or_exit("bench_encoder");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;

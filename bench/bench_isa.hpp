@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "isa.hpp"
+#include "fast/isa.hpp"
 
 // route: ts::active_isa(); a TS_ISA this CPU cannot run -> one line on stderr, exit 2
 inline ts::Isa bench_isa_or_exit(const char* prog) {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bench_isa.hpp"
-#include "matmul.hpp"
+#include "exact/matmul.hpp"
 
 namespace {
 
@@ -94,6 +94,7 @@ BENCHMARK_CAPTURE(linear_small, blas, ts::MatmulPath::Blas)->Unit(benchmark::kMi
 BENCHMARK_CAPTURE(linear_small, naive, ts::MatmulPath::Naive)->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
+  ts::use_widest_blas_core();  // OpenBLAS on the widest kernel this CPU runs
   bench_isa_or_exit("bench_matmul");  // not used here (OpenBLAS picks its own kernel), but bad input all the same
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "matmul.hpp"
+#include "exact/matmul.hpp"
 #include "train/trainer.hpp"
 
 using namespace ts::train;
@@ -33,6 +33,7 @@ static void train_step(benchmark::State& state) {
 }
 
 int main(int argc, char** argv) {
+  ts::use_widest_blas_core();  // OpenBLAS on the widest kernel this CPU runs
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());

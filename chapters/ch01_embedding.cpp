@@ -15,14 +15,14 @@
 
 #include <fmt/format.h>
 
-#include "annotated.hpp"
-#include "chapter.hpp"
-#include "compare.hpp"
-#include "heatmap.hpp"
-#include "nn.hpp"
-#include "rng.hpp"
-#include "tfprint.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/compare.hpp"
+#include "exact/rng.hpp"
+#include "exact/tfprint.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/nn.hpp"
 
 using namespace ts;
 

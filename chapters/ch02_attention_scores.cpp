@@ -16,13 +16,13 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
-#include "article004.hpp"
-#include "chapter.hpp"
-#include "heatmap.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "tfprint.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/matmul.hpp"
+#include "exact/tfprint.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/article004.hpp"
+#include "transformer/nn.hpp"
 
 using namespace ts;
 

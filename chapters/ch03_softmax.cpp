@@ -16,14 +16,14 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
-#include "chapter.hpp"
-#include "compare.hpp"
-#include "heatmap.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "rng.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/compare.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/nn.hpp"
 
 using namespace ts;
 

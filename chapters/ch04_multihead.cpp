@@ -23,16 +23,17 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
-#include "annotated.hpp"
-#include "chapter.hpp"
-#include "compare.hpp"
-#include "heatmap.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "rng.hpp"
-#include "tfprint.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/compare.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "exact/tensor_ops.hpp"
+#include "exact/tfprint.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/nn.hpp"
 
 using namespace ts;
 
@@ -49,50 +50,6 @@ static Tensor head_weights(const AttentionHead& head, const Tensor& query, const
   for (float& s : scores) s = s / scale;
   // 3) softmax over the keys      (B,T,S)
   return softmax(scores);
-}
-
-// torch.stack(parts, dim=1): H x (B,T,S) -> (B,H,T,S)
-static Tensor stack_dim1(const std::vector<Tensor>& parts) {
-  const size_t B = parts[0].shape()[0], TS = parts[0].size() / B, H = parts.size();
-  Tensor out = Tensor::from_shape({B, H, parts[0].shape()[1], parts[0].shape()[2]});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t h = 0; h < H; ++h) std::copy_n(parts[h].data() + b * TS, TS, out.data() + (b * H + h) * TS);
-  return out;
-}
-
-// torch.cat(parts, dim=0) of contiguous tensors with equal trailing dims:
-// H x (D,C) -> (H*D,C), H x (D) -> (H*D)
-static Tensor cat_dim0(const std::vector<const Tensor*>& parts) {
-  Shape shape = shape_of(*parts[0]);
-  shape[0] = 0;
-  for (const Tensor* p : parts) shape[0] += p->shape()[0];
-  Tensor out = Tensor::from_shape(shape);
-  float* o = out.data();
-  for (const Tensor* p : parts) o = std::copy_n(p->data(), p->size(), o);
-  return out;
-}
-
-// x.transpose(1, 2).contiguous().view(B, -1, H * D): put the heads back side by side.
-// x (B,H,T,D) -> (B,T,H*D)
-static Tensor merge_heads(const Tensor& x) {
-  const size_t B = x.shape()[0], H = x.shape()[1], T = x.shape()[2], D = x.shape()[3];
-  Tensor out = Tensor::from_shape({B, T, H * D});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t h = 0; h < H; ++h)
-      for (size_t t = 0; t < T; ++t)
-        std::copy_n(x.data() + ((b * H + h) * T + t) * D, D, out.data() + (b * T + t) * H * D + h * D);
-  return out;
-}
-
-// weight[r0:r0+n] in PyTorch: rows [r0, r0 + n) of a weight or a bias.
-// (R,C) -> (n,C), (R) -> (n)
-static Tensor rows_of(const Tensor& t, size_t r0, size_t n) {
-  Shape shape = shape_of(t);
-  const size_t row = t.size() / shape[0];
-  shape[0] = n;
-  Tensor out = Tensor::from_shape(shape);
-  std::copy_n(t.data() + r0 * row, n * row, out.data());
-  return out;
 }
 
 // Article 004's layer (TensorFlow/Keras; the article spells it "MutilHeadAttention").
@@ -122,81 +79,6 @@ struct MutilHeadAttention {
   }
 };
 
-// Display width of terminal text: code points, not counting ANSI colour sequences.
-static size_t visible_width(const std::string& s) {
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\033') {
-      while (i < s.size() && s[i] != 'm') ++i;
-      continue;
-    }
-    n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
-  }
-  return n;
-}
-
-// Lay multi-line blocks out side by side, as many per row as fit in `width` columns.
-static std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
-  std::vector<std::vector<std::string>> lines(blocks.size());
-  std::vector<size_t> widths(blocks.size(), 0);
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    size_t start = 0;
-    while (start < blocks[i].size()) {
-      size_t end = blocks[i].find('\n', start);
-      if (end == std::string::npos) end = blocks[i].size();
-      lines[i].push_back(blocks[i].substr(start, end - start));
-      widths[i] = std::max(widths[i], visible_width(lines[i].back()));
-      start = end + 1;
-    }
-  }
-  std::string out;
-  const size_t gap = 3;
-  for (size_t first = 0; first < blocks.size();) {
-    size_t last = first + 1, used = widths[first];
-    while (last < blocks.size() && used + gap + widths[last] <= width) used += gap + widths[last++];
-    size_t rows = 0;
-    for (size_t i = first; i < last; ++i) rows = std::max(rows, lines[i].size());
-    for (size_t r = 0; r < rows; ++r) {
-      std::string line;
-      for (size_t i = first; i < last; ++i) {
-        const std::string cell = r < lines[i].size() ? lines[i][r] : "";
-        line += cell;
-        if (i + 1 < last) line += std::string(widths[i] - visible_width(cell) + gap, ' ');
-      }
-      out += line + "\n";
-    }
-    out += "\n";
-    first = last;
-  }
-  return out;
-}
-
-// One heatmap per head, laid out side by side (two per row for BERT's 12 heads on 5 tokens).
-// w (B,H,T,S) -> the pictures of batch 0's H matrices (T,S)
-static std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& labels, HeatmapOptions opt) {
-  // Labels of at most 4 characters (longer ones cut, marked with '~') keep each map narrow.
-  std::vector<std::string> shortl;
-  for (const std::string& l : labels) {
-    std::string cut;
-    size_t n = 0, i = 0;
-    for (; i < l.size(); ++i) {
-      const bool starts = (static_cast<unsigned char>(l[i]) & 0xC0) != 0x80;
-      if (starts && ++n > 3 && visible_width(l) > 4) break;
-      cut += l[i];
-    }
-    shortl.push_back(i < l.size() ? cut + "~" : cut);
-  }
-  size_t longest = 1;
-  for (const std::string& l : shortl) longest = std::max(longest, visible_width(l));
-  opt.cell_width = static_cast<int>(std::max<size_t>(longest + 1, 3));
-  std::vector<std::string> maps;
-  for (size_t h = 0; h < w.shape()[1]; ++h) {
-    opt.title = fmt::format("head {}", h);
-    maps.push_back(heatmap(xt::view(w, 0, h, xt::all(), xt::all()), shortl, shortl, opt));
-  }
-  return side_by_side(maps, 120);
-}
-
 int main(int argc, char** argv) {
   Chapter ch("ch04_multihead", "Multi-head attention: per head and fused",
              "article 000 (Multi-head Attention), article 002 listing 9.2, article 004 §3.2");
@@ -217,7 +99,7 @@ int main(int argc, char** argv) {
     const int64_t head_dim = d_model / heads;  // D
 
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
 
     // ---------------------------------------------------------------- 1) the input
     ch.section("Step 1: the sentence as vectors (query = key = value)", "article 000, Multi-head Attention");
@@ -268,7 +150,7 @@ int main(int argc, char** argv) {
     std::vector<Tensor> per_head_weights;
     for (const AttentionHead& h : multihead_attn.heads) per_head_weights.push_back(head_weights(h, query, key));
     // weights (B,H,T,S)
-    const Tensor weights = stack_dim1(per_head_weights);
+    const Tensor weights = stack(per_head_weights, 1);
     ch.show("weights = torch.stack([softmax(q_h k_h^T / sqrt(head_dim)) for h in heads], dim=1)", weights,
             {"StackBackward0"}, "(B,H,T,S): one T x S matrix of weights per head, each row summing to 1",
             Shown::Twin);
@@ -285,7 +167,7 @@ int main(int argc, char** argv) {
           "  what would give each head a pattern of its own (one head for the previous word, one for the verb...).",
           diag, 1.0 / static_cast<double>(T)));
       ch.say("  Every head's weights (rows = queries, columns = keys), each map shaded from its own min to max:");
-      ch.figure(head_heatmaps(weights, tokens, hopt));
+      ch.figure(head_heatmaps(weights, tokens, hopt, 120));
     }
 
     // ---------------------------------------------------------------- 4) the whole layer
@@ -313,9 +195,9 @@ int main(int argc, char** argv) {
       wv.push_back(&h.v.weight), bv.push_back(&h.v.bias);
     }
     // W_q = [W_q of head 0; head 1; ...]   H x (D,C) -> (C,C), b_q H x (D) -> (C)
-    const Tensor W_q = cat_dim0(wq), b_q = cat_dim0(bq);
-    const Tensor W_k = cat_dim0(wk), b_k = cat_dim0(bk);
-    const Tensor W_v = cat_dim0(wv), b_v = cat_dim0(bv);
+    const Tensor W_q = cat(wq, 0), b_q = cat(bq, 0);
+    const Tensor W_k = cat(wk, 0), b_k = cat(bk, 0);
+    const Tensor W_v = cat(wv, 0), b_v = cat(bv, 0);
     ch.show("W_q = torch.cat([h.q.weight for h in multihead_attn.heads], dim=0); W_q.shape",
             size_str(shape_of(W_q)), "rows h*D .. h*D+D-1 are head h's query weights", Shown::Twin);
     // Q = query W_q^T + b_q: all heads' queries in one product   (B,T,C)
@@ -342,7 +224,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 6) article 002's module
     ch.section("Step 6: article 002's MultiHeadedAttention: d_model 256 split into 8 heads of 32",
                "article 002, listing 9.2");
-    // One Linear(256, 256) drawn, deep-copied 4 times (src/annotated.hpp; the listing's comprehension,
+    // One Linear(256, 256) drawn, deep-copied 4 times (src/transformer/annotated.hpp; the listing's comprehension,
     // typed literally, would draw a new Linear on each of its 4 iterations).
     MultiHeadedAttention mha(8, 256);
     mha.train(ch.training());
@@ -378,7 +260,7 @@ int main(int argc, char** argv) {
     ch.say("  mha.attn, head by head (rows = queries, columns = keys). With Q = K (the deep copies) a position tends\n"
            "  to match itself best, so the diagonal stands out as in chapter 3" +
            std::string(ch.training() ? "; cells dropped by dropout are blank:" : ":"));
-    ch.figure(head_heatmaps(mha.attn, {}, hopt));
+    ch.figure(head_heatmaps(mha.attn, {}, hopt, 120));
 
     // ---------------------------------------------------------------- 7) per-head == fused
     ch.section("Step 7: per-head == fused: load the per-head weights as slices of the fused ones",
@@ -393,8 +275,8 @@ int main(int argc, char** argv) {
       // head i's rows of each fused (C,C) weight: weight[i*D : (i+1)*D]   (D,C), bias (D)
       Linear* lins[3] = {&h.q, &h.k, &h.v};
       for (size_t j = 0; j < 3; ++j) {
-        lins[j]->weight = rows_of(mha.linears[j].weight, i * dx, dx);
-        lins[j]->bias = rows_of(mha.linears[j].bias, i * dx, dx);
+        lins[j]->weight = slice_rows(mha.linears[j].weight, i * dx, dx);
+        lins[j]->bias = slice_rows(mha.linears[j].bias, i * dx, dx);
       }
     }
     per_head.output_linear.weight = mha.linears[3].weight;

@@ -21,14 +21,14 @@
 
 #include <fmt/format.h>
 
-#include "annotated.hpp"
-#include "chapter.hpp"
-#include "compare.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "stats.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "exact/compare.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/stats.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/nn.hpp"
 
 using namespace ts;
 

@@ -22,28 +22,20 @@
 #include <xtensor/xoperation.hpp>
 #include <xtensor/xview.hpp>
 
-#include "annotated.hpp"
-#include "article004.hpp"
-#include "chapter.hpp"
-#include "heatmap.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "tfprint.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/tensor_ops.hpp"
+#include "exact/tfprint.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/article004.hpp"
+#include "transformer/nn.hpp"
 
 using namespace ts;
 
 // ---------------------------------------------------------------- the masks themselves
-
-// torch.tril(torch.ones(n, n)): 1 on and below the diagonal (query t may see keys 0..t).
-// -> (n,n)
-static Tensor tril_ones(size_t n) {
-  Tensor m = zeros({n, n});
-  for (size_t t = 0; t < n; ++t)
-    for (size_t s = 0; s <= t; ++s) m(t, s) = 1.0f;
-  return m;
-}
 
 // torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
 template <class A>

@@ -20,24 +20,16 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
-#include "annotated.hpp"
-#include "chapter.hpp"
-#include "compare.hpp"
-#include "heatmap.hpp"
-#include "kv_cache.hpp"
-#include "rng.hpp"
-#include "stats.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/compare.hpp"
+#include "exact/rng.hpp"
+#include "exact/stats.hpp"
+#include "exact/tensor_ops.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/kv_cache.hpp"
 
 using namespace ts;
-
-// x[:, t:t+1]: one row of a (B,T,C) tensor, kept 3-D.
-// (B,T,C) -> (B,1,C)
-static Tensor row_at(const Tensor& x, size_t t) {
-  const size_t B = x.shape()[0], T = x.shape()[1], C = x.shape()[2];
-  Tensor r = Tensor::from_shape({B, 1, C});
-  for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + t) * C, C, r.data() + b * C);
-  return r;
-}
 
 // The labels of article 002's running example when the sizes are its own, else t0.., s0..
 static std::vector<std::string> labels(size_t n, const std::vector<std::string>& example, const char* prefix) {
@@ -80,7 +72,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> tgt_tokens = labels(T, {"BOS", "comment", "et", "es-vous", "?"}, "t");
     const std::vector<std::string> src_tokens = labels(S, {"BOS", "how", "are", "you", "?", "EOS"}, "s");
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
     hopt.cell_width = 8;
 
     // ---------------------------------------------------------------- 1) the layer and its inputs
@@ -217,7 +209,7 @@ int main(int argc, char** argv) {
                                     "no cache", "article 001", "K/V cache");
     uint64_t no_cache_total = 0;
     for (size_t t = 0; t < T; ++t) {
-      const Tensor x_t = row_at(tgt, t);  // (B,1,C)
+      const Tensor x_t = position(tgt, t, /*keepdim=*/true);  // (B,1,C)
       const uint64_t in_before = in_cache.macs.total(), kv_before = kv_cache.macs.total();
       in_rows.push_back(decoder_step(decoder, x_t, memory, nullptr, in_cache));
       kv_rows.push_back(decoder_step(decoder, x_t, memory, nullptr, kv_cache));

@@ -25,12 +25,13 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
-#include "annotated.hpp"
-#include "chapter.hpp"
-#include "compare.hpp"
-#include "heatmap.hpp"
-#include "kv_cache.hpp"
-#include "tokenizer.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/compare.hpp"
+#include "exact/tensor_ops.hpp"
+#include "text/tokenizer.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/kv_cache.hpp"
 
 using namespace ts;
 
@@ -59,14 +60,6 @@ static BTensor pad_mask(const std::vector<int64_t>& ids, int64_t pad) {
   BTensor m = BTensor::from_shape({1, 1, ids.size()});
   for (size_t i = 0; i < ids.size(); ++i) m(0, 0, i) = ids[i] != pad;
   return m;
-}
-
-// x[:, t]: one position.   (B,T,C) -> (B,C)
-static Tensor position(const Tensor& x, size_t t) {
-  const size_t B = x.shape()[0], T = x.shape()[1], C = x.shape()[2];
-  Tensor r = Tensor::from_shape({B, C});
-  for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + t) * C, C, r.data() + b * C);
-  return r;
 }
 
 // x[:, -1]: the last position.   (B,T,C) -> (B,C)
@@ -166,7 +159,7 @@ int main(int argc, char** argv) {
                 "--layers, --d-model, --d-ff, --max-len or --tgt-vocab");
     }
     HeatmapOptions hopt;
-    hopt.mode = ch.color ? HeatmapMode::Color : HeatmapMode::Ascii;
+    hopt.mode = heatmap_mode(ch.color);
     hopt.cell_width = 8;
 
     // ---------------------------------------------------------------- 1) create_model

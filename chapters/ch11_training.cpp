@@ -26,14 +26,14 @@
 
 #include <fmt/format.h>
 
-#include "chapter.hpp"
-#include "heatmap.hpp"
-#include "kv_cache.hpp"  // thousands()
-#include "print.hpp"
+#include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "exact/print.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gradcheck.hpp"
 #include "train/plot.hpp"
 #include "train/trainer.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
 
 using namespace ts;
 using namespace ts::train;

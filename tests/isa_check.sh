@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # isa_check.sh CHAPTER_BINARY ROUTE_OBJECT_DIR
-# 1) TS_ISA (src/isa.hpp): every route this CPU can run is accepted; a route it cannot run,
+# 1) TS_ISA (src/fast/isa.hpp): every route this CPU can run is accepted; a route it cannot run,
 #    or an unknown name, is bad input: exit 2 and exactly one line on stderr naming what the
 #    CPU supports.
-# 2) The SIMD route objects (src/simd/route_*.o) are compiled with their own ISA's flags.
+# 2) The SIMD route objects (src/fast/simd/route_*.o) are compiled with their own ISA's flags.
 #    A weak (inline or template) symbol they exported could be picked by the linker for the
 #    whole program, running AVX-512 code on an AVX2 CPU: they must export none, only their
 #    route function.

@@ -17,7 +17,7 @@
 
 #include <stdlib.h>  // mkdtemp
 
-#include "matmul.hpp"  // ts::set_blas_threads
+#include "exact/matmul.hpp"  // ts::set_blas_threads
 
 namespace ts_test {
 

@@ -1,4 +1,4 @@
-// test_annotated.cpp: article 002's modules (src/annotated.hpp) against the live PyTorch 1.13
+// test_annotated.cpp: article 002's modules (src/transformer/annotated.hpp) against the live PyTorch 1.13
 // (tests/twins/annotated_reference.py runs tests/twins/article002.py).
 //
 // The twin replays fixed scenarios after torch.manual_seed(S) and writes every result as raw
@@ -26,9 +26,9 @@
 
 #include <fmt/format.h>
 
-#include "annotated.hpp"
-#include "rng.hpp"
+#include "exact/rng.hpp"
 #include "reference_run.hpp"
+#include "transformer/annotated.hpp"
 
 namespace {
 

@@ -1,12 +1,12 @@
-// Tests for src/compare.hpp: max_abs_diff is (a - b).abs().max() as a 0-d tensor.
+// Tests for src/exact/compare.hpp: max_abs_diff is (a - b).abs().max() as a 0-d tensor.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "compare.hpp"
-#include "print.hpp"
+#include "exact/compare.hpp"
+#include "exact/print.hpp"
 
 using namespace ts;
 

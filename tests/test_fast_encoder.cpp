@@ -13,12 +13,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fast_encoder.hpp"
-#include "isa.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "rng.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "fast/fast_encoder.hpp"
+#include "fast/isa.hpp"
+#include "transformer/nn.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// test_heatmap.cpp: the terminal heatmap (src/heatmap.hpp, introduced in ch01).
+// test_heatmap.cpp: the terminal heatmap (src/course/heatmap.hpp, introduced in ch01).
 //
 // What the chapters rely on: labelled rows and columns, a legend with the value range and the
 // shade ramp, marks for -inf / nan cells, pure ASCII output in Ascii mode (stdout not a
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "heatmap.hpp"
+#include "course/heatmap.hpp"
 
 namespace {
 

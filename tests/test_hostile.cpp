@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "errors.hpp"
-#include "npy.hpp"
-#include "rng.hpp"
-#include "tokenizer.hpp"
+#include "course/errors.hpp"
+#include "exact/npy.hpp"
+#include "exact/rng.hpp"
+#include "text/tokenizer.hpp"
 
 namespace fs = std::filesystem;
 

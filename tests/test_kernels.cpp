@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels.hpp"
+#include "exact/kernels.hpp"
 #include "reference_run.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// test_kv_cache.cpp: src/kv_cache.hpp -- one-token decoding with per-layer caches must give,
+// test_kv_cache.cpp: src/transformer/kv_cache.hpp -- one-token decoding with per-layer caches must give,
 // row for row, what article 002's full masked Decoder pass gives (eval mode), for both cache
 // kinds, with a batch of 2 and a source padding mask (paths the chapters, at B = 1 with no
 // padding, do not take); and the multiply-add counts must add up as the formulas say.
@@ -7,19 +7,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "annotated.hpp"
-#include "kv_cache.hpp"
-#include "rng.hpp"
+#include "exact/rng.hpp"
+#include "exact/tensor_ops.hpp"
+#include "transformer/annotated.hpp"
+#include "transformer/kv_cache.hpp"
 
 namespace {
-
-// x[:, t:t+1]   (B,T,C) -> (B,1,C)
-ts::Tensor row_at(const ts::Tensor& x, size_t t) {
-  const size_t B = x.shape()[0], T = x.shape()[1], C = x.shape()[2];
-  ts::Tensor r = ts::Tensor::from_shape({B, 1, C});
-  for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + t) * C, C, r.data() + b * C);
-  return r;
-}
 
 float max_abs_diff(const ts::Tensor& a, const ts::Tensor& b) {
   float m = 0.0f;
@@ -65,7 +58,7 @@ TEST_CASE("kv_cache: cached steps equal the full masked pass, B = 2, padded memo
     ts::DecoderCache cache(kind, decoder.layers.size());
     ts::Tensor cached;
     for (size_t t = 0; t < T; ++t)
-      cached = ts::cat_dim1(cached, ts::decoder_step(decoder, row_at(tgt, t), memory, &src_mask, cache));
+      cached = ts::cat_dim1(cached, ts::decoder_step(decoder, ts::position(tgt, t, true), memory, &src_mask, cache));
     REQUIRE(cached.shape() == full.shape());
     CHECK(max_abs_diff(full, cached) <= 1e-5f);
     CHECK(cache.layers[0].len() == T);
@@ -81,7 +74,7 @@ TEST_CASE("kv_cache: cached steps equal the full masked pass, B = 2, padded memo
   ts::DecoderCache unmasked(ts::CacheKind::KeysValues, decoder.layers.size());
   ts::Tensor cached;
   for (size_t t = 0; t < T; ++t)
-    cached = ts::cat_dim1(cached, ts::decoder_step(decoder, row_at(tgt, t), memory, nullptr, unmasked));
+    cached = ts::cat_dim1(cached, ts::decoder_step(decoder, ts::position(tgt, t, true), memory, nullptr, unmasked));
   CHECK(max_abs_diff(full, cached) > 1e-3f);
 }
 
@@ -96,8 +89,8 @@ TEST_CASE("kv_cache: multiply-add counts", "[kv_cache]") {
   const ts::Tensor memory = ts::randn({1, static_cast<size_t>(S), static_cast<size_t>(C)});
   ts::DecoderCache kv(ts::CacheKind::KeysValues, N), in(ts::CacheKind::Inputs, N);
   for (size_t t = 0; t < static_cast<size_t>(T); ++t) {
-    ts::decoder_step(decoder, row_at(tgt, t), memory, nullptr, kv);
-    ts::decoder_step(decoder, row_at(tgt, t), memory, nullptr, in);
+    ts::decoder_step(decoder, ts::position(tgt, t, true), memory, nullptr, kv);
+    ts::decoder_step(decoder, ts::position(tgt, t, true), memory, nullptr, in);
   }
   const ts::MacCount full = ts::decoder_full_pass_macs(N, 1, T, S, C, F);
   // the K/V cache projects every row once, like the full pass, and runs the same FFN and cross

@@ -1,2 +1,11 @@
-#define CATCH_CONFIG_MAIN
+// test_main.cpp: Catch2's runner, after the one set-up every program of the course does
+// first: OpenBLAS on the widest kernel the CPU runs (exact/matmul.hpp).
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+
+#include "exact/matmul.hpp"
+
+int main(int argc, char** argv) {
+  ts::use_widest_blas_core();
+  return Catch::Session().run(argc, argv);
+}

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "matmul.hpp"
+#include "exact/matmul.hpp"
 #include "reference_run.hpp"
 
 namespace {

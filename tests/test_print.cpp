@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "print.hpp"
+#include "exact/print.hpp"
 
 using nlohmann::json;
 

@@ -1,4 +1,4 @@
-// test_rng.cpp: src/rng.cpp against live PyTorch 1.13.1, bit for bit.
+// test_rng.cpp: src/exact/rng.cpp against live PyTorch 1.13.1, bit for bit.
 //
 // tests/twins/rng_reference.py runs a list of probes in torch and dumps the raw
 // bits; here the same probes run in C++ and every element must have the same bits
@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rng.hpp"
+#include "exact/rng.hpp"
 
 namespace fs = std::filesystem;
 using namespace ts;

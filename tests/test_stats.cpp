@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "stats.hpp"
+#include "exact/stats.hpp"
 #include "reference_run.hpp"
 
 namespace {

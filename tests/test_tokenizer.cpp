@@ -4,7 +4,7 @@
 // Python's own unicodedata (HF itself is not installable here). We send it ~200 tricky
 // strings plus a few hundred random ones and require the same words, pieces and ids;
 // also the article's ids, the vocabulary round trip, UTF-8 validation (Python decides
-// what is valid), error messages, and that src/unicode_tables.inc is up to date.
+// what is valid), error messages, and that src/text/unicode_tables.inc is up to date.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 namespace {
 
@@ -402,7 +402,7 @@ TEST_CASE("tokenizer: a missing or wrong vocabulary is a clear error", "[tokeniz
   fs::remove_all(dir, ec);
 }
 
-TEST_CASE("tokenizer: src/unicode_tables.inc is what the generator writes today", "[tokenizer]") {
+TEST_CASE("tokenizer: src/text/unicode_tables.inc is what the generator writes today", "[tokenizer]") {
   const std::string cmd = "/usr/bin/python3 " TS_SOURCE_DIR "/scripts/gen_unicode_tables.py --check > /dev/null";
   INFO("stale tables: run /usr/bin/python3 scripts/gen_unicode_tables.py");
   CHECK(std::system(cmd.c_str()) == 0);

@@ -14,7 +14,7 @@ PYTHON = os.environ.get("TS_PYTHON", "/usr/bin/python3")
 
 
 def cpu_route():
-    """The widest SIMD set this CPU runs, as src/isa.cpp says it: avx512, avx2 or scalar."""
+    """The widest SIMD set this CPU runs, as src/fast/isa.cpp says it: avx512, avx2 or scalar."""
     flags = set()
     try:
         with open("/proc/cpuinfo") as f:
@@ -44,7 +44,7 @@ def openblas_pick():
 
 def blas_env():
     """The environment both sides run in, with OPENBLAS_CORETYPE resolved by the chapters'
-    own rule (src/matmul.cpp, choose_blas_core): an explicit value wins; otherwise an
+    own rule (src/exact/matmul.cpp, choose_blas_core): an explicit value wins; otherwise an
     AVX-512 CPU runs OpenBLAS's SkylakeX kernel, and an AVX2 CPU whose pick has no AVX2
     kernels (an unknown CPU gets Prescott) runs Haswell. Set explicitly on BOTH sides, so
     the chapter and PyTorch load the very same sgemm kernel."""

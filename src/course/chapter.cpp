@@ -1,6 +1,6 @@
 // chapter.cpp: flags, output modes and error handling shared by every chapter.
-#include "chapter.hpp"
-#include "isa.hpp"
+#include "course/chapter.hpp"
+#include "fast/isa.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,10 +19,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "npy.hpp"
-#include "rng.hpp"
+#include "course/layout.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/npy.hpp"
+#include "exact/rng.hpp"
 
 namespace ts {
 
@@ -38,6 +39,9 @@ struct Chapter::Knob {
   std::string text;                // the value as typed (CLI11 stores it here)
   std::string typed_name;          // the alias the user wrote
   bool given = false;
+  bool has_range = false;          // integers: lo <= value <= hi, checked after parsing
+  int64_t lo = 0, hi = 0;
+  std::string why;
 };
 
 // std::cout's buffer while a chapter runs: straight to fd 1, remembering the first write
@@ -145,7 +149,10 @@ Chapter::Chapter(std::string id, std::string title, std::string follows)
   add_knob("--eval", kFlag, &eval, "modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)");
   add_knob("--plain", kFlag, &plain, "print only what the article's print() calls show, in its order");
   add_knob("--transcript", kFlag, &transcript, "print every tensor shown as '>>> expr' + value (the twin test format)");
-  add_knob("--no-color", kFlag, &no_color_, "never use colour (colour is used only when stdout is a terminal)");
+  add_knob("--color", kText, &color_mode_,
+           "auto (colour when stdout is a terminal), always (e.g. for `| less -R`) or never (default: auto)");
+  add_knob("--no-color", kFlag, &no_color_, "the same as --color=never");
+  add_knob("--full", kFlag, &full, "print every tensor in full, also those the article never prints (default: a summary)");
   add_knob("--dump", kPath, &dump_dir,
            "write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
            "--dump wrote: its files are replaced)");
@@ -179,6 +186,14 @@ void Chapter::flag(const std::string& name, bool& value, const std::string& help
 }
 void Chapter::option(const std::string& name, int64_t& value, const std::string& help) {
   add_knob(name, kInt, &value, help);
+}
+void Chapter::option(const std::string& name, int64_t& value, const std::string& help, int64_t lo, int64_t hi,
+                     const std::string& why) {
+  Knob& k = add_knob(name, kInt, &value, fmt::format("{} [{}..{}]", help, lo, hi));
+  k.has_range = true;
+  k.lo = lo;
+  k.hi = hi;
+  k.why = why;
 }
 void Chapter::option(const std::string& name, double& value, const std::string& help) {
   add_knob(name, kDouble, &value, help);
@@ -288,6 +303,8 @@ void Chapter::read_knobs() {
         break;
     }
   }
+  for (const auto& k : knobs_)
+    if (k->has_range) check_range(k->names[0], *static_cast<int64_t*>(k->target), k->lo, k->hi, k->why);
 }
 
 // Reports a write error on stdout the way coreutils does ("write error: No space left on
@@ -309,6 +326,8 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
               << "): run with stdout open, e.g. > out.txt\n";
     return 1;
   }
+  // OpenBLAS on the widest kernel this CPU runs, before the first product (exact/matmul.hpp)
+  use_widest_blas_core();
   command_line_ = join_words(argc, argv);
   StdoutBuf out;
   out_ = &out;
@@ -349,7 +368,15 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     auto s = parse_seed(seed_text);
     if (!s) throw UsageError("--seed needs an integer in [-2^63, 2^64), got " + in_quotes(seed_text));
     seed = *s;
-    color = !no_color_ && !plain && !transcript && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    if (color_mode_ != "auto" && color_mode_ != "always" && color_mode_ != "never")
+      throw UsageError("--color must be auto, always or never, got " + in_quotes(color_mode_));
+    if (no_color_ && given("--color") && color_mode_ != "never")
+      throw UsageError("--no-color and --color=" + color_mode_ + " disagree: give one of them");
+    if (no_color_) color_mode_ = "never";
+    // NO_COLOR (no-color.org) turns the automatic colour off; --color=always still wins
+    color = !plain && !transcript &&
+            (color_mode_ == "always" ||
+             (color_mode_ == "auto" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr));
     if (given("--dump")) dump_ = std::make_unique<DumpDir>(dump_dir, id_, command_line_);
     if (naive) {
       set_matmul_path(MatmulPath::Naive);
@@ -362,6 +389,13 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     }
     manual_seed(seed);
     body(*this);
+    if (!failed_checks_.empty()) {
+      std::cout.flush();
+      std::cerr << id_ << ": " << failed_checks_.size() << (failed_checks_.size() == 1 ? " check" : " checks")
+                << " did not hold (NOT OK): " << one_line(failed_checks_[0])
+                << ": something changed in the code or the knobs makes the numbers differ\n";
+      return finish_output(3);
+    }
     return finish_output(0);
   } catch (const UsageError& e) {
     std::cout.flush();
@@ -423,7 +457,16 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
 
 void Chapter::show(const std::string& expr, const Tensor& t, const PrintMeta& meta, const std::string& why,
                    Shown who) {
-  show(expr, str(t, meta), why, who);
+  // A tensor the article never prints, in the default mode: summarised as print() does
+  // under torch.set_printoptions(threshold=kBriefThreshold), unless --full.
+  if (rich() && !full && who != Shown::Article && t.size() > kBriefThreshold && meta.threshold > kBriefThreshold) {
+    PrintMeta brief = meta;
+    brief.threshold = kBriefThreshold;
+    show(expr, str(t, brief) + "\n" + dim(fmt::format("  ({} values, summarised: --full prints them all)", t.size())),
+         why, who);
+  } else {
+    show(expr, str(t, meta), why, who);
+  }
   dump(expr, [&](const std::string& path) { save_npy(path, t); });
 }
 
@@ -443,7 +486,12 @@ void Chapter::show(const std::string& expr, const BTensor& t, const std::string&
 }
 
 void Chapter::say(const std::string& text) {
-  if (rich()) std::cout << text << "\n";
+  if (rich()) std::cout << wrap(text, terminal_width());
+}
+
+std::string Chapter::verdict(bool ok, const std::string& detail) {
+  if (!ok) failed_checks_.push_back(detail);
+  return (ok ? "OK: " : "NOT OK: ") + detail;
 }
 
 void Chapter::figure(const std::string& text) {

@@ -1,6 +1,7 @@
 // chapter.hpp: what every chapter binary shares (introduced in ch01).
 //
-// Flags (every chapter):  --help  --seed S  --eval  --plain  --transcript  --no-color
+// Flags (every chapter):  --help  --seed S  --eval  --plain  --transcript
+//                         --color=auto|always|never (--no-color = never)  --full
 //                         --dump DIR  --naive   (+ the chapter's own knobs, e.g. --text)
 // Output modes:
 //   default       for each step: a header naming the article step, the PyTorch line
@@ -11,6 +12,8 @@
 //                 (equals the PyTorch twin's --transcript, bit for bit).
 // Bad input anywhere -> one line on stderr and exit code 2 (throw UsageError).
 // A failed write (stdout, --dump) -> a message on stderr and exit code 1, never lost.
+// A check the chapter makes that no longer holds (a learner's edit broke an invariant, see
+// verdict()) -> "NOT OK" in the output, one line on stderr naming it, and exit code 3.
 #pragma once
 
 #include <cstdint>
@@ -20,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "errors.hpp"
-#include "print.hpp"
-#include "tensor.hpp"
-#include "tokenizer.hpp"
+#include "course/errors.hpp"
+#include "exact/print.hpp"
+#include "exact/tensor.hpp"
+#include "text/tokenizer.hpp"
 
 namespace CLI {
 class App;
@@ -50,6 +53,10 @@ class Chapter {
   // --text=--plain; a knob given twice is refused. `name` may list aliases: "--seq-len,--pe-len".
   void flag(const std::string& name, bool& value, const std::string& help);
   void option(const std::string& name, int64_t& value, const std::string& help);
+  // The same, refused unless lo <= value <= hi (check_range, with `why` in the message);
+  // the range is shown in --help.
+  void option(const std::string& name, int64_t& value, const std::string& help, int64_t lo, int64_t hi,
+              const std::string& why = "");
   void option(const std::string& name, double& value, const std::string& help);
   void option(const std::string& name, std::string& value, const std::string& help);
   void add_text_flag();     // --text "..." (default: the article's sentence)
@@ -76,7 +83,8 @@ class Chapter {
   bool eval = false;  // --eval: dropout off (a fresh PyTorch module is in train mode)
   bool plain = false;
   bool transcript = false;
-  bool color = false;
+  bool color = false;  // --color: always, or auto and stdout is a terminal (never with --plain/--transcript)
+  bool full = false;   // --full: every tensor in full, also those the article never prints
   bool naive = false;
   std::string dump_dir;
   bool training() const { return !eval; }
@@ -88,16 +96,29 @@ class Chapter {
   // One printed value: `expr` is the PyTorch expression mirrored, `printed` what print() shows.
   void show(const std::string& expr, const std::string& printed, const std::string& why,
             Shown who = Shown::Article);
-  // Same for a tensor: printed with PyTorch's formatter and dumped with --dump.
+  // Same for a tensor: printed with PyTorch's formatter and dumped with --dump. In the
+  // default mode, a tensor the article does not print (Twin, Info) with more than
+  // kBriefThreshold values is summarised as PyTorch summarises (first and last 3 per dim),
+  // unless --full; --plain and --transcript always print what PyTorch prints.
+  static constexpr size_t kBriefThreshold = 200;
   void show(const std::string& expr, const Tensor& t, const PrintMeta& meta, const std::string& why,
             Shown who = Shown::Article);
   // An nn.Parameter (a module's weight): "Parameter containing:" + the tensor, requires_grad=True.
   void show_parameter(const std::string& expr, const Tensor& t, const std::string& why, Shown who = Shown::Article);
   void show(const std::string& expr, const ITensor& t, const std::string& why, Shown who = Shown::Article);
   void show(const std::string& expr, const BTensor& t, const std::string& why, Shown who = Shown::Article);
-  // Free explanation or a figure (heatmap, table): default mode only.
+  // Free explanation (default mode only), re-flowed to the terminal's width (100 columns
+  // when stdout is not a terminal): paragraphs are split by blank lines; lines indented
+  // deeper than two spaces are kept as they are (see layout.hpp, wrap).
   void say(const std::string& text);
+  // A figure (heatmap, table): default mode only, printed as it is.
   void figure(const std::string& text);
+
+  // A check the chapter makes on its own numbers ("the two paths agree"): returns
+  // "OK: <detail>" when `ok`, else "NOT OK: <detail>", for a note. A NOT OK is also
+  // remembered: when the chapter ends, one line on stderr names the first one and the exit
+  // code is 3, so an edit that breaks an invariant is seen in every output mode.
+  std::string verdict(bool ok, const std::string& detail);
 
   // ANSI helpers (no-ops without colour).
   std::string bold(const std::string& s) const;
@@ -118,6 +139,8 @@ class Chapter {
   StdoutBuf* out_ = nullptr;
   std::string command_line_;
   bool no_color_ = false;
+  std::string color_mode_ = "auto";
+  std::vector<std::string> failed_checks_;
   int step_ = 0;
   int dumped_ = 0;
 };

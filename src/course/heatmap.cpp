@@ -1,6 +1,6 @@
 // heatmap.cpp: map each value to a shade between the matrix's min and max (finite values);
 // non-finite cells get a mark instead of a shade: x = -inf (masked scores), ! = +inf, ? = nan.
-#include "heatmap.hpp"
+#include "course/heatmap.hpp"
 
 #include <unistd.h>
 
@@ -9,37 +9,12 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
+
+#include "course/layout.hpp"
 
 namespace ts {
 namespace {
-
-// Display width of a UTF-8 label, counting code points (labels are tokens: no wide glyph tricks).
-size_t display_width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-std::string pad_right(const std::string& s, size_t width) {
-  size_t w = display_width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
-
-// Truncate a label to `width` code points, marking the cut with '~'.
-std::string fit(const std::string& s, size_t width) {
-  if (display_width(s) <= width) return s;
-  std::string out;
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (n + 1 == width) break;
-      ++n;
-    }
-    out += s[i];
-  }
-  return out + "~";
-}
 
 std::vector<size_t> pick(size_t n, int max_n) {
   std::vector<size_t> idx;
@@ -196,6 +171,24 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   if (rows.size() < R || cols.size() < C)
     out += fmt::format("   (showing {} of {} rows, {} of {} columns)", rows.size(), R, cols.size(), C);
   return out + "\n";
+}
+
+std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& labels, HeatmapOptions opt,
+                          size_t width) {
+  // (B,H,T,S) -> H pictures of (T,S), batch 0
+  std::vector<std::string> cut;
+  size_t longest = 1;
+  for (const std::string& l : labels) {
+    cut.push_back(fit(l, 4));
+    longest = std::max(longest, display_width(cut.back()));
+  }
+  opt.cell_width = static_cast<int>(std::max<size_t>(longest + 1, 3));
+  std::vector<std::string> maps;
+  for (size_t h = 0; h < w.shape()[1]; ++h) {
+    opt.title = fmt::format("head {}", h);
+    maps.push_back(heatmap(xt::view(w, 0, h, xt::all(), xt::all()), cut, cut, opt));
+  }
+  return side_by_side(maps, width);
 }
 
 }  // namespace ts

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 
@@ -35,5 +35,11 @@ HeatmapMode heatmap_mode(bool color);
 // m (R,C) -> the picture; labels may be empty (indices are used) or one per row/column.
 std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
                     const std::vector<std::string>& col_labels, const HeatmapOptions& opt);
+
+// One heatmap per head, titled "head h", laid out side by side in `width` columns (ch04:
+// two per row for BERT's 12 heads on 5 tokens). Labels are cut to 4 columns to keep each
+// map narrow. w (B,H,T,S) -> the pictures of batch 0's H matrices (T,S)
+std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& labels, HeatmapOptions opt,
+                          size_t width);
 
 }  // namespace ts

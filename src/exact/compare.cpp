@@ -1,5 +1,5 @@
 // compare.cpp: see compare.hpp.
-#include "compare.hpp"
+#include "exact/compare.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -3,7 +3,7 @@
 // where a feed-forward without activation is shown equal to one merged Linear).
 #pragma once
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 

@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels.hpp"
+#include "exact/kernels.hpp"
 
 // The vector code needs AVX2 + FMA whatever flags the build passes (torch's AVX2
 // kernels need the same CPU features).

@@ -1,7 +1,7 @@
 // exact_stats.cpp: var / std / mean along the last dim, replaying torch 1.13's CPU code.
 // Compiled with -ffp-contract=off: every rounding step below happens exactly as written.
 // See stats.hpp for the two algorithms torch picks between and why.
-#include "stats.hpp"
+#include "exact/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels.hpp"
+#include "exact/kernels.hpp"
 
 namespace ts {
 

@@ -2,7 +2,7 @@
 //
 // The course builds with -march=native, so GCC may fuse `a * b + c` into one FMA, which rounds
 // once where torch's kernels round twice (the product, then the sum) and changes last bits.
-// Files that replay torch's arithmetic wholesale (src/exact_*.cpp, src/rng.cpp) are compiled
+// Files that replay torch's arithmetic wholesale (src/exact_*.cpp, src/exact/rng.cpp) are compiled
 // with -ffp-contract=off (CMakeLists.txt); a single function elsewhere that does such math is
 // marked TS_NO_FP_CONTRACT instead. (Introduced with the exact matmul loop of ch02.)
 #pragma once

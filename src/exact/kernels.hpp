@@ -2,11 +2,11 @@
 // LayerNorm, sum/mean over the last dim, GELU, ReLU.
 //
 // Two implementations sit side by side, chosen process-wide by set_kernel_path():
-//   KernelPath::Exact  (src/exact_kernels.cpp) replays PyTorch 1.13's CPU kernels
+//   KernelPath::Exact  (src/exact/exact_kernels.cpp) replays PyTorch 1.13's CPU kernels
 //                      (AVX2 build, 8-lane vectors, SLEEF exp/log/erf) step by step, so
 //                      every float has the same bits as torch's and the printed tensors
 //                      match the PyTorch twin byte for byte. This is the default.
-//   KernelPath::Naive  (src/kernels_naive.cpp) is the textbook formula as plain loops:
+//   KernelPath::Naive  (src/exact/kernels_naive.cpp) is the textbook formula as plain loops:
 //                      read it first. It agrees with torch to ~1e-6, not to the bit.
 //
 // Pointer kernels work on `rows` contiguous rows of length `n` (row-major, the last dim).
@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 
@@ -60,7 +60,7 @@ Tensor gelu(const Tensor& x);
 Tensor relu(const Tensor& x);
 
 namespace exact {
-// The torch-replaying kernels themselves (src/exact_kernels.cpp), callable directly
+// The torch-replaying kernels themselves (src/exact/exact_kernels.cpp), callable directly
 // whatever kernel_path() says; same contracts as the ts:: pointer kernels above.
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
 void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
@@ -78,7 +78,7 @@ void sleef_cos(float* x, int64_t n);
 }  // namespace exact
 
 namespace naive {
-// The textbook loops (src/kernels_naive.cpp); same contracts as above.
+// The textbook loops (src/exact/kernels_naive.cpp); same contracts as above.
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
 void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,

@@ -18,7 +18,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "kernels.hpp"
+#include "exact/kernels.hpp"
 
 namespace ts {
 namespace naive {

@@ -7,9 +7,9 @@
 //   matmul      <- aten/src/ATen/native/LinearAlgebra.cpp _matmul_impl, should_fold
 //   linear      <- aten/src/ATen/native/Linear.cpp        linear
 // Torch here is built without MKL, so bmm never takes the batched-gemm branch.
-#include "matmul.hpp"
-#include "fp_contract.hpp"
-#include "isa.hpp"
+#include "exact/matmul.hpp"
+#include "exact/fp_contract.hpp"
+#include "fast/isa.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -574,7 +574,8 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v) {
 // kernel at about half the FLOP rate. OPENBLAS_CORETYPE=<core> in the environment
 // overrides the pick, but only when it is set before the library loads.
 //
-// The course's rule, applied once before main() (choose_blas_core below):
+// The course's rule (choose_blas_core below), applied by use_widest_blas_core(), which
+// every program calls first thing (Chapter::run, the tests' and tools' main, the benchmarks):
 //   * OPENBLAS_CORETYPE set (to anything)  -> leave it: the user (or CI) decided.
 //   * else, CPU + OS have AVX-512 F/CD/BW/DQ/VL and OpenBLAS chose a core without
 //     AVX-512 kernels                      -> SkylakeX
@@ -601,26 +602,6 @@ std::string& core_reason() {
   return reason;
 }
 
-// Runs once, before main(), in every program that links the products above.
-struct ChooseBlasCore {
-  ChooseBlasCore() {
-    if (!openblas_get_corename) {
-      core_reason() = "the BLAS is not OpenBLAS: used as it is";
-      return;
-    }
-    const BlasCoreChoice c = choose_blas_core(openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE"), cpu_isa());
-    core_reason() = c.reason;
-    if (c.core.empty()) return;
-    if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
-      core_reason() = "this OpenBLAS cannot switch cores: its own pick";
-      return;
-    }
-    setenv("OPENBLAS_CORETYPE", c.core.c_str(), 1);
-    gotoblas_dynamic_quit();
-    gotoblas_dynamic_init();
-  }
-};
-const ChooseBlasCore g_choose_blas_core;
 }  // namespace
 
 BlasCoreChoice choose_blas_core(const std::string& picked, const char* env, Isa cpu) {
@@ -634,6 +615,29 @@ BlasCoreChoice choose_blas_core(const std::string& picked, const char* env, Isa 
     return {"Haswell", "AVX2 CPU, OpenBLAS picked " + picked + " (no AVX2 kernels): switched to Haswell"};
   }
   return {"", "no AVX2 on this CPU: OpenBLAS's own pick"};
+}
+
+void use_widest_blas_core() {
+  static const bool once = [] {
+    if (!openblas_get_corename) {
+      core_reason() = "the BLAS is not OpenBLAS: used as it is";
+      return true;
+    }
+    const BlasCoreChoice c = choose_blas_core(openblas_get_corename(), std::getenv("OPENBLAS_CORETYPE"), cpu_isa());
+    core_reason() = c.reason;
+    if (c.core.empty()) return true;
+    if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
+      core_reason() = "this OpenBLAS cannot switch cores: its own pick";
+      return true;
+    }
+    // gotoblas_dynamic_quit + _init re-read the variable; exporting it also gives child
+    // processes (the PyTorch twins) the same kernel
+    setenv("OPENBLAS_CORETYPE", c.core.c_str(), 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    return true;
+  }();
+  (void)once;
 }
 
 std::string blas_core() { return openblas_get_corename ? std::string(openblas_get_corename()) : std::string(); }

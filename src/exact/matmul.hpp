@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <string>
 
-#include "isa.hpp"
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
+#include "fast/isa.hpp"
 
 namespace ts {
 
@@ -95,10 +95,13 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v);
 
 // ---- which OpenBLAS kernel runs (see matmul.cpp, "Choosing the OpenBLAS kernel") ----
 // The core OpenBLAS is running, e.g. "SkylakeX", "Cooperlake", "Haswell" ("" if the BLAS
-// is not OpenBLAS). Before main(), the course upgrades OpenBLAS to the widest kernel the
-// CPU runs when OpenBLAS picked a narrower one (choose_blas_core); an explicit
-// OPENBLAS_CORETYPE always wins.
+// is not OpenBLAS).
 std::string blas_core();
+// Switch OpenBLAS to the widest kernel the CPU runs when OpenBLAS picked a narrower one
+// (choose_blas_core); an explicit OPENBLAS_CORETYPE always wins. Every program calls it
+// once, before its first product: Chapter::run, the tests' and tools' main, the benchmarks.
+// Later calls do nothing.
+void use_widest_blas_core();
 // The rule: OpenBLAS picked `picked`, the environment says `env` (nullptr: unset), the CPU
 // runs `cpu`. core: what to switch OpenBLAS to ("" = leave it); reason: one line.
 struct BlasCoreChoice {

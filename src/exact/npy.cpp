@@ -1,6 +1,6 @@
 // npy.cpp: the .npy header is a Python dict literal padded so data starts 64-byte aligned.
 // Files are written through a temporary file and rename (see npy.hpp).
-#include "npy.hpp"
+#include "exact/npy.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <optional>
 #include <utility>
 
-#include "errors.hpp"
+#include "course/errors.hpp"
 
 namespace ts {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 

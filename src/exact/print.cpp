@@ -1,6 +1,6 @@
 // print.cpp: PyTorch 1.13's tensor printing, rule for rule (see print.hpp and
 // shared/reference/PRINT_SPEC.md; the Python original is torch/_tensor_str.py).
-#include "print.hpp"
+#include "exact/print.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -16,7 +16,6 @@ namespace ts {
 namespace {
 
 // PyTorch's default print options.
-constexpr size_t kThreshold = 1000;  // summarize when numel > 1000
 constexpr size_t kEdgeItems = 3;     // ... keeping 3 items at each end of a long dimension
 constexpr int kLineWidth = 80;
 constexpr int kIndent = 7;  // len("tensor(")
@@ -200,8 +199,8 @@ std::string format_empty(DType dtype, const std::vector<size_t>& shape, const Pr
 }
 
 // The displayed flat indices and whether the tensor is summarized.
-std::vector<size_t> displayed(const std::vector<size_t>& shape, bool& summarize) {
-  summarize = numel_of(shape) > kThreshold;
+std::vector<size_t> displayed(const std::vector<size_t>& shape, size_t threshold, bool& summarize) {
+  summarize = numel_of(shape) > threshold;
   std::vector<size_t> strides(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
   std::vector<size_t> flat;
@@ -250,7 +249,7 @@ std::string format_tensor(DType dtype, const std::vector<size_t>& shape, const s
   if (numel_of(shape) == 0) return format_empty(dtype, shape, meta);
   // 1) the displayed elements  2) one formatter from them  3) cells  4) layout + suffixes
   bool summarize = false;
-  const std::vector<size_t> flat = displayed(shape, summarize);
+  const std::vector<size_t> flat = displayed(shape, meta.threshold, summarize);
   std::vector<double> vals(flat.size());
   for (size_t k = 0; k < flat.size(); ++k) {
     const double v = get(flat[k]);
@@ -269,7 +268,7 @@ std::string format_tensor_int(DType dtype, const std::vector<size_t>& shape, con
     return format_tensor(dtype, shape, [&](size_t i) { return static_cast<double>(get(i)); }, meta);
   if (numel_of(shape) == 0) return format_empty(dtype, shape, meta);
   bool summarize = false;
-  const std::vector<size_t> flat = displayed(shape, summarize);
+  const std::vector<size_t> flat = displayed(shape, meta.threshold, summarize);
   std::vector<std::string> cells(flat.size());
   size_t width = 1;
   for (size_t k = 0; k < flat.size(); ++k) {

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 
@@ -34,6 +34,9 @@ std::string dtype_name(DType dtype);
 struct PrintMeta {
   std::string grad_fn;         // e.g. "SumBackward1" -> ", grad_fn=<SumBackward1>"
   bool requires_grad = false;  // a leaf that requires grad -> ", requires_grad=True"
+  // torch.set_printoptions(threshold=...): more elements than this print summarised, the
+  // first and last 3 of each dim with "..." between (PyTorch's default: 1000)
+  size_t threshold = 1000;
 };
 
 // Any rank, any dtype: element i (row-major flat index) is read by get(i), and only

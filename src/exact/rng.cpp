@@ -4,7 +4,7 @@
 // This file is compiled with -ffp-contract=off: the compiler never fuses a*b+c on
 // its own, so each fused multiply-add that torch's AVX2 build performs is written
 // out as std::fmaf / std::fma, and every other product is rounded separately.
-#include "rng.hpp"
+#include "exact/rng.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 

@@ -1,6 +1,6 @@
 // stats.hpp: torch-exact statistics along the last dim -- var, std, mean with keepdim.
 //
-// src/kernels.hpp has the row kernels a model needs (softmax, LayerNorm, ...); the
+// src/exact/kernels.hpp has the row kernels a model needs (softmax, LayerNorm, ...); the
 // hand-written LayerNorms of articles 002 and 004 (ch06) also call x.mean(-1, keepdim=True)
 // and x.std(-1, keepdim=True), and these functions reproduce those calls bit for bit
 // (torch 1.13, CPU, float32; checked by tests/test_stats.cpp against the live torch).
@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 

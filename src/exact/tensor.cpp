@@ -1,2 +1,2 @@
 // tensor.cpp: anchors the core library (the tensor helpers are header-only).
-#include "tensor.hpp"
+#include "exact/tensor.hpp"

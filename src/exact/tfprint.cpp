@@ -1,5 +1,5 @@
 // tfprint.cpp: numpy's FloatingFormat (floatmode 'maxprec') and _formatArray, for float32.
-#include "tfprint.hpp"
+#include "exact/tfprint.hpp"
 
 #include <algorithm>
 #include <charconv>

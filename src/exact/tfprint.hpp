@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 

@@ -1,186 +1,41 @@
 // fast_encoder.cpp: article 000's encoder forward, fused for speed (see fast_encoder.hpp).
 //
-// Read nn.cpp first: it is the same computation written the way the article writes it.
-// Here every tensor of one layer lives in a preallocated buffer of rows (N = B*T rows):
+// Read transformer/nn.cpp first: it is the same computation written the way the article
+// writes it. Here every tensor of one layer lives in a preallocated buffer of rows (N = B*T):
 //   x    (N,C)   the residual stream (the output tensor itself, updated in place)
 //   ln   (N,C)   LayerNorm output           qkv  (N,3C)  Q | K | V of all heads
 //   ctx  (N,C)   attention output, heads side by side
 //   ff   (N,F)   GELU(ln W1^T + b1)         scores (T,S) per thread: one head's weights
-// The kernels themselves -- row kernels, the packed GEMM -- are in src/simd/, once per
-// instruction set (a "route", chosen at run time: isa.hpp). The weight products run on the
-// route's packed GEMM (AVX-512 or AVX2), else (TS_ISA=scalar, or Gemm::Sgemm) as
-// column-major sgemm calls through ts::gemm; on the --naive path always through ts::gemm,
-// i.e. the plain triple loop. For sgemm, a row-major (R,K) block with row stride ld is a
-// column-major (K,R) one.
-//
-// Sections: 1) row kernels  2) threads  3) products  4) the encoder.
-#include "fast_encoder.hpp"
+// The fast path's four jobs live side by side in src/fast/:
+//   simd/         the kernels, once per instruction set (a "route", chosen at run time:
+//                 isa.hpp): row kernels, the packed GEMM's micro-kernel and packers
+//   row_kernels   the active route's softmax / LayerNorm / GELU for other callers
+//   thread_pool   the team of threads and its barrier
+//   packed_gemm   a Linear's weights packed once, and the products that are not packed
+//   fast_encoder  this file: the encoder's phases, run by the team
+// The weight products run on the route's packed GEMM (AVX-512 or AVX2), else (TS_ISA=scalar,
+// or Gemm::Sgemm) as column-major sgemm calls through ts::gemm; on the --naive path always
+// through ts::gemm, i.e. the plain triple loop. For sgemm, a row-major (R,K) block with row
+// stride ld is a column-major (K,R) one.
+#include "fast/fast_encoder.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <condition_variable>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "isa.hpp"
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "nn.hpp"
-#include "simd/route.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "fast/isa.hpp"
+#include "fast/packed_gemm.hpp"
+#include "fast/simd/route.hpp"
+#include "fast/thread_pool.hpp"
+#include "transformer/nn.hpp"
 
 namespace ts {
-
-// ================================================================================
-// 1) Row kernels: the active route's (src/simd/)
-// ================================================================================
-namespace fast {
-void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float* mask) {
-  simd::route().softmax_rows(x, y, rows, n, mask);
-}
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma, const float* beta,
-                     float eps) {
-  simd::route().layer_norm_rows(x, y, rows, n, gamma, beta, eps);
-}
-void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias) {
-  simd::route().bias_gelu_rows(x, y, rows, n, ld, bias);
-}
-void gelu(const float* x, float* y, int64_t n) { bias_gelu_rows(x, y, 1, n, n, nullptr); }
-}  // namespace fast
-
-// ================================================================================
-// 2) Threads: a pool (the caller plus n - 1 workers) and a barrier
-// ================================================================================
 namespace {
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// Spin a little (the other threads are usually microseconds away), then give the core up.
-template <class Done>
-void wait_until(Done done) {
-  for (int spin = 0; !done(); ++spin) {
-    if (spin < 4000)
-      cpu_relax();
-    else
-      std::this_thread::yield();
-  }
-}
-
-thread_local bool t_in_team = false;  // set while a thread runs a Pool::run body
-
-class Pool {
- public:
-  ~Pool() { resize(1); }
-
-  int size() const { return int(workers_.size()) + 1; }
-
-  // Stop the current workers and start n - 1 new ones.
-  void resize(int n) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_.store(true);
-      generation_.fetch_add(1);
-    }
-    cv_.notify_all();
-    for (std::thread& t : workers_) t.join();
-    workers_.clear();
-    stop_.store(false);
-    const uint64_t g = generation_.load();
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i, g] { work(i, g); });
-  }
-
-  // body(tid) for tid in [0, size()): 0 on the caller, the others on the workers; returns
-  // when all are done. Called from inside a body, it runs body(0) alone.
-  void run(const std::function<void(int)>& body) {
-    if (workers_.empty() || t_in_team) {
-      body(0);
-      return;
-    }
-    body_ = &body;
-    pending_.store(int(workers_.size()), std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      generation_.fetch_add(1, std::memory_order_release);
-    }
-    cv_.notify_all();
-    t_in_team = true;
-    body(0);
-    t_in_team = false;
-    wait_until([this] { return pending_.load(std::memory_order_acquire) == 0; });
-  }
-
- private:
-  void work(int tid, uint64_t seen) {
-    t_in_team = true;
-    for (;;) {
-      // a new generation: spin briefly (back-to-back calls), then sleep
-      for (int spin = 0; spin < 20000 && generation_.load(std::memory_order_acquire) == seen; ++spin) cpu_relax();
-      if (generation_.load(std::memory_order_acquire) == seen) {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return generation_.load() != seen; });
-      }
-      seen = generation_.load(std::memory_order_acquire);
-      if (stop_.load()) return;
-      (*body_)(tid);
-      pending_.fetch_sub(1, std::memory_order_acq_rel);
-    }
-  }
-
-  std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<bool> stop_{false};
-  const std::function<void(int)>* body_ = nullptr;
-  std::atomic<int> pending_{0};
-};
-
-Pool& pool() {
-  static Pool p;
-  return p;
-}
-
-std::atomic<int> g_threads{1};
-
-// All n threads of a team wait here until the last one arrives.
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    if (n_ <= 1) return;
-    const uint32_t gen = gen_.load(std::memory_order_acquire);
-    if (count_.fetch_add(1, std::memory_order_acq_rel) == n_ - 1) {
-      count_.store(0, std::memory_order_relaxed);
-      gen_.fetch_add(1, std::memory_order_release);
-      return;
-    }
-    wait_until([&] { return gen_.load(std::memory_order_acquire) != gen; });
-  }
-
- private:
-  const int n_;
-  std::atomic<int> count_{0};
-  std::atomic<uint32_t> gen_{0};
-};
-
-// [begin, end) of part `i` of `n` items split into `parts` near-equal parts, boundaries
-// rounded to multiples of `align` (keeps column blocks on whole vectors).
-std::pair<int64_t, int64_t> split(int64_t n, int parts, int i, int64_t align = 1) {
-  const int64_t units = (n + align - 1) / align;
-  const int64_t b = std::min(n, units * i / parts * align), e = std::min(n, units * (i + 1) / parts * align);
-  return {b, e};
-}
-
 // While alive: OpenBLAS runs one thread per call (the team's threads call it side by side).
 struct BlasSingleThreaded {
   int saved;
@@ -193,95 +48,7 @@ struct BlasSingleThreaded {
   BlasSingleThreaded(const BlasSingleThreaded&) = delete;
   BlasSingleThreaded& operator=(const BlasSingleThreaded&) = delete;
 };
-
 }  // namespace
-
-void set_num_threads(int n) {
-  n = std::max(1, n);
-  set_blas_threads(n);
-  if (pool().size() != n) pool().resize(n);
-  g_threads.store(n);
-}
-
-int num_threads() { return g_threads.load(); }
-
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
-  if (n <= 0) return;
-  const int64_t chunks = std::min<int64_t>(pool().size(), std::max<int64_t>(1, n / std::max<int64_t>(1, grain)));
-  if (chunks <= 1 || t_in_team) {
-    body(0, n);
-    return;
-  }
-  pool().run([&](int c) {
-    if (c >= chunks) return;
-    const auto [b, e] = split(n, int(chunks), c);
-    if (b < e) body(b, e);
-  });
-}
-
-
-// ================================================================================
-// 3) Products: y (rows, [o0,o1)) += x (rows, K) W[o0:o1]^T, W (M,K) row-major
-// ================================================================================
-namespace {
-constexpr int64_t kFewRows = 8;
-
-// y (rows, [o0,o1)), rows ldy apart, += x (rows, K) W[o0:o1]^T. A few rows: the route's
-// kernel that streams W once (sgemm would spend its time packing W for R rows). Else
-// column-major C (o1-o0, rows) += W[o0:o1] (as (K, o1-o0), transposed) . x^T (K, rows):
-// sgemm('t','n').
-void product(const simd::Route& rt, const float* x, int64_t rows, int64_t K, const float* W, int64_t o0, int64_t o1,
-             float* y, int64_t ldy) {
-  if (o1 <= o0 || rows <= 0) return;
-  if (rows <= kFewRows && matmul_path() == MatmulPath::Blas) {
-    rt.few_rows(x, rows, K, W + o0 * K, o1 - o0, y + o0, ldy);
-    return;
-  }
-  gemm('t', 'n', o1 - o0, rows, K, 1.0f, W + o0 * K, K, x, K, 1.0f, y + o0, ldy);
-}
-
-// 64-byte aligned floats (a panel step is one or two cache lines).
-struct Aligned {
-  float* p = nullptr;
-  size_t n = 0;
-  Aligned() = default;
-  Aligned(const Aligned&) = delete;
-  Aligned& operator=(const Aligned&) = delete;
-  ~Aligned() { std::free(p); }
-  void resize(size_t count) {
-    if (count <= n) return;
-    std::free(p);
-    p = static_cast<float*>(std::aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64));
-    if (!p) throw std::bad_alloc();
-    n = count;
-  }
-};
-}  // namespace
-
-// ================================================================================
-// 4) The encoder
-// ================================================================================
-
-// One Linear of a layer as the fast path holds it: W (M,K) row-major and its bias, plus
-// W packed into panels when the packed GEMM is in use.
-struct FastLinear {
-  const float* w = nullptr;
-  const float* bias = nullptr;
-  int64_t M = 0, K = 0;
-  std::vector<float> own_w, own_bias;  // storage when w/bias are built here (Q/K/V stacked)
-  Aligned panels;
-
-  // rt: the route whose packed GEMM will read the panels, or nullptr (no packing)
-  void set(const float* weight, const float* b, int64_t out, int64_t in, const simd::Route* rt) {
-    w = weight;
-    bias = b;
-    M = out;
-    K = in;
-    if (!rt) return;
-    panels.resize(size_t((M + rt->nr - 1) / rt->nr * rt->nr * K));
-    rt->pack_panels(w, K, M, K, 1.0f, panels.p);
-  }
-};
 
 struct FastEncoder::Impl {
   const TransformerEncoder& enc;
@@ -369,18 +136,18 @@ struct FastEncoder::Impl {
               const simd::Epilogue& epi, int tid, int nt, Barrier& sync, float* pack_out = nullptr) {
     if (packed && matmul_path() == MatmulPath::Blas) {
       if (!xpacked) {
-        const auto [t0, t1] = split(tiles_of(N), nt, tid);
+        const auto [t0, t1] = part_of(tiles_of(N), nt, tid);
         rt.pack_tiles(x, L.K, N, L.K, t0, t1, xpack.p);
         sync.wait();
         xpacked = xpack.p;
       }
       const int64_t P = (L.M + kNR - 1) / kNR;
-      const auto [p0, p1] = split(P, nt, tid);
+      const auto [p0, p1] = part_of(P, nt, tid);
       if (p0 < p1) rt.packed_product(xpacked, N, L.K, L.panels.p, L.M, p0, p1, y, ldy, epi, pack_out);
       return;
     }
     // OpenBLAS (or, on the naive path, the triple loop): prepare C, add the product, then GELU
-    const auto [c0, c1] = split(L.M, nt, tid, 16);
+    const auto [c0, c1] = part_of(L.M, nt, tid, 16);
     if (c0 >= c1) return;
     for (int64_t r = 0; r < N; ++r) {
       float* yr = y + r * ldy;
@@ -399,7 +166,7 @@ struct FastEncoder::Impl {
 
   // ln = LayerNorm(x) on the team's share of the rows
   void norm(const LayerNorm& n, const float* x, int64_t N, int tid, int nt) {
-    const auto [r0, r1] = split(N, nt, tid);
+    const auto [r0, r1] = part_of(N, nt, tid);
     if (r0 >= r1) return;
     if (kernel_path() == KernelPath::Naive)
       naive::layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
@@ -410,7 +177,7 @@ struct FastEncoder::Impl {
   // The same, written straight into xpack as row tiles for the next (packed) product: the
   // team splits the tiles; each thread normalises 12 rows into its lnbuf (L1), then packs.
   void norm_packed(const LayerNorm& n, const float* x, int64_t N, int tid, int nt) {
-    const auto [t0, t1] = split(tiles_of(N), nt, tid);
+    const auto [t0, t1] = part_of(tiles_of(N), nt, tid);
     float* buf = lnbuf[size_t(tid)].p;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t mr = std::min<int64_t>(kMR, N - t * kMR);
@@ -511,7 +278,7 @@ struct FastEncoder::Impl {
     {
       float* p = scores.data() + int64_t(tid) * T * T;  // this thread's (T,S) scratch
       float* scratch = packed ? apack[size_t(tid)].p : nullptr;
-      const auto [i0, i1] = split(B * H, nt, tid);
+      const auto [i0, i1] = part_of(B * H, nt, tid);
       for (int64_t i = i0; i < i1; ++i) attention_head(i / H, i % H, T, mask, p, scratch);
     }
     sync.wait();
@@ -550,7 +317,7 @@ struct FastEncoder::Impl {
         throw std::invalid_argument("FastEncoder: eval mode only (call encoder.train(false) first)");
     const int64_t B = int64_t(x.shape()[0]), T = int64_t(x.shape()[1]);
     check_mask(mask, B, T);
-    const int nt = std::min(num_threads(), pool().size());
+    const int nt = std::min(num_threads(), team_size());
     reserve(B * T, T, nt);
     const BlasSingleThreaded single;  // the team's threads call sgemm side by side
     Barrier sync(nt);
@@ -561,7 +328,7 @@ struct FastEncoder::Impl {
     if (nt == 1)
       team(0);
     else
-      pool().run(team);
+      team_run(team);
   }
 
   double flops(int64_t B, int64_t T, int64_t layers_run) const {

@@ -8,7 +8,7 @@
 //      into the micro-kernel's panel order (sgemm repacks W on every call: a fifth of its
 //      time at T = 128); bias, residual and GELU applied to each finished tile in L1; the
 //      LayerNorm output and FFN1's output written straight in the packed order the next
-//      product reads. On the AVX-512 and AVX2 routes (src/simd/, chosen at run time) --
+//      product reads. On the AVX-512 and AVX2 routes (src/fast/simd/, chosen at run time) --
 //      on the scalar route (or with Gemm::Sgemm) OpenBLAS sgemm; for a few rows (the
 //      walkthrough's T = 5, where reading W from memory is the limit) a kernel that
 //      streams W once
@@ -35,20 +35,13 @@
 #include <memory>
 #include <string>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
+#include "fast/row_kernels.hpp"  // fast::softmax_rows, ... (the route's row kernels)
+#include "fast/thread_pool.hpp"  // set_num_threads, parallel_for
 
 namespace ts {
 
 struct TransformerEncoder;
-
-// Threads used by the fast path (its team) and by OpenBLAS for the exact path's products.
-// Default: 1.
-void set_num_threads(int n);
-int num_threads();
-
-// body(begin, end) over [0, n) split into at most num_threads() contiguous chunks of at
-// least `grain` items, run in parallel (the caller runs the first chunk).
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
 // A TransformerEncoder with its weights packed for the fast path: Q/K/V of all heads as
 // one projection per layer and, with the packed GEMM, every layer weight in panel order
@@ -88,20 +81,5 @@ class FastEncoder {
   std::unique_ptr<Impl> impl_;
 };
 
-// The fast path's row kernels, on the active SIMD route (isa.hpp, src/simd/). They agree
-// with the torch-exact kernels of kernels.hpp to ~1e-6; they ignore set_kernel_path().
-namespace fast {
-// y = F.softmax(x, dim=-1) on rows (rows, n); with mask (rows, n), entries where mask == 0
-// count as -inf first (masked_fill). A row with every entry -inf gives NaN, like torch.
-void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float* mask = nullptr);
-// y = nn.LayerNorm(n, eps)(x) on rows (rows, n) with weight gamma (n) and bias beta (n).
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
-                     const float* beta, float eps);
-// y = GELU(x [+ bias]) on rows (rows, n) whose starts are `ld` apart (in place allowed);
-// bias (n) or nullptr. GELU is the exact (erf) form, erf to ~2e-7.
-void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias);
-// y = GELU(x) on n contiguous values.
-void gelu(const float* x, float* y, int64_t n);
-}  // namespace fast
 
 }  // namespace ts

@@ -1,5 +1,5 @@
 // isa.cpp: the run-time choice of the SIMD route (see isa.hpp).
-#include "isa.hpp"
+#include "fast/isa.hpp"
 
 #include <atomic>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // with the fast encoder of ch07; see docs/performance.md).
 //
 // The course is built once and runs on any x86-64 CPU: the SIMD kernels are compiled for
-// each instruction set in its own file (src/simd/, one source, instantiated per width) and
+// each instruction set in its own file (src/fast/simd/, one source, instantiated per width) and
 // the widest one the CPU and the OS support is chosen at run time. TS_ISA caps it, so one
 // machine can test every route:
 //   TS_ISA=avx512   AVX-512 F/CD/BW/DQ/VL, 16 floats per vector

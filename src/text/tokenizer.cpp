@@ -2,7 +2,7 @@
 // Follows HF transformers' slow BertTokenizer step by step; the step numbers match
 // the list in tokenizer.hpp. Text is handled as UTF-32 (one char32_t per code point)
 // between decoding the UTF-8 input and encoding the finished words back to UTF-8.
-#include "tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -41,7 +41,7 @@ struct CombiningClassRange {  // canonical combining class ccc of [first, last] 
   int ccc;
 };
 
-#include "unicode_tables.inc"
+#include "text/unicode_tables.inc"
 
 // Binary search: is c inside one of the sorted, disjoint ranges?
 template <size_t N>

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "annotated.hpp"
-#include "rng.hpp"
+#include "exact/rng.hpp"
+#include "transformer/annotated.hpp"
 
 namespace ts::train {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "matmul.hpp"
+#include "exact/matmul.hpp"
 
 // OpenBLAS's double-precision entry point (the float one is reached through ts::gemm).
 extern "C" void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,

@@ -17,7 +17,7 @@
 namespace ts::train {
 
 // A small, fast, seedable generator for dropout masks (xoshiro256**): training draws
-// millions of numbers per second; the torch-exact mt19937 of src/rng.hpp is not needed
+// millions of numbers per second; the torch-exact mt19937 of src/exact/rng.hpp is not needed
 // here, because the twin checks run with dropout off.
 struct Rng {
   uint64_t s[4];

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "matmul.hpp"
+#include "exact/matmul.hpp"
 
 namespace ts::train {
 

@@ -1,17 +1,18 @@
 // annotated.cpp: article 002's modules. Each forward reads top to bottom like the
 // article's Python (tests/twins/article002.py); comments give the formula, then the shape.
-#include "annotated.hpp"
+#include "transformer/annotated.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "rng.hpp"
-#include "stats.hpp"
-#include "fp_contract.hpp"
+#include "exact/fp_contract.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "exact/stats.hpp"
+#include "exact/tensor_ops.hpp"
 
 
 namespace ts {
@@ -209,7 +210,6 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   // 0) mask.unsqueeze(1): the same mask for every head   (B,1,T,S)
   BTensor m4;
   if (mask) m4 = unsqueeze1(*mask);
-  const size_t B = query.shape()[0], T = query.shape()[1];
   // 1) project: Q = linears[0](query), K = linears[1](key), V = linears[2](value)   (B,T|S,C)
   const Tensor q = linears[0](query);
   const Tensor k = linears[1](key);
@@ -217,12 +217,7 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   // 2) split heads (view(B,-1,h,d_k).transpose(1,2)) and 3) attend   (B,H,T,D)
   Tensor x = attention_heads(q, k, v, h, mask ? &m4 : nullptr, &dropout, &attn);
   // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
-  const size_t H = static_cast<size_t>(h), D = static_cast<size_t>(d_k);
-  Tensor merged = Tensor::from_shape({B, T, H * D});
-  for (size_t b = 0; b < B; ++b)
-    for (size_t hh = 0; hh < H; ++hh)
-      for (size_t t = 0; t < T; ++t)
-        std::copy_n(x.data() + ((b * H + hh) * T + t) * D, D, merged.data() + (b * T + t) * H * D + hh * D);
+  const Tensor merged = merge_heads(x);
   // 5) output projection linears[3]   (B,T,C)
   return linears[3](merged);
 }

@@ -12,7 +12,7 @@
 // ts::default_generator()). `deepcopy` in the article means ONE draw, then copies:
 // MultiHeadedAttention's four Linears are copies of one Linear (one weight+bias draw).
 //
-// Name clashes with the core (src/nn.hpp, src/rng.hpp) are resolved with a prefix; the
+// Name clashes with the core (src/transformer/nn.hpp, src/exact/rng.hpp) are resolved with a prefix; the
 // module reprs still print the article's class names:
 //   article LayerNorm   -> AnnotatedLayerNorm      article Embeddings -> AnnotatedEmbeddings
 //   article Generator   -> AnnotatedGenerator      article Transformer -> EncoderDecoder
@@ -26,9 +26,9 @@
 #include <utility>
 #include <vector>
 
-#include "nn.hpp"
-#include "print.hpp"
-#include "tensor.hpp"
+#include "exact/print.hpp"
+#include "exact/tensor.hpp"
+#include "transformer/nn.hpp"
 
 namespace ts {
 

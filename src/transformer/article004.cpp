@@ -1,12 +1,12 @@
 // article004.cpp: article 004's functions (see article004.hpp); formula line, then shape line.
-#include "article004.hpp"
+#include "transformer/article004.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "fp_contract.hpp"
+#include "exact/fp_contract.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
 
 
 namespace ts {

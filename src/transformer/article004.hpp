@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 

@@ -1,10 +1,12 @@
 // kv_cache.cpp: one-token decoding steps with per-layer caches (see kv_cache.hpp).
 // Each step reads like article 002's DecoderLayer.forward with the causal mask replaced by the
 // cache; tests/twins/ch09_decoder.py runs the same steps in PyTorch.
-#include "kv_cache.hpp"
+#include "transformer/kv_cache.hpp"
 
 #include <algorithm>
 #include <stdexcept>
+
+#include "exact/tensor_ops.hpp"
 
 namespace ts {
 
@@ -38,13 +40,7 @@ Tensor cat_dim1(const Tensor& a, const Tensor& b) {
   if (a.dimension() != 3) return b;  // the first step: nothing cached yet
   if (b.dimension() != 3 || a.shape()[0] != b.shape()[0] || a.shape()[2] != b.shape()[2])
     throw std::invalid_argument("cat_dim1: tensors must be (B,t,C) and (B,u,C)");
-  const size_t B = a.shape()[0], t = a.shape()[1], u = b.shape()[1], C = a.shape()[2];
-  Tensor out = Tensor::from_shape({B, t + u, C});
-  for (size_t i = 0; i < B; ++i) {
-    std::copy_n(a.data() + i * t * C, t * C, out.data() + i * (t + u) * C);
-    std::copy_n(b.data() + i * u * C, u * C, out.data() + i * (t + u) * C + t * C);
-  }
-  return out;
+  return cat(std::vector<const Tensor*>{&a, &b}, 1);
 }
 
 namespace {

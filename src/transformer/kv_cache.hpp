@@ -5,7 +5,7 @@
 // state[2][i] and appends the new token's row at every inference step
 // (key_values = torch.cat((state[2][i], X), dim=1)); the new row then attends over all of
 // them, so no causal mask is needed: the cache only holds the past. Here the same idea runs
-// on article 002's pre-LN DecoderLayer / Decoder (src/annotated.hpp), in two flavours:
+// on article 002's pre-LN DecoderLayer / Decoder (src/transformer/annotated.hpp), in two flavours:
 //
 //   CacheKind::Inputs      article 001 as written: cache the rows self-attention reads
 //                          (norm(x) in the pre-LN layer) and project keys and values of
@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "annotated.hpp"
-#include "tensor.hpp"
+#include "exact/tensor.hpp"
+#include "transformer/annotated.hpp"
 
 namespace ts {
 

@@ -1,5 +1,5 @@
 // nn.cpp: article 000's modules. Each forward reads top to bottom like the article's Python.
-#include "nn.hpp"
+#include "transformer/nn.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -7,9 +7,10 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels.hpp"
-#include "matmul.hpp"
-#include "rng.hpp"
+#include "exact/kernels.hpp"
+#include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "exact/tensor_ops.hpp"
 
 namespace ts {
 
@@ -141,7 +142,7 @@ Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& key, co
   outs.reserve(heads.size());
   for (const AttentionHead& h : heads) outs.push_back(h(query, key, value, mask));
   // 2) concatenate the heads: (B,T,H*D) = (B,T,C)
-  Tensor x = cat_lastdim(outs);
+  Tensor x = cat(outs, -1);
   // 3) output projection
   //    (B,T,C) -> (B,T,C)
   return output_linear(x);
@@ -259,23 +260,5 @@ void TransformerEncoder::train(bool on) {
   for (TransformerEncoderLayer& l : layers) l.train(on);
 }
 
-Tensor cat_lastdim(const std::vector<Tensor>& parts) {
-  // torch.cat(parts, dim=-1)
-  // H x (...,D) -> (...,H*D)
-  if (parts.empty()) throw std::invalid_argument("cat: nothing to concatenate");
-  Shape shape = shape_of(parts[0]);
-  const size_t rows = parts[0].size() / shape.back();
-  size_t total = 0;
-  for (const Tensor& p : parts) total += p.shape().back();
-  shape.back() = total;
-  Tensor out = Tensor::from_shape(shape);
-  size_t offset = 0;
-  for (const Tensor& p : parts) {
-    const size_t d = p.shape().back();
-    for (size_t r = 0; r < rows; ++r) std::copy_n(p.data() + r * d, d, out.data() + r * total + offset);
-    offset += d;
-  }
-  return out;
-}
 
 }  // namespace ts

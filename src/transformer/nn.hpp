@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "print.hpp"
-#include "tensor.hpp"
+#include "exact/print.hpp"
+#include "exact/tensor.hpp"
 
 namespace ts {
 
@@ -149,7 +149,5 @@ struct TransformerEncoder {
   void train(bool on);
 };
 
-// torch.cat(parts, dim=-1): parts (...,D_i) with equal leading dims -> (...,sum D_i)
-Tensor cat_lastdim(const std::vector<Tensor>& parts);
 
 }  // namespace ts

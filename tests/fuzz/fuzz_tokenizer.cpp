@@ -1,5 +1,5 @@
 // fuzz_tokenizer.cpp: libFuzzer target for the WordPiece tokenizer and the vocabulary loader
-// (src/tokenizer.cpp), built with clang's -fsanitize=fuzzer,address,undefined.
+// (src/text/tokenizer.cpp), built with clang's -fsanitize=fuzzer,address,undefined.
 //   make test   runs it for a fixed number of inputs (CTest "fuzz_tokenizer", label sanitize)
 //   make fuzz   runs it for 10 minutes
 // The first byte of an input picks what is fuzzed:
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "print.hpp"
+#include "exact/print.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

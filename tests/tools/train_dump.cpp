@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "exact/matmul.hpp"
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
@@ -179,6 +180,7 @@ StFile op_cases() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ts::use_widest_blas_core();  // OpenBLAS on the widest kernel this CPU runs
   if (argc < 2) {
     std::fprintf(stderr, "usage: train_dump DIR [--quick]\n");
     return 2;

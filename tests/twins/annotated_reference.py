@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of src/annotated.hpp (article 002's modules): writes torch 1.13's results.
+"""PyTorch twin of src/transformer/annotated.hpp (article 002's modules): writes torch 1.13's results.
 
 Usage: /usr/bin/python3 tests/twins/annotated_reference.py OUT_DIR
 

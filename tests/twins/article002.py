@@ -4,7 +4,7 @@ line), re-typed for the twins.
 The article's listings (and its ch09util.py) as written, including where they differ from the
 canonical Annotated Transformer: PositionwiseFeedForward has no activation, LayerNorm uses
 sqrt(std**2 + eps) with the unbiased std, attention() masks with -1e9. DEVICE is the CPU.
-Same classes, same __init__ order (so the same random draws) as src/annotated.cpp."""
+Same classes, same __init__ order (so the same random draws) as src/transformer/annotated.cpp."""
 import math
 from copy import deepcopy
 

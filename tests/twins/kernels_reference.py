@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of src/kernels.hpp: writes inputs and torch 1.13 outputs as raw float32.
+"""PyTorch twin of src/exact/kernels.hpp: writes inputs and torch 1.13 outputs as raw float32.
 
 Usage: /usr/bin/python3 tests/twins/kernels_reference.py OUT_DIR
 

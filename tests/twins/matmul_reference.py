@@ -1,4 +1,4 @@
-"""PyTorch twin of src/matmul.cpp: the exact bits torch 1.13 gives for the course's products.
+"""PyTorch twin of src/exact/matmul.cpp: the exact bits torch 1.13 gives for the course's products.
 
 Usage: /usr/bin/python3 tests/twins/matmul_reference.py OUT_DIR
 

@@ -1,4 +1,4 @@
-"""PyTorch twin of src/print.cpp: what torch 1.13 prints for given tensors, floats, sizes, modules.
+"""PyTorch twin of src/exact/print.cpp: what torch 1.13 prints for given tensors, floats, sizes, modules.
 
 Usage: /usr/bin/python3 tests/twins/print_reference.py IN.json OUT.json
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of src/rng.cpp: runs each probe in torch and dumps the raw bits.
+"""PyTorch twin of src/exact/rng.cpp: runs each probe in torch and dumps the raw bits.
 
 Usage: /usr/bin/python3 tests/twins/rng_reference.py OUT_DIR
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of src/stats.hpp: writes inputs and torch 1.13 var/std/mean as raw float32.
+"""PyTorch twin of src/exact/stats.hpp: writes inputs and torch 1.13 var/std/mean as raw float32.
 
 Usage: /usr/bin/python3 tests/twins/stats_reference.py OUT_DIR
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference twin for src/tokenizer.cpp: HF's slow BertTokenizer(do_lower_case=True).
+"""Reference twin for src/text/tokenizer.cpp: HF's slow BertTokenizer(do_lower_case=True).
 
 HuggingFace transformers is not installable here, so this is a plain port of the code
 path `BertTokenizer.from_pretrained("bert-base-uncased").tokenize(text)` runs:

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "isa.hpp"
+#include "fast/isa.hpp"
 
 namespace ts::simd {
 

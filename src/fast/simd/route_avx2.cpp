@@ -2,7 +2,7 @@
 // Compiled with -mavx2 -mfma on a baseline x86-64 target (CMakeLists.txt), whatever the
 // rest of the build uses; route() calls it only where cpu_isa() >= avx2.
 #define TS_ROUTE_ARCH xsimd::fma3<xsimd::avx2>
-#include "simd/route_impl.hpp"
+#include "fast/simd/route_impl.hpp"
 
 namespace ts::simd {
 const Route& route_avx2() {

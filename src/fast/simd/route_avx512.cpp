@@ -6,7 +6,7 @@
 // -Wmaybe-uninitialized then reports in every function that inlines them (not our code).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#include "simd/route_impl.hpp"
+#include "fast/simd/route_impl.hpp"
 
 namespace ts::simd {
 const Route& route_avx512() {

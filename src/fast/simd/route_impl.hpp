@@ -19,8 +19,8 @@
 #include <limits>
 #include <utility>
 
-#include "kernels.hpp"  // kernel_path(), naive::gelu (--naive)
-#include "simd/route.hpp"
+#include "exact/kernels.hpp"  // kernel_path(), naive::gelu (--naive)
+#include "fast/simd/route.hpp"
 
 namespace ts::simd {
 namespace {

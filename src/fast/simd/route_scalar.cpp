@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "simd/route.hpp"
+#include "fast/simd/route.hpp"
 
 namespace ts::simd {
 namespace {

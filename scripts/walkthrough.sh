@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make walkthrough: every chapter in article order.
+#   scripts/walkthrough.sh [BUILD_DIR] [chapter flags, e.g. --color=always]
+# On a terminal it pauses before each chapter after the first ("chapter 2: ... press Enter
+# (q to stop)"), so the output can be read beside the article. Piped or redirected
+# (make walkthrough | less -R, > out.txt), it runs straight through, as before.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+[ $# -gt 0 ] && shift
+chapters=$(cd "$here/chapters" && ls ch*.cpp | sed 's/\.cpp$//' | sort)
+interactive=0
+[ -t 0 ] && [ -t 1 ] && interactive=1
+n=0
+for ch in $chapters; do
+  n=$((n + 1))
+  if [ $n -gt 1 ] && [ $interactive = 1 ]; then
+    # the chapter's title: the first line of its --help, up to "(follows"
+    title=$("$build/$ch" --help 2>/dev/null | head -n 1 | sed 's/ (follows.*//')
+    printf '\n\033[1mchapter %d: %s\033[0m  press Enter (q to stop) ' "$n" "${title:-$ch}"
+    read -r answer || { echo; exit 0; }
+    case "$answer" in q|Q|quit|exit) exit 0 ;; esac
+  fi
+  "$build/$ch" "$@"
+  code=$?
+  if [ $code -ne 0 ]; then
+    echo "walkthrough: $ch exited with code $code" >&2
+    exit $code
+  fi
+done

@@ -1,0 +1,132 @@
+// layout.cpp: see layout.hpp.
+#include "course/layout.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ts {
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\033') {  // ESC [ ... m: a colour, no column
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+  }
+  return n;
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string fit(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (n + 1 >= width) break;
+      ++n;
+    }
+    out += s[i];
+  }
+  return out + "~";
+}
+
+std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
+  std::vector<std::vector<std::string>> lines(blocks.size());
+  std::vector<size_t> widths(blocks.size(), 0);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    size_t start = 0;
+    while (start < blocks[i].size()) {
+      size_t end = blocks[i].find('\n', start);
+      if (end == std::string::npos) end = blocks[i].size();
+      lines[i].push_back(blocks[i].substr(start, end - start));
+      widths[i] = std::max(widths[i], display_width(lines[i].back()));
+      start = end + 1;
+    }
+  }
+  std::string out;
+  const size_t gap = 3;
+  for (size_t first = 0; first < blocks.size();) {
+    size_t last = first + 1, used = widths[first];
+    while (last < blocks.size() && used + gap + widths[last] <= width) used += gap + widths[last++];
+    size_t rows = 0;
+    for (size_t i = first; i < last; ++i) rows = std::max(rows, lines[i].size());
+    for (size_t r = 0; r < rows; ++r) {
+      std::string line;
+      for (size_t i = first; i < last; ++i) {
+        const std::string cell = r < lines[i].size() ? lines[i][r] : "";
+        line += cell;
+        if (i + 1 < last) line += std::string(widths[i] - display_width(cell) + gap, ' ');
+      }
+      out += line + "\n";
+    }
+    out += "\n";
+    first = last;
+  }
+  return out;
+}
+
+size_t terminal_width(size_t fallback) {
+  if (!isatty(STDOUT_FILENO)) return fallback;
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const long n = std::strtol(c, nullptr, 10);
+    if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
+  }
+  return fallback;
+}
+
+std::string wrap(const std::string& text, size_t width) {
+  std::string out, line, indent;
+  auto flush = [&] {
+    if (!line.empty()) out += line + "\n";
+    line.clear();
+  };
+  size_t start = 0;
+  for (;;) {
+    size_t end = text.find('\n', start);
+    const bool last = end == std::string::npos;
+    if (last) end = text.size();
+    const std::string raw = text.substr(start, end - start);
+    start = end + 1;
+    const size_t lead = raw.find_first_not_of(' ');
+    if (lead == std::string::npos) {  // a blank line ends the paragraph (and is kept)
+      flush();
+      if (!last) out += "\n";
+    } else if (lead > 2 || raw.find("  ", lead) != std::string::npos) {  // a table row, code: as it is
+      flush();
+      out += raw + "\n";
+    } else {  // prose: its words join the paragraph
+      if (line.empty()) indent = raw.substr(0, lead);
+      size_t i = lead;
+      while (i < raw.size()) {
+        const size_t e = std::min(raw.find(' ', i), raw.size());
+        const std::string word = raw.substr(i, e - i);
+        i = std::min(raw.find_first_not_of(' ', e), raw.size());
+        if (line.empty()) {
+          line = indent + word;
+        } else if (display_width(line) + 1 + display_width(word) <= width) {
+          line += " " + word;
+        } else {
+          out += line + "\n";
+          line = indent + word;
+        }
+      }
+    }
+    if (last) break;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace ts

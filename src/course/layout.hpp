@@ -1,0 +1,34 @@
+// layout.hpp: text laid out for the terminal -- display width, label cutting, blocks side by
+// side, prose wrapped to the screen (introduced in ch01's heatmaps, used by every chapter).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ts {
+
+// Columns `s` takes on a terminal: one per code point, ANSI colour sequences not counted.
+size_t display_width(const std::string& s);
+
+// `s` padded with spaces to `width` columns (unchanged if already wider).
+std::string pad_right(const std::string& s, size_t width);
+
+// `s` cut to at most `width` columns, the cut marked with '~' (the '~' takes the last column).
+std::string fit(const std::string& s, size_t width);
+
+// Multi-line blocks side by side, as many per row as fit in `width` columns, 3 spaces apart;
+// a blank line after each row of blocks.
+std::string side_by_side(const std::vector<std::string>& blocks, size_t width);
+
+// Columns of the terminal on stdout (TIOCGWINSZ, else $COLUMNS), or `fallback` when stdout
+// is not a terminal: output to a file or a pipe does not depend on who ran it.
+size_t terminal_width(size_t fallback = 100);
+
+// Prose re-flowed to `width` columns. A prose line starts with at most 2 spaces and has no
+// run of 2 spaces inside; consecutive prose lines form a paragraph whose words are joined
+// and broken before `width`, each line starting with the paragraph's first indent. Other
+// lines (tables, code, anything aligned with spaces) and blank lines are kept as they are.
+std::string wrap(const std::string& text, size_t width);
+
+}  // namespace ts

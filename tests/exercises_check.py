@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Every exercise of every docs page, done as the page says, and the chapter's notes checked.
+
+usage: exercises_check.py BUILD_DIR [FILTER]
+
+The pages' "## Exercises" sections are numbered lists. Exercise N of docs/chNN_x.md is
+done by docs/exercises/chNN_x/N.patch: a few header lines, then (for an edit of the code)
+a unified diff of chapters/chNN_x.cpp. The header says how to run the result and what the
+output must then say:
+
+    # run: --eval --d-ff 16          the chapter's arguments (optional)
+    # exit: 3                        the exit code expected (default 0)
+    # expect: NOT OK: .*0\\.0414      a regex that must match a line of stdout or stderr
+    # reject: float rounding only    a regex that must match no line
+
+The patch is applied (git apply) to a copy of the chapter in a temporary directory, which
+is compiled and linked exactly as the build does (compile_commands.json and the target's
+link line), against the build's libts_core.a. Nothing in the source tree changes.
+An exercise in a page without its file, or a file for no exercise, fails the check.
+Prints OK / NOT OK per exercise; exit 0 if all hold.
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DOCS = os.path.join(ROOT, "docs")
+EXERCISES = os.path.join(DOCS, "exercises")
+
+
+def exercises_of(page):
+    """Numbers of the items of the page's '## Exercises' list."""
+    nums, inside = [], False
+    for line in open(page, encoding="utf-8"):
+        if line.startswith("## "):
+            inside = line.strip().lower().startswith("## exercises")
+            continue
+        m = re.match(r"^(\d+)\. ", line)
+        if inside and m:
+            nums.append(int(m.group(1)))
+    return nums
+
+
+def parse(path):
+    """(header dict of lists, patch text or '')"""
+    header, body = {}, []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    i = 0
+    while i < len(lines) and lines[i].startswith("#"):
+        m = re.match(r"^# (\w+):\s?(.*)$", lines[i].rstrip("\n"))
+        if m:
+            header.setdefault(m.group(1), []).append(m.group(2))
+        i += 1
+    body = "".join(lines[i:]).lstrip("\n")
+    return header, body
+
+
+def build_variant(build, chapter, patch, tmp):
+    """Apply `patch` to a copy of the chapter, compile and link it as the build does; the binary's path."""
+    src_dir = os.path.join(tmp, "chapters")
+    os.makedirs(src_dir, exist_ok=True)
+    src = os.path.join(src_dir, chapter + ".cpp")
+    with open(os.path.join(ROOT, "chapters", chapter + ".cpp"), encoding="utf-8") as f:
+        original = f.read()
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(original)
+    if patch:
+        p = os.path.join(tmp, "edit.patch")
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(patch)
+        r = subprocess.run(["git", "apply", "--whitespace=nowarn", p], cwd=tmp, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("the patch no longer applies to chapters/%s.cpp: %s" % (chapter, r.stderr.strip()))
+    cc = json.load(open(os.path.join(build, "compile_commands.json")))
+    entry = next((e for e in cc if os.path.basename(e["file"]) == chapter + ".cpp"), None)
+    if entry is None:
+        raise RuntimeError("no compile command for %s in %s" % (chapter, build))
+    obj = os.path.join(tmp, chapter + ".o")
+    args = shlex.split(entry["command"])
+    out_i = args.index("-o")
+    args[out_i + 1] = obj
+    args[-1] = src
+    r = subprocess.run(args, cwd=entry["directory"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("the edited chapter does not compile:\n" + r.stderr[-3000:])
+    link = shlex.split(open(os.path.join(build, "CMakeFiles", chapter + ".dir", "link.txt")).read())
+    exe = os.path.join(tmp, chapter)
+    link = [obj if a.endswith(".cpp.o") else a for a in link]
+    link[link.index("-o") + 1] = exe
+    r = subprocess.run(link, cwd=build, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("the edited chapter does not link:\n" + r.stderr[-3000:])
+    return exe
+
+
+def check(build, chapter, n, path):
+    header, patch = parse(path)
+    with tempfile.TemporaryDirectory(prefix="ts-exercise-") as tmp:
+        exe = build_variant(build, chapter, patch, tmp) if patch else os.path.join(build, chapter)
+        args = shlex.split(" ".join(header.get("run", [])))
+        env = dict(os.environ, OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "Haswell"))
+        env.pop("TS_LANG", None)
+        r = subprocess.run([exe] + args, capture_output=True, text=True, env=env, timeout=600)
+    out = (r.stdout + "\n" + r.stderr).splitlines()
+    problems = []
+    want = int(header.get("exit", ["0"])[0])
+    if r.returncode != want:
+        problems.append("exit code %d, expected %d (stderr: %s)" % (r.returncode, want, r.stderr.strip()[-300:]))
+    for rx in header.get("expect", []):
+        if not any(re.search(rx, line) for line in out):
+            problems.append("no line matches %r" % rx)
+    for rx in header.get("reject", []):
+        hit = next((line for line in out if re.search(rx, line)), None)
+        if hit is not None:
+            problems.append("a line matches %r: %s" % (rx, hit.strip()))
+    if not header.get("expect"):
+        problems.append("the file has no '# expect:' line: the exercise checks nothing")
+    return problems
+
+
+def main():
+    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+    only = sys.argv[2] if len(sys.argv) > 2 else ""
+    failed = 0
+    for page in sorted(os.listdir(DOCS)):
+        m = re.match(r"^(ch\d\d_\w+)\.md$", page)
+        if not m or only not in m.group(1):
+            continue
+        chapter = m.group(1)
+        nums = exercises_of(os.path.join(DOCS, page))
+        folder = os.path.join(EXERCISES, chapter)
+        files = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+        for f in files:
+            if not re.match(r"^\d+\.patch$", f) or int(f.split(".")[0]) not in nums:
+                print("NOT OK %s: docs/exercises/%s/%s is for no exercise of docs/%s" % (chapter, chapter, f, page))
+                failed += 1
+        for n in nums:
+            path = os.path.join(folder, "%d.patch" % n)
+            name = "%s exercise %d" % (chapter, n)
+            if not os.path.exists(path):
+                print("NOT OK %s: no docs/exercises/%s/%d.patch" % (name, chapter, n))
+                failed += 1
+                continue
+            try:
+                problems = check(build, chapter, n, path)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                problems = [str(e)]
+            print(("OK " if not problems else "NOT OK ") + name + "".join("\n    " + p for p in problems))
+            failed += bool(problems)
+    print("%d exercise(s) failed" % failed if failed else "all exercises hold")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
