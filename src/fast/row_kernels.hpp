@@ -13,7 +13,7 @@ void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
                      const float* beta, float eps);
 // y = GELU(x [+ bias]) on rows (rows, n) whose starts are `ld` apart (in place allowed);
-// bias (n) or nullptr. GELU is the exact (erf) form, erf to ~2e-7.
+// bias (n) or nullptr. GELU is the exact (erf) form, erf to ~5e-7.
 void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias);
 // y = GELU(x) on n contiguous values.
 void gelu(const float* x, float* y, int64_t n);
