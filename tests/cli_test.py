@@ -32,7 +32,10 @@ VOCAB = os.environ.get("TS_VOCAB", os.path.join(HERE, "..", "data", "bert-base-u
 GENERIC = [
     # unknown, missing, repeated, misplaced
     "--bogus", "-x", "extra_word", "--seed", "--seed 1 --seed 2", "--plain --plain", "--plain=yes",
-    "--plain --transcript", "--eval=1",
+    "--plain --transcript", "--eval=1", "--full=1",
+    # colour: --color takes auto, always or never; --no-color is never and may not contradict it
+    "--color sometimes #expect auto, always or never", "--color '' #expect auto, always or never",
+    "--no-color --color=always #expect disagree",
     # a flag taken as a value: refused (write --opt=value to mean it)
     "--seed --plain", "--dump --plain #expect --dump=--plain", "--text --plain #expect --text=--plain",
     # numbers: Python's int() in decimal only
@@ -239,6 +242,15 @@ def main():
         r = run(binary, ["--no-color", "--seed", "1"], text=True)
         ok = r.returncode == 0 and r.stdout.strip() != "" and sanitizer_clean(r.stderr)
         res.record(ok, "full run --seed 1", f"exit {r.returncode}" + ("" if ok else ": " + r.stderr[-2000:]))
+        # --color=always colours a pipe (for less -R); the piped default and --plain never do.
+        # (Chapter::run decides for every chapter alike: the colour run is ch01's, the quickest.)
+        plain_c = run(binary, ["--color=always", "--plain"], text=True)
+        ok = "\033[" not in r.stdout and "\033[" not in plain_c.stdout and plain_c.returncode == 0
+        if os.path.basename(binary).startswith("ch01"):
+            c = run(binary, ["--color=always", "--seed", "1"], text=True)
+            ok = ok and c.returncode == 0 and "\033[" in c.stdout
+        res.record(ok, "colour: --color=always through a pipe; none by default when piped or with --plain",
+                   f"exit {plain_c.returncode}")
     finally:
         fx.close()
     print(f"{res.passed} passed, {res.failed} failed ({len(cases)} bad-input cases, 4 I/O cases, 1 dump case)")
