@@ -452,7 +452,10 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
   }
   ++step_;
   std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
-  if (!why.empty()) std::cout << dim("   ↳ " + why) << "\n";
+  if (!why.empty()) {  // on a terminal, re-flowed to its width under the arrow; piped, one line
+    const std::string note = hang(why, terminal_width(std::string::npos), "   ↳ ", "     ");
+    std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
+  }
 }
 
 void Chapter::show(const std::string& expr, const Tensor& t, const PrintMeta& meta, const std::string& why,

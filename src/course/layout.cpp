@@ -67,6 +67,7 @@ std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
         line += cell;
         if (i + 1 < last) line += std::string(widths[i] - display_width(cell) + gap, ' ');
       }
+      while (!line.empty() && line.back() == ' ') line.pop_back();  // no trailing blanks
       out += line + "\n";
     }
     out += "\n";
@@ -127,6 +128,31 @@ std::string wrap(const std::string& text, size_t width) {
   }
   flush();
   return out;
+}
+
+std::string hang(const std::string& text, size_t width, const std::string& first, const std::string& rest) {
+  if (text.find('\n') != std::string::npos || text.find("  ") != std::string::npos) {
+    std::string out = first;
+    for (char c : text) out += c == '\n' ? "\n" + rest : std::string(1, c);
+    return out + "\n";
+  }
+  std::string out, line = first;
+  bool empty = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t e = std::min(text.find(' ', i), text.size());
+    const std::string word = text.substr(i, e - i);
+    i = e + 1;
+    if (word.empty()) continue;
+    if (!empty && display_width(line) + 1 + display_width(word) > width) {
+      out += line + "\n";
+      line = rest + word;
+    } else {
+      line += (empty ? "" : " ") + word;
+    }
+    empty = false;
+  }
+  return out + line + "\n";
 }
 
 }  // namespace ts

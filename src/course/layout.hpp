@@ -31,4 +31,9 @@ size_t terminal_width(size_t fallback = 100);
 // lines (tables, code, anything aligned with spaces) and blank lines are kept as they are.
 std::string wrap(const std::string& text, size_t width);
 
+// One note with a hanging indent: `first` before its first line, `rest` before the others,
+// words re-flowed to `width` columns; ends with a newline. A note with a line break or a
+// double space inside (a table, aligned figures) keeps its lines, each after `rest`.
+std::string hang(const std::string& text, size_t width, const std::string& first, const std::string& rest);
+
 }  // namespace ts

@@ -1,0 +1,41 @@
+// test_layout.cpp: src/course/layout.hpp -- widths, cutting, blocks side by side, prose
+// re-flowed (say()) and notes under their arrow (show()).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "course/layout.hpp"
+
+TEST_CASE("layout: display width counts code points, not bytes or colour codes", "[layout]") {
+  CHECK(ts::display_width("time") == 4);
+  CHECK(ts::display_width("caf\xc3\xa9") == 4);               // café: é is two bytes
+  CHECK(ts::display_width("\033[1mbold\033[0m") == 4);        // ANSI colour takes no column
+  CHECK(ts::fit("arrow", 4) == "arr~");
+  CHECK(ts::fit("an", 4) == "an");
+  CHECK(ts::pad_right("ab", 4) == "ab  ");
+}
+
+TEST_CASE("layout: side_by_side puts as many blocks per row as fit", "[layout]") {
+  const std::string two = ts::side_by_side({"a\nbb", "c"}, 80);
+  CHECK(two == "a    c\nbb\n\n");  // widths 2 and 1, 3 spaces apart, then a blank line
+  const std::string one_each = ts::side_by_side({"aaaa", "bbbb"}, 6);
+  CHECK(one_each == "aaaa\n\nbbbb\n\n");
+}
+
+TEST_CASE("layout: wrap re-flows prose and keeps tables", "[layout]") {
+  // two prose lines form one paragraph, re-broken before 20 columns, indent kept
+  CHECK(ts::wrap("  one two three\n  four five six seven", 20) == "  one two three four\n  five six seven\n");
+  // a line aligned with double spaces is a table row: kept as written, and ends the paragraph
+  CHECK(ts::wrap("  word  pieces  ids\n  time  time    2051", 10) == "  word  pieces  ids\n  time  time    2051\n");
+  // a blank line separates paragraphs
+  CHECK(ts::wrap("  a b\n\n  c d", 80) == "  a b\n\n  c d\n");
+  // a word longer than the width stays whole on its own line
+  CHECK(ts::wrap("  abcdefghij k", 5) == "  abcdefghij\n  k\n");
+}
+
+TEST_CASE("layout: hang puts a note under its arrow", "[layout]") {
+  CHECK(ts::hang("one two three", 12, "-> ", "   ") == "-> one two\n   three\n");
+  CHECK(ts::hang("short", 80, "-> ", "   ") == "-> short\n");
+  // lines of their own (a figure in a note) are kept, each after the indent
+  CHECK(ts::hang("a\nb", 80, "-> ", "   ") == "-> a\n   b\n");
+}
