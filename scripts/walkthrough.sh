@@ -11,13 +11,16 @@ build=${1:-build}
 chapters=$(cd "$here/chapters" && ls ch*.cpp | sed 's/\.cpp$//' | sort)
 interactive=0
 [ -t 0 ] && [ -t 1 ] && interactive=1
+bold=$'\033[1m' plain=$'\033[0m'
+case " $* " in *" --no-color "*|*" --color=never "*|*" --color never "*) bold='' plain='' ;; esac
+[ -n "${NO_COLOR:-}" ] && bold='' plain=
 n=0
 for ch in $chapters; do
   n=$((n + 1))
   if [ $n -gt 1 ] && [ $interactive = 1 ]; then
     # the chapter's title: the first line of its --help, up to "(follows"
     title=$("$build/$ch" --help 2>/dev/null | head -n 1 | sed 's/ (follows.*//')
-    printf '\n\033[1mchapter %d: %s\033[0m  press Enter (q to stop) ' "$n" "${title:-$ch}"
+    printf '\n%schapter %d: %s%s  press Enter (q to stop) ' "$bold" "$n" "${title:-$ch}" "$plain"
     read -r answer || { echo; exit 0; }
     case "$answer" in q|Q|quit|exit) exit 0 ;; esac
   fi
