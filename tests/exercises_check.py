@@ -19,6 +19,7 @@ link line), against the build's libts_core.a. Nothing in the source tree changes
 An exercise in a page without its file, or a file for no exercise, fails the check.
 Prints OK / NOT OK per exercise; exit 0 if all hold.
 """
+import concurrent.futures
 import json
 import os
 import re
@@ -127,7 +128,7 @@ def check(build, chapter, n, path):
 def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
     only = sys.argv[2] if len(sys.argv) > 2 else ""
-    failed = 0
+    messages, jobs = [], []  # jobs: (name, chapter, n, path), run on every core
     for page in sorted(os.listdir(DOCS)):
         m = re.match(r"^(ch\d\d_\w+)\.md$", page)
         if not m or only not in m.group(1):
@@ -138,22 +139,29 @@ def main():
         files = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
         for f in files:
             if not re.match(r"^\d+\.patch$", f) or int(f.split(".")[0]) not in nums:
-                print("NOT OK %s: docs/exercises/%s/%s is for no exercise of docs/%s" % (chapter, chapter, f, page))
-                failed += 1
+                messages.append("NOT OK %s: docs/exercises/%s/%s is for no exercise of docs/%s" % (chapter, chapter, f, page))
         for n in nums:
             path = os.path.join(folder, "%d.patch" % n)
             name = "%s exercise %d" % (chapter, n)
             if not os.path.exists(path):
-                print("NOT OK %s: no docs/exercises/%s/%d.patch" % (name, chapter, n))
-                failed += 1
+                messages.append("NOT OK %s: no docs/exercises/%s/%d.patch" % (name, chapter, n))
                 continue
-            try:
-                problems = check(build, chapter, n, path)
-            except (RuntimeError, subprocess.TimeoutExpired) as e:
-                problems = [str(e)]
-            print(("OK " if not problems else "NOT OK ") + name + "".join("\n    " + p for p in problems))
-            failed += bool(problems)
-    print("%d exercise(s) failed" % failed if failed else "all exercises hold")
+            jobs.append((name, chapter, n, path))
+
+    def one(job):
+        name, chapter, n, path = job
+        try:
+            problems = check(build, chapter, n, path)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            problems = [str(e)]
+        return ("OK " if not problems else "NOT OK ") + name + "".join("\n    " + p for p in problems)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(one, jobs))
+    for line in messages + results:
+        print(line)
+    failed = sum(line.startswith("NOT OK") for line in messages + results)
+    print("%d exercise(s) failed" % failed if failed else "all %d exercises hold" % len(jobs))
     return 1 if failed else 0
 
 
