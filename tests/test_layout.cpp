@@ -39,3 +39,19 @@ TEST_CASE("layout: hang puts a note under its arrow", "[layout]") {
   // lines of their own (a figure in a note) are kept, each after the indent
   CHECK(ts::hang("a\nb", 80, "-> ", "   ") == "-> a\n   b\n");
 }
+
+TEST_CASE("layout: CJK characters take two columns, marks none", "[layout]") {
+  CHECK(ts::display_width("\xe6\xb3\xa8\xe6\x84\x8f\xe5\x8a\x9b") == 6);  // 注意力: 3 wide characters
+  CHECK(ts::display_width("e\xcc\x81") == 1);                             // e + combining acute
+  CHECK(ts::display_width("\xef\xbc\xa1") == 2);                          // fullwidth A
+  CHECK(ts::column_width(U'\u6ce8') == 2);
+  CHECK(ts::column_width(U'a') == 1);
+  // cutting never splits a character, and never overflows the width
+  CHECK(ts::fit("\xe6\xb3\xa8\xe6\x84\x8f\xe5\x8a\x9b", 4) == "\xe6\xb3\xa8~");  // 注~ : 3 columns
+  CHECK(ts::display_width(ts::fit("\xe6\xb3\xa8\xe6\x84\x8f\xe5\x8a\x9b", 5)) <= 5);
+  // blocks of Chinese text line up by columns
+  const std::string row = ts::side_by_side({"\xe6\xb3\xa8\xe6\x84\x8f", "x"}, 80);  // 注意 | x
+  CHECK(row == "\xe6\xb3\xa8\xe6\x84\x8f   x\n\n");
+  // prose wraps by columns: 10 wide characters are 20 columns
+  CHECK(ts::wrap("  \xe6\xb3\xa8\xe6\x84\x8f \xe6\xb3\xa8\xe6\x84\x8f", 7) == "  \xe6\xb3\xa8\xe6\x84\x8f\n  \xe6\xb3\xa8\xe6\x84\x8f\n");
+}

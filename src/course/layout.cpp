@@ -6,17 +6,57 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <utility>
 
 namespace ts {
 
+namespace {
+
+struct ColumnRange {  // every code point in [first, last]
+  char32_t first, last;
+};
+#include "course/display_width.inc"
+
+template <size_t N>
+bool in_ranges(const ColumnRange (&table)[N], char32_t c) {
+  const ColumnRange* it = std::upper_bound(std::begin(table), std::end(table), c,
+                                           [](char32_t x, const ColumnRange& r) { return x < r.first; });
+  return it != std::begin(table) && c <= (it - 1)->last;
+}
+
+// The code point starting at s[i] and its length in bytes (a malformed byte: itself, 1 byte).
+std::pair<char32_t, size_t> decode(const std::string& s, size_t i) {
+  const unsigned char b = static_cast<unsigned char>(s[i]);
+  const size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
+  if (len == 1 || i + len > s.size()) return {b, 1};
+  char32_t c = b & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) {
+    const unsigned char cb = static_cast<unsigned char>(s[i + k]);
+    if ((cb & 0xC0) != 0x80) return {b, 1};
+    c = (c << 6) | (cb & 0x3F);
+  }
+  return {c, len};
+}
+
+}  // namespace
+
+size_t column_width(char32_t c) {
+  if (in_ranges(kZeroWidthRanges, c)) return 0;
+  return in_ranges(kWideRanges, c) ? 2 : 1;
+}
+
 size_t display_width(const std::string& s) {
   size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = 0; i < s.size();) {
     if (s[i] == '\033') {  // ESC [ ... m: a colour, no column
       while (i < s.size() && s[i] != 'm') ++i;
+      ++i;
       continue;
     }
-    n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+    const auto [c, len] = decode(s, i);
+    n += column_width(c);
+    i += len;
   }
   return n;
 }
@@ -29,13 +69,14 @@ std::string pad_right(const std::string& s, size_t width) {
 std::string fit(const std::string& s, size_t width) {
   if (display_width(s) <= width) return s;
   std::string out;
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (n + 1 >= width) break;
-      ++n;
-    }
-    out += s[i];
+  size_t used = 0;
+  for (size_t i = 0; i < s.size();) {
+    const auto [c, len] = decode(s, i);
+    const size_t w = column_width(c);
+    if (used + w + 1 > width) break;  // keep a column for the '~'
+    out += s.substr(i, len);
+    used += w;
+    i += len;
   }
   return out + "~";
 }

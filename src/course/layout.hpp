@@ -8,13 +8,18 @@
 
 namespace ts {
 
-// Columns `s` takes on a terminal: one per code point, ANSI colour sequences not counted.
+// Columns a character takes on a terminal: 2 for East Asian Wide and Fullwidth (CJK:
+// 注意力), 0 for combining marks and format characters, else 1 (src/course/display_width.inc,
+// generated from Python's unicodedata by scripts/gen_unicode_tables.py).
+size_t column_width(char32_t c);
+// Columns `s` (UTF-8) takes on a terminal; ANSI colour sequences take none.
 size_t display_width(const std::string& s);
 
 // `s` padded with spaces to `width` columns (unchanged if already wider).
 std::string pad_right(const std::string& s, size_t width);
 
-// `s` cut to at most `width` columns, the cut marked with '~' (the '~' takes the last column).
+// `s` cut to at most `width` columns, the cut marked with '~' (the '~' takes the last column;
+// a wide character that would not fit is left out whole).
 std::string fit(const std::string& s, size_t width);
 
 // Multi-line blocks side by side, as many per row as fit in `width` columns, 3 spaces apart;
