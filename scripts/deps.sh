@@ -10,6 +10,7 @@ packages=(
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
   python3-torch python3-numpy
   clang libclang-rt-14-dev
+  gettext
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -36,6 +36,8 @@ GENERIC = [
     # colour: --color takes auto, always or never; --no-color is never and may not contradict it
     "--color sometimes #expect auto, always or never", "--color '' #expect auto, always or never",
     "--no-color --color=always #expect disagree",
+    # language: zh or en (the value is checked with the other knobs)
+    "--lang fr #expect zh or en", "--lang '' #expect zh or en",
     # a flag taken as a value: refused (write --opt=value to mean it)
     "--seed --plain", "--dump --plain #expect --dump=--plain", "--text --plain #expect --text=--plain",
     # numbers: Python's int() in decimal only
@@ -251,6 +253,13 @@ def main():
             ok = ok and c.returncode == 0 and "\033[" in c.stdout
         res.record(ok, "colour: --color=always through a pipe; none by default when piped or with --plain",
                    f"exit {plain_c.returncode}")
+        # --lang zh and LANG=zh_CN.UTF-8: bad input is refused in Chinese, still one line and exit 2
+        zh = run(binary, ["--lang", "zh", "--seed", "abc"])
+        env_zh = subprocess.run([binary, "--seed", "abc"], capture_output=True,
+                                env=dict(os.environ, LANG="zh_CN.UTF-8", LC_ALL="", LC_MESSAGES=""))
+        msgs = [p.stderr.decode("utf-8", "replace").strip() for p in (zh, env_zh)]
+        ok = all(p.returncode == 2 for p in (zh, env_zh)) and all("错误" in m and "\n" not in m for m in msgs)
+        res.record(ok, "--lang zh / LANG=zh_CN.UTF-8: bad input refused in Chinese", " | ".join(msgs))
     finally:
         fx.close()
     print(f"{res.passed} passed, {res.failed} failed ({len(cases)} bad-input cases, 4 I/O cases, 1 dump case)")

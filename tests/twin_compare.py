@@ -113,9 +113,15 @@ def main():
         print(__doc__)
         return 2
     binary, twin, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+    # flags after "--ours" go to the chapter only (e.g. --lang zh: the twin has no languages,
+    # and --plain / --transcript must not change with the chapter's)
+    ours_only = []
+    if "--ours" in flags:
+        at = flags.index("--ours")
+        flags, ours_only = flags[:at], flags[at + 1:]
     results = []
     for mode in ("--plain", "--transcript"):
-        ours = run([binary, mode, "--no-color"] + flags)
+        ours = run([binary, mode, "--no-color"] + flags + ours_only)
         theirs = run([PYTHON, twin, mode] + flags)
         if not ours.strip():
             # An empty --plain is right only when the articles print nothing in the chapter's

@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "course/i18n.hpp"
 #include "course/layout.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -42,6 +43,8 @@ struct Chapter::Knob {
   bool has_range = false;          // integers: lo <= value <= hi, checked after parsing
   int64_t lo = 0, hi = 0;
   std::string why;
+  std::string help;                // the English help (a msgid: translated when --help is built)
+  CLI::Option* option = nullptr;
 };
 
 // std::cout's buffer while a chapter runs: straight to fd 1, remembering the first write
@@ -145,18 +148,23 @@ std::string join_words(int argc, char** argv) {
 Chapter::Chapter(std::string id, std::string title, std::string follows)
     : id_(std::move(id)), title_(std::move(title)), follows_(std::move(follows)),
       app_(std::make_unique<CLI::App>(title_ + " (follows " + follows_ + ")", id_)) {
-  add_knob("--seed", kText, &seed_text, "torch.manual_seed(S) before the article's code (default 0)");
-  add_knob("--eval", kFlag, &eval, "modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)");
-  add_knob("--plain", kFlag, &plain, "print only what the article's print() calls show, in its order");
-  add_knob("--transcript", kFlag, &transcript, "print every tensor shown as '>>> expr' + value (the twin test format)");
+  add_knob("--seed", kText, &seed_text, N_("torch.manual_seed(S) before the article's code (default 0)"));
+  add_knob("--eval", kFlag, &eval, N_("modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)"));
+  add_knob("--plain", kFlag, &plain, N_("print only what the article's print() calls show, in its order"));
+  add_knob("--transcript", kFlag, &transcript,
+           N_("print every tensor shown as '>>> expr' + value (the twin test format)"));
   add_knob("--color", kText, &color_mode_,
-           "auto (colour when stdout is a terminal), always (e.g. for `| less -R`) or never (default: auto)");
-  add_knob("--no-color", kFlag, &no_color_, "the same as --color=never");
-  add_knob("--full", kFlag, &full, "print every tensor in full, also those the article never prints (default: a summary)");
+           N_("auto (colour when stdout is a terminal), always (e.g. for `| less -R`) or never (default: auto)"));
+  add_knob("--no-color", kFlag, &no_color_, N_("the same as --color=never"));
+  add_knob("--full", kFlag, &full,
+           N_("print every tensor in full, also those the article never prints (default: a summary)"));
+  add_knob("--lang", kText, &lang_text_,
+           N_("language of the explanations, --help and messages: zh or en (default: LC_ALL, LC_MESSAGES or LANG; "
+              "what PyTorch prints is never translated)"));
   add_knob("--dump", kPath, &dump_dir,
-           "write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
-           "--dump wrote: its files are replaced)");
-  add_knob("--naive", kFlag, &naive, "run matmuls and row kernels on the plain reference loops");
+           N_("write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
+              "--dump wrote: its files are replaced)"));
+  add_knob("--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops"));
 }
 
 Chapter::~Chapter() = default;
@@ -171,11 +179,12 @@ Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* targe
     knob->names.push_back(names.substr(b, e - b));
     b = e + 1;
   }
+  knob->help = help;
   if (kind == kFlag) {
-    app_->add_flag(names, *static_cast<bool*>(target), help);
+    knob->option = app_->add_flag(names, *static_cast<bool*>(target), help);
   } else {
     if (kind == kText || kind == kPath) knob->text = *static_cast<std::string*>(target);
-    app_->add_option(names, knob->text, help);
+    knob->option = app_->add_option(names, knob->text, help);
   }
   knobs_.push_back(std::move(knob));
   return *knobs_.back();
@@ -189,7 +198,7 @@ void Chapter::option(const std::string& name, int64_t& value, const std::string&
 }
 void Chapter::option(const std::string& name, int64_t& value, const std::string& help, int64_t lo, int64_t hi,
                      const std::string& why) {
-  Knob& k = add_knob(name, kInt, &value, fmt::format("{} [{}..{}]", help, lo, hi));
+  Knob& k = add_knob(name, kInt, &value, help);
   k.has_range = true;
   k.lo = lo;
   k.hi = hi;
@@ -203,13 +212,13 @@ void Chapter::option(const std::string& name, std::string& value, const std::str
 }
 
 void Chapter::add_text_flag() {
-  add_knob("--text", kText, &text, "input sentence (default: \"time flies like an arrow\")");
+  add_knob("--text", kText, &text, N_("input sentence (default: \"time flies like an arrow\")"));
 }
 
 void Chapter::add_vocab_flag() {
   vocab_path = TS_DEFAULT_VOCAB;
   if (const char* env = std::getenv("TS_VOCAB")) vocab_path = env;
-  add_knob("--vocab", kPath, &vocab_path, "bert-base-uncased vocab.txt (default: data/, fetched by make deps)");
+  add_knob("--vocab", kPath, &vocab_path, N_("bert-base-uncased vocab.txt (default: data/, fetched by make deps)"));
 }
 
 bool Chapter::given(const std::string& name) const {
@@ -223,36 +232,42 @@ bool Chapter::given(const std::string& name) const {
 // message in the course's form (what is wrong, what to do) and none slips through CLI11's
 // leniencies (a flag taken as a value, a knob given twice, --plain=1).
 void Chapter::scan_args(int argc, char** argv) {
-  const std::string help = " (see " + id_ + " --help)";
+  const std::string help = trf(" (see {id} --help)", fmt::arg("id", id_));
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") return;  // CLI11 prints the help
     if (a.size() < 2 || a[0] != '-' || !looks_like_option(a))
-      throw UsageError("unexpected argument " + in_quotes(a) + ": each value goes right after its option, as in --seed 1" +
-                       help);
+      throw UsageError(trf("unexpected argument {arg}: each value goes right after its option, as in --seed 1",
+                           fmt::arg("arg", in_quotes(a))) + help);
     const size_t eq = a.find('=');
     const std::string name = a.substr(0, eq);
     Knob* knob = nullptr;
     for (const auto& k : knobs_)
       for (const std::string& n : k->names)
         if (n == name) knob = k.get();
-    if (knob == nullptr) throw UsageError("unknown option " + in_quotes(name) + ": `" + id_ + " --help` lists the options");
+    if (knob == nullptr)
+      throw UsageError(trf("unknown option {name}: `{id} --help` lists the options", fmt::arg("name", in_quotes(name)),
+                           fmt::arg("id", id_)));
     if (knob->given)
-      throw UsageError(name + " is given twice: give it once" + (knob->kind == kFlag ? "" : " (with the value you mean)"));
+      throw UsageError(knob->kind == kFlag ? trf("{name} is given twice: give it once", fmt::arg("name", name))
+                                           : trf("{name} is given twice: give it once (with the value you mean)",
+                                                 fmt::arg("name", name)));
     knob->given = true;
     knob->typed_name = name;
     if (knob->kind == kFlag) {
-      if (eq != std::string::npos) throw UsageError(name + " is a switch and takes no value: write " + name + " alone");
+      if (eq != std::string::npos)
+        throw UsageError(trf("{name} is a switch and takes no value: write {name} alone", fmt::arg("name", name)));
       continue;
     }
     if (eq != std::string::npos) {
       knob->text = a.substr(eq + 1);
     } else {
-      if (i + 1 >= argc) throw UsageError(name + " needs a value: write " + name + " VALUE" + help);
+      if (i + 1 >= argc) throw UsageError(trf("{name} needs a value: write {name} VALUE", fmt::arg("name", name)) + help);
       knob->text = argv[++i];
       if (looks_like_option(knob->text))
-        throw UsageError(name + " is missing its value (" + in_quotes(knob->text) + " looks like an option): to pass it as the value, write " +
-                         name + "=" + knob->text);
+        throw UsageError(trf("{name} is missing its value ({value} looks like an option): to pass it as the value, "
+                             "write {name}={raw}",
+                             fmt::arg("name", name), fmt::arg("value", in_quotes(knob->text)), fmt::arg("raw", knob->text)));
     }
   }
 }
@@ -268,7 +283,8 @@ void Chapter::read_knobs() {
       case kInt: {
         const PyInt v = parse_py_int(k->text);
         if (!v.ok)
-          throw UsageError(name + " needs a whole number in decimal digits (e.g. " + name + " 8), got " + in_quotes(k->text));
+          throw UsageError(trf("{name} needs a whole number in decimal digits (e.g. {name} 8), got {value}",
+                               fmt::arg("name", name), fmt::arg("value", in_quotes(k->text))));
         // beyond int64: saturate; check_range then refuses it, echoing what was typed
         const uint64_t limit = v.negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
         const uint64_t m = v.too_big ? limit : std::min(v.magnitude, limit);
@@ -282,7 +298,8 @@ void Chapter::read_knobs() {
         // as Python's float() reads it: no hex floats ("0x10"), nothing infinite or NaN
         if (k->text.empty() || end != k->text.c_str() + k->text.size() || errno == ERANGE || !std::isfinite(d) ||
             k->text.find_first_of("xX") != std::string::npos)
-          throw UsageError(name + " needs a finite decimal number (e.g. " + name + " 0.5), got " + in_quotes(k->text));
+          throw UsageError(trf("{name} needs a finite decimal number (e.g. {name} 0.5), got {value}",
+                               fmt::arg("name", name), fmt::arg("value", in_quotes(k->text))));
         *static_cast<double*>(k->target) = d;
         break;
       }
@@ -296,7 +313,7 @@ void Chapter::read_knobs() {
         break;
       }
       case kPath:
-        if (k->text.empty()) throw UsageError(name + " needs a path, got ''");
+        if (k->text.empty()) throw UsageError(trf("{name} needs a path, got ''", fmt::arg("name", name)));
         *static_cast<std::string*>(k->target) = k->text;
         break;
       case kFlag:
@@ -305,6 +322,9 @@ void Chapter::read_knobs() {
   }
   for (const auto& k : knobs_)
     if (k->has_range) check_range(k->names[0], *static_cast<int64_t*>(k->target), k->lo, k->hi, k->why);
+  Lang lang;
+  if (given("--lang") && !parse_lang(lang_text_, lang))
+    throw UsageError(trf("--lang must be zh or en, got {value}", fmt::arg("value", in_quotes(lang_text_))));
 }
 
 // Reports a write error on stdout the way coreutils does ("write error: No space left on
@@ -313,17 +333,55 @@ int Chapter::finish_output(int code) {
   std::cout.flush();
   const int err = out_ ? out_->error() : 0;
   if (err != 0 || std::cout.bad()) {
-    std::cerr << id_ << ": write error: " << std::strerror(err != 0 ? err : EIO) << " (standard output)\n";
+    std::cerr << trf("{id}: write error: {reason} (standard output)", fmt::arg("id", id_),
+                     fmt::arg("reason", std::strerror(err != 0 ? err : EIO)))
+              << "\n";
     return code == 0 ? 1 : code;
   }
   return code;
 }
 
+// --lang (else LC_ALL / LC_MESSAGES / LANG) chosen before anything is printed, so that --help
+// and the first error message are already in the learner's language; a bad --lang value is
+// refused later, with the other knobs (read_knobs).
+void Chapter::choose_language(int argc, char** argv) {
+  Lang lang = lang_from_env();
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string v;
+    if (a == "--lang" && i + 1 < argc)
+      v = argv[i + 1];
+    else if (a.rfind("--lang=", 0) == 0)
+      v = a.substr(7);
+    else
+      continue;
+    Lang chosen;
+    if (parse_lang(v, chosen)) lang = chosen;
+    break;
+  }
+  set_lang(lang);
+  title_ = tr(title_.c_str());
+  follows_ = tr(follows_.c_str());
+  app_->description(trf("{title} (follows {follows})", fmt::arg("title", title_), fmt::arg("follows", follows_)));
+  app_->get_formatter()->label("Usage", _("Usage"));
+  app_->get_formatter()->label("OPTIONS", _("OPTIONS"));
+  app_->get_formatter()->label("Options", _("Options"));
+  for (const auto& k : knobs_) {
+    if (!k->option) continue;
+    std::string help = k->help.empty() ? std::string() : tr(k->help.c_str());
+    if (k->has_range) help += fmt::format(" [{}..{}]", k->lo, k->hi);
+    k->option->description(help);
+  }
+  app_->get_help_ptr()->description(_("Print this help message and exit"));
+}
+
 int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& body) {
+  choose_language(argc, argv);
   // A closed stdout (`>&-`) would lose every line, and let the next file we open take fd 1.
   if (::fcntl(STDOUT_FILENO, F_GETFD) == -1 && errno == EBADF) {
-    std::cerr << id_ << ": write error: standard output is closed (" << std::strerror(EBADF)
-              << "): run with stdout open, e.g. > out.txt\n";
+    std::cerr << trf("{id}: write error: standard output is closed ({reason}): run with stdout open, e.g. > out.txt",
+                     fmt::arg("id", id_), fmt::arg("reason", std::strerror(EBADF)))
+              << "\n";
     return 1;
   }
   // OpenBLAS on the widest kernel this CPU runs, before the first product (exact/matmul.hpp)
@@ -354,7 +412,7 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     std::cerr << id_ << ": error: " << one_line(e.what()) << " (see " << id_ << " --help)\n";
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
+    std::cerr << trf("{id}: error: {message}", fmt::arg("id", id_), fmt::arg("message", one_line(e.what()))) << "\n";
     return 2;
   }
   try {
@@ -364,14 +422,15 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       throw UsageError(e.what());
     }
     read_knobs();
-    if (plain && transcript) throw UsageError("--plain and --transcript are exclusive: pick one");
+    if (plain && transcript) throw UsageError(_("--plain and --transcript are exclusive: pick one"));
     auto s = parse_seed(seed_text);
-    if (!s) throw UsageError("--seed needs an integer in [-2^63, 2^64), got " + in_quotes(seed_text));
+    if (!s)
+      throw UsageError(trf("--seed needs an integer in [-2^63, 2^64), got {value}", fmt::arg("value", in_quotes(seed_text))));
     seed = *s;
     if (color_mode_ != "auto" && color_mode_ != "always" && color_mode_ != "never")
-      throw UsageError("--color must be auto, always or never, got " + in_quotes(color_mode_));
+      throw UsageError(trf("--color must be auto, always or never, got {value}", fmt::arg("value", in_quotes(color_mode_))));
     if (no_color_ && given("--color") && color_mode_ != "never")
-      throw UsageError("--no-color and --color=" + color_mode_ + " disagree: give one of them");
+      throw UsageError(trf("--no-color and --color={mode} disagree: give one of them", fmt::arg("mode", color_mode_)));
     if (no_color_) color_mode_ = "never";
     // NO_COLOR (no-color.org) turns the automatic colour off; --color=always still wins
     color = !plain && !transcript &&
@@ -384,34 +443,37 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     }
     if (rich()) {
       std::cout << bold(id_ + " · " + title_) << "\n"
-                << dim("follows " + follows_ + " · seed " + seed_text + (eval ? " · eval" : " · train mode") +
-                       (naive ? " · naive loops" : "")) << "\n";
+                << dim(trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_),
+                           fmt::arg("seed", seed_text), fmt::arg("mode", eval ? _("eval") : _("train mode"))) +
+                       (naive ? std::string(" · ") + _("naive loops") : std::string()))
+                << "\n";
     }
     manual_seed(seed);
     body(*this);
     if (!failed_checks_.empty()) {
       std::cout.flush();
-      std::cerr << id_ << ": " << failed_checks_.size() << (failed_checks_.size() == 1 ? " check" : " checks")
-                << " did not hold (NOT OK): " << one_line(failed_checks_[0])
-                << ": something changed in the code or the knobs makes the numbers differ\n";
+      std::cerr << trf("{id}: {n} check(s) did not hold (NOT OK): {first}: something changed in the code or the "
+                       "knobs makes the numbers differ",
+                       fmt::arg("id", id_), fmt::arg("n", failed_checks_.size()), fmt::arg("first", one_line(failed_checks_[0])))
+                << "\n";
       return finish_output(3);
     }
     return finish_output(0);
   } catch (const UsageError& e) {
     std::cout.flush();
-    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
+    std::cerr << trf("{id}: error: {message}", fmt::arg("id", id_), fmt::arg("message", one_line(e.what()))) << "\n";
     return 2;
   } catch (const IoError& e) {
     std::cout.flush();
-    std::cerr << id_ << ": error: " << one_line(e.what()) << "\n";
+    std::cerr << trf("{id}: error: {message}", fmt::arg("id", id_), fmt::arg("message", one_line(e.what()))) << "\n";
     return finish_output(1);
   } catch (const std::bad_alloc&) {
     std::cout.flush();
-    std::cerr << id_ << ": error: out of memory: choose smaller sizes\n";
+    std::cerr << trf("{id}: error: out of memory: choose smaller sizes", fmt::arg("id", id_)) << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << id_ << ": internal error: " << e.what() << "\n";
+    std::cerr << trf("{id}: internal error: {message}", fmt::arg("id", id_), fmt::arg("message", e.what())) << "\n";
     return 1;
   }
 }
@@ -423,17 +485,19 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
   // machine just finishes sooner than the note says.
   constexpr double kMaxBytes = 4e9, kFastRate = 10e9, kNaiveRate = 0.15e9, kWarnSeconds = 10;
   if (bytes > kMaxBytes)
-    throw UsageError(fmt::format("these sizes need about {:.1f} GB of memory, more than the {:.0f} GB this course "
-                                 "allows: make {} smaller",
-                                 bytes / 1e9, kMaxBytes / 1e9, knobs));
+    throw UsageError(trf("these sizes need about {gb:.1f} GB of memory, more than the {max:.0f} GB this course "
+                         "allows: make {knobs} smaller",
+                         fmt::arg("gb", bytes / 1e9), fmt::arg("max", kMaxBytes / 1e9), fmt::arg("knobs", knobs)));
   const double seconds = madds / (naive ? kNaiveRate : kFastRate) + other_seconds;
   if (seconds > kWarnSeconds)
-    std::cerr << fmt::format("{}: note: these sizes take about {:.0f} s here ({}{:.1f} GB); make {} smaller for a "
-                             "quicker run\n",
-                             id_, seconds,
-                             madds > 0 ? fmt::format("{:.2g} multiply-adds{}, ", madds, naive ? " on the plain loops" : "")
-                                       : std::string(),
-                             bytes / 1e9, knobs);
+    std::cerr << trf("{id}: note: these sizes take about {s:.0f} s here ({work}{gb:.1f} GB); make {knobs} smaller "
+                     "for a quicker run",
+                     fmt::arg("id", id_), fmt::arg("s", seconds),
+                     fmt::arg("work", madds <= 0 ? std::string()
+                                      : naive ? trf("{n:.2g} multiply-adds on the plain loops, ", fmt::arg("n", madds))
+                                              : trf("{n:.2g} multiply-adds, ", fmt::arg("n", madds))),
+                     fmt::arg("gb", bytes / 1e9), fmt::arg("knobs", knobs))
+              << "\n";
 }
 
 void Chapter::section(const std::string& title, const std::string& article_ref) {
@@ -536,35 +600,40 @@ static std::string typed_name(const std::string& flag) {
 
 void check_model_dims(int64_t d_model, int64_t heads, int64_t min_d_model) {
   check_range("--d-model", d_model, min_d_model, 8192,
-              min_d_model > 1 ? "LayerNorm's unbiased std divides by d_model - 1" : "");
+              min_d_model > 1 ? _("LayerNorm's unbiased std divides by d_model - 1") : "");
   if (heads < 1 || heads > d_model)
-    throw UsageError(typed_name("--heads") + " must be between 1 and d_model (" + printable(typed("--d-model", d_model)) +
-                     "), got " + printable(typed("--heads", heads)));
+    throw UsageError(trf("{flag} must be between 1 and d_model ({d_model}), got {heads}", fmt::arg("flag", typed_name("--heads")),
+                         fmt::arg("d_model", printable(typed("--d-model", d_model))),
+                         fmt::arg("heads", printable(typed("--heads", heads)))));
   if (d_model % heads != 0)
-    throw UsageError("d_model (" + printable(typed("--d-model", d_model)) + ") is not divisible by heads (" +
-                     printable(typed("--heads", heads)) +
-                     "): each head gets d_model / heads dimensions; pick heads that divide d_model");
+    throw UsageError(trf("d_model ({d_model}) is not divisible by heads ({heads}): each head gets d_model / heads "
+                         "dimensions; pick heads that divide d_model",
+                         fmt::arg("d_model", printable(typed("--d-model", d_model))),
+                         fmt::arg("heads", printable(typed("--heads", heads)))));
 }
 
 void check_seq_len(int64_t seq_len, int64_t max_positions) {
   if (seq_len < 1)
-    throw UsageError("the sequence is empty: give at least one token");
+    throw UsageError(_("the sequence is empty: give at least one token"));
   if (seq_len > max_positions)
-    throw UsageError("sequence of " + std::to_string(seq_len) + " tokens is longer than the " +
-                     std::to_string(max_positions) + " positions the model has: shorten the input");
+    throw UsageError(trf("sequence of {n} tokens is longer than the {max} positions the model has: shorten the input",
+                         fmt::arg("n", seq_len), fmt::arg("max", max_positions)));
 }
 
 void check_range(const std::string& flag, int64_t value, int64_t lo, int64_t hi, const std::string& why) {
   if (value < lo || value > hi)
-    throw UsageError(typed_name(flag) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                     (why.empty() ? "" : " (" + why + ")") + ", got " + printable(typed(flag, value)));
+    throw UsageError(why.empty() ? trf("{flag} must be between {lo} and {hi}, got {value}", fmt::arg("flag", typed_name(flag)),
+                                       fmt::arg("lo", lo), fmt::arg("hi", hi), fmt::arg("value", printable(typed(flag, value))))
+                                 : trf("{flag} must be between {lo} and {hi} ({why}), got {value}",
+                                       fmt::arg("flag", typed_name(flag)), fmt::arg("lo", lo), fmt::arg("hi", hi),
+                                       fmt::arg("why", tr(why.c_str())), fmt::arg("value", printable(typed(flag, value)))));
 }
 
 Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_special_tokens) {
   WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
   Sentence s;
   s.pieces = tokenizer.tokenize(ch.text);
-  if (s.pieces.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
+  if (s.pieces.empty()) throw UsageError(_("--text has no tokens: give a non-empty sentence"));
   std::vector<int64_t> ids = tokenizer.encode(ch.text, add_special_tokens);
   check_seq_len(static_cast<int64_t>(ids.size()), max_positions);
   s.tokens = s.pieces;
@@ -582,19 +651,21 @@ WordPieceTokenizer load_tokenizer(const std::string& path) {
   constexpr size_t kBertRows = 30522;
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
-    throw UsageError("vocabulary not found at " + path + ": run `make deps` (or scripts/fetch_vocab.sh), or pass --vocab PATH");
+    throw UsageError(trf("vocabulary not found at {path}: run `make deps` (or scripts/fetch_vocab.sh), or pass --vocab PATH",
+                         fmt::arg("path", path)));
   std::optional<WordPieceTokenizer> tok;
   try {
     tok.emplace(path);
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
-    throw UsageError(std::string(e.what()) + ": pass --vocab a bert-base-uncased vocab.txt (`make deps` fetches one)");
+    throw UsageError(trf("{reason}: pass --vocab a bert-base-uncased vocab.txt (`make deps` fetches one)",
+                         fmt::arg("reason", e.what())));
   }
   if (tok->vocab_size() > kBertRows)
-    throw UsageError("vocabulary " + path + " has " + std::to_string(tok->vocab_size()) + " lines, more than the " +
-                     std::to_string(kBertRows) + " rows of bert-base-uncased's embedding table: use one of at most " +
-                     std::to_string(kBertRows) + " lines");
+    throw UsageError(trf("vocabulary {path} has {n} lines, more than the {rows} rows of bert-base-uncased's embedding "
+                         "table: use one of at most {rows} lines",
+                         fmt::arg("path", path), fmt::arg("n", tok->vocab_size()), fmt::arg("rows", kBertRows)));
   return std::move(*tok);
 }
 

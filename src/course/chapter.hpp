@@ -1,7 +1,7 @@
 // chapter.hpp: what every chapter binary shares (introduced in ch01).
 //
 // Flags (every chapter):  --help  --seed S  --eval  --plain  --transcript
-//                         --color=auto|always|never (--no-color = never)  --full
+//                         --color=auto|always|never (--no-color = never)  --full  --lang zh|en
 //                         --dump DIR  --naive   (+ the chapter's own knobs, e.g. --text)
 // Output modes:
 //   default       for each step: a header naming the article step, the PyTorch line
@@ -128,6 +128,7 @@ class Chapter {
  private:
   struct Knob;
   Knob& add_knob(const std::string& names, int kind, void* target, const std::string& help);
+  void choose_language(int argc, char** argv);
   void scan_args(int argc, char** argv);
   void read_knobs();
   int finish_output(int code);
@@ -140,6 +141,7 @@ class Chapter {
   std::string command_line_;
   bool no_color_ = false;
   std::string color_mode_ = "auto";
+  std::string lang_text_;
   std::vector<std::string> failed_checks_;
   int step_ = 0;
   int dumped_ = 0;
