@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "course/i18n.hpp"
 #include "course/layout.hpp"
 
 namespace ts {
@@ -144,9 +145,9 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   // the marks of the non-finite cells that occur.
   out += std::string(lw + 1, ' ');
   if (!(lo <= hi)) {
-    out += "no finite values";
+    out += _("no finite values");
   } else if (lo == hi) {
-    out += fmt::format("every finite value = {:.4g}", lo);
+    out += trf("every finite value = {v:.4g}", fmt::arg("v", lo));
   } else {
     std::string ramp;
     switch (opt.mode) {
@@ -162,14 +163,18 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
         ramp = std::string("[") + kAscii + "]";
         break;
     }
-    out += fmt::format("scale{}: low {:.4g} {} high {:.4g}", fixed ? " (fixed)" : "", lo, ramp, hi);
+    out += fixed ? trf("scale (fixed): low {lo:.4g} {ramp} high {hi:.4g}", fmt::arg("lo", lo), fmt::arg("ramp", ramp),
+                       fmt::arg("hi", hi))
+                 : trf("scale: low {lo:.4g} {ramp} high {hi:.4g}", fmt::arg("lo", lo), fmt::arg("ramp", ramp),
+                       fmt::arg("hi", hi));
   }
   auto any = [&](auto pred) { return std::any_of(m.begin(), m.end(), pred); };
   if (any([](float v) { return std::isinf(v) && v < 0; })) out += "   x = -inf";
   if (any([](float v) { return std::isinf(v) && v > 0; })) out += "   ! = +inf";
   if (any([](float v) { return std::isnan(v); })) out += "   ? = nan";
   if (rows.size() < R || cols.size() < C)
-    out += fmt::format("   (showing {} of {} rows, {} of {} columns)", rows.size(), R, cols.size(), C);
+    out += "   " + trf("(showing {r} of {R} rows, {c} of {C} columns)", fmt::arg("r", rows.size()), fmt::arg("R", R),
+                         fmt::arg("c", cols.size()), fmt::arg("C", C));
   return out + "\n";
 }
 
@@ -185,7 +190,7 @@ std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& label
   opt.cell_width = static_cast<int>(std::max<size_t>(longest + 1, 3));
   std::vector<std::string> maps;
   for (size_t h = 0; h < w.shape()[1]; ++h) {
-    opt.title = fmt::format("head {}", h);
+    opt.title = trf("head {h}", fmt::arg("h", h));
     maps.push_back(heatmap(xt::view(w, 0, h, xt::all(), xt::all()), cut, cut, opt));
   }
   return side_by_side(maps, width);

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "course/errors.hpp"
+#include "course/i18n.hpp"
 
 namespace ts {
 namespace {
@@ -36,9 +37,12 @@ void write_atomically(const std::string& path, const std::vector<std::pair<const
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   auto fail = [&](const char* what, int err) {
     ::unlink(tmp.c_str());
-    throw IoError(std::string("cannot write ") + path + " (" + what + "): " + std::strerror(err));
+    throw IoError(trf("cannot write {path} ({what}): {reason}", fmt::arg("path", path), fmt::arg("what", tr(what)),
+                      fmt::arg("reason", std::strerror(err))));
   };
-  if (fd < 0) throw IoError("cannot write " + path + " (create a file in its directory): " + std::strerror(errno));
+  if (fd < 0)
+    throw IoError(trf("cannot write {path} ({what}): {reason}", fmt::arg("path", path),
+                      fmt::arg("what", _("create a file in its directory")), fmt::arg("reason", std::strerror(errno))));
   // mkostemp makes 0600 files; give the usual 0666 & ~umask, like any other output file
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -52,14 +56,14 @@ void write_atomically(const std::string& path, const std::vector<std::pair<const
       if (n <= 0) {
         const int err = n < 0 ? errno : ENOSPC;
         ::close(fd);
-        fail("write", err);
+        fail(N_("write"), err);
       }
       p += n;
       left -= static_cast<size_t>(n);
     }
   }
-  if (::close(fd) != 0) fail("close", errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", errno);
+  if (::close(fd) != 0) fail(N_("close"), errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(N_("rename"), errno);
 }
 
 // shape (d0, d1, ...) -> "(d0, d1, )" Python tuple syntax ("(5,)" for one dimension).
@@ -117,25 +121,30 @@ void save_npy(const std::string& path, const BTensor& t) {
 }
 
 DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::string& command) : dir_(dir) {
-  const std::string fix = ": give --dump a new or empty directory (a dump directory holds one run)";
+  const std::string fix = _(": give --dump a new or empty directory (a dump directory holds one run)");
   // 1) the directory: created if missing (a symlink the user names as DIR is followed, like mkdir -p)
   struct stat st;
   if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    throw UsageError("--dump: '" + dir + "' is not a directory" + fix);
+    throw UsageError(trf("--dump: '{dir}' is not a directory", fmt::arg("dir", dir)) + fix);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw UsageError("--dump: cannot create directory '" + dir + "': " + ec.message() + fix);
+  if (ec)
+    throw UsageError(trf("--dump: cannot create directory '{dir}': {reason}", fmt::arg("dir", dir),
+                         fmt::arg("reason", ec.message())) + fix);
   // 2) what an earlier run left: its manifest's files may go; anything else stays, and we stop
   const std::string manifest = (std::filesystem::path(dir) / kManifest).string();
   std::vector<std::string> listed;
   struct stat mst;
   if (::lstat(manifest.c_str(), &mst) == 0) {
     auto names = S_ISREG(mst.st_mode) ? read_manifest(manifest) : std::nullopt;
-    if (!names) throw UsageError("--dump: '" + manifest + "' is not a manifest this course wrote" + fix);
+    if (!names)
+      throw UsageError(trf("--dump: '{file}' is not a manifest this course wrote", fmt::arg("file", manifest)) + fix);
     listed = std::move(*names);
   }
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) throw UsageError("--dump: cannot read directory '" + dir + "': " + std::strerror(errno));
+  if (d == nullptr)
+    throw UsageError(trf("--dump: cannot read directory '{dir}': {reason}", fmt::arg("dir", dir),
+                         fmt::arg("reason", std::strerror(errno))));
   std::vector<std::string> remove;
   std::string stranger;
   while (const dirent* e = ::readdir(d)) {
@@ -154,11 +163,12 @@ DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::
   }
   ::closedir(d);
   if (!stranger.empty())
-    throw UsageError("--dump: '" + dir + "' already holds '" + stranger +
-                     "', which no earlier --dump wrote there" + fix);
+    throw UsageError(trf("--dump: '{dir}' already holds '{name}', which no earlier --dump wrote there",
+                         fmt::arg("dir", dir), fmt::arg("name", stranger)) + fix);
   for (const std::string& path : remove)  // unlink removes a symlink itself, never its target
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-      throw UsageError("--dump: cannot remove the earlier run's '" + path + "': " + std::strerror(errno) + fix);
+      throw UsageError(trf("--dump: cannot remove the earlier run's '{path}': {reason}", fmt::arg("path", path),
+                           fmt::arg("reason", std::strerror(errno))) + fix);
   // 3) our manifest; writing it also proves the directory is writable
   std::string one_line = command;  // a --text with a newline must not add lines to the manifest
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
@@ -167,7 +177,7 @@ DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::
   try {
     write_manifest();
   } catch (const IoError& e) {
-    throw UsageError("--dump: " + std::string(e.what()) + ": give a directory you can write in");
+    throw UsageError(trf("--dump: {reason}: give a directory you can write in", fmt::arg("reason", e.what())));
   }
 }
 
