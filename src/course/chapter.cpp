@@ -553,7 +553,11 @@ void Chapter::show(const std::string& expr, const BTensor& t, const std::string&
 }
 
 void Chapter::say(const std::string& text) {
-  if (rich()) std::cout << wrap(text, terminal_width());
+  if (!rich()) return;
+  // on a terminal, re-flowed to its width; piped or redirected, as written (files and pagers
+  // keep the chapter's own lines)
+  const size_t width = terminal_width(0);
+  std::cout << (width ? wrap(text, width) : text + "\n");
 }
 
 std::string Chapter::verdict(bool ok, const std::string& detail) {
