@@ -97,13 +97,13 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, d_k = 64;
-  ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768)");
-  ch.option("--d-k", d_k, "size of the random query/key vectors of the scaling demo (default 64, one BERT head)");
+  ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768)", 1, 2048,
+            "the 30522-row table must fit in memory");
+  ch.option("--d-k", d_k, "size of the random query/key vectors of the scaling demo (default 64, one BERT head)", 1,
+            65536);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
-    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
-    check_range("--d-k", d_k, 1, 65536);
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");

@@ -181,18 +181,14 @@ void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t l
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * ld;
     float* out = y + r * ld;
-    int64_t i = 0;
-    for (; i + 2 * W <= nW; i += 2 * W) {  // two vectors per step: two independent chains
-      V v0 = V::load_unaligned(in + i), v1 = V::load_unaligned(in + i + W);
-      if (bias) v0 += V::load_unaligned(bias + i), v1 += V::load_unaligned(bias + i + W);
-      gelu_v(v0).store_unaligned(out + i);
-      gelu_v(v1).store_unaligned(out + i + W);
-    }
-    for (; i < nW; i += W) {
+    auto step = [&](int64_t i) {
       V v = V::load_unaligned(in + i);
       if (bias) v += V::load_unaligned(bias + i);
       gelu_v(v).store_unaligned(out + i);
-    }
+    };
+    int64_t i = 0;
+    for (; i + 2 * W <= nW; i += 2 * W) step(i), step(i + W);  // two independent chains per pass
+    for (; i < nW; i += W) step(i);
     if (nW < n) {
       V v = load_tail(in + nW, n - nW, 0.0f);
       if (bias) v += load_tail(bias + nW, n - nW, 0.0f);
