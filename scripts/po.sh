@@ -3,6 +3,11 @@
 #   scripts/po.sh update   extract the marked messages (_(), N_(), trf()) from src/ and
 #                          chapters/ into po/transformer-steps.pot, merge them into each
 #                          po/<lang>.po (new messages arrive untranslated, changed ones fuzzy)
+#   scripts/po.sh preview DIR [DICT.py ...]
+#                          a catalog of the code as it is now, without touching po/: merged
+#                          with po/<lang>.po, filled from the DICT files' T = {msgid: msgstr}
+#                          (a translator's drafts), compiled into DIR even if incomplete;
+#                          try it with TS_LOCALEDIR=DIR ./build/chNN_x --lang zh
 #   scripts/po.sh check    fail unless every catalog translates every marked message:
 #                          msgcmp (no message missing) and msgfmt --check --statistics
 #                          (0 fuzzy, 0 untranslated)
@@ -23,6 +28,20 @@ case "${1:-}" in
       msgmerge --quiet --update --backup=none --no-wrap "$po" po/transformer-steps.pot
     done
     echo "po: $(grep -c '^msgid ' po/transformer-steps.pot) messages in po/transformer-steps.pot"
+    ;;
+  preview)
+    dir=${2:?usage: scripts/po.sh preview DIR [DICT.py ...]}
+    shift 2
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    pot_of "$tmp/now.pot"
+    for po in po/*.po; do
+      lang=$(basename "$po" .po)
+      msgmerge --quiet --no-fuzzy-matching --no-wrap -o "$tmp/$lang.po" "$po" "$tmp/now.pot"
+      [ $# -gt 0 ] && /usr/bin/python3 scripts/po_fill.py "$tmp/$lang.po" "$@"
+      mkdir -p "$dir/$lang/LC_MESSAGES"
+      msgfmt --statistics -o "$dir/$lang/LC_MESSAGES/transformer-steps.mo" "$tmp/$lang.po"
+    done
     ;;
   check)
     tmp=$(mktemp -d)

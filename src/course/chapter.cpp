@@ -565,6 +565,14 @@ std::string Chapter::verdict(bool ok, const std::string& detail) {
   return (ok ? "OK: " : "NOT OK: ") + detail;
 }
 
+void Chapter::erratum(const std::string& where, const std::string& text) {
+  if (!rich()) return;
+  // on a terminal, re-flowed to its width under the mark; piped, one line
+  const std::string head = trf("article errata ({where})", fmt::arg("where", where));
+  const std::string note = hang(head + ": " + text, terminal_width(std::string::npos), "  ! ", "    ");
+  std::cout << accent("  !") << note.substr(3);
+}
+
 void Chapter::figure(const std::string& text) {
   if (rich()) std::cout << text << (text.empty() || text.back() != '\n' ? "\n" : "");
 }

@@ -111,6 +111,13 @@ class Chapter {
   // when stdout is not a terminal): paragraphs are split by blank lines; lines indented
   // deeper than two spaces are kept as they are (see layout.hpp, wrap).
   void say(const std::string& text);
+  // An article erratum (default mode only): where the article's text or code is wrong or
+  // unclear, said once, where the chapter meets it, as
+  //   "  ! article errata (002 §9.2.1, line 184): <what the article says, what holds, why>"
+  // `where` names the article and the place ("002 §9.2.1, line 184"); `text` is the note.
+  // The chapter still follows the article's code as written; the docs page lists the same
+  // errata under "## Article errata".
+  void erratum(const std::string& where, const std::string& text);
   // A figure (heatmap, table): default mode only, printed as it is.
   void figure(const std::string& text);
 

@@ -42,7 +42,9 @@ void set_lang(Lang lang) {
   if (lang != Lang::Zh) return;
   setenv("LANGUAGE", "zh_CN", 1);
   std::setlocale(LC_MESSAGES, "C.UTF-8");
-  bindtextdomain(kDomain, TS_LOCALE_DIR);
+  // TS_LOCALEDIR: a translator's catalogs, tried without rebuilding (scripts/po.sh preview)
+  const char* dir = std::getenv("TS_LOCALEDIR");
+  bindtextdomain(kDomain, dir && *dir ? dir : TS_LOCALE_DIR);
   bind_textdomain_codeset(kDomain, "UTF-8");
 }
 
