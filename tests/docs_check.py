@@ -2,7 +2,8 @@
 """Every docs page's sample output must be what the chapter prints now.
 
 usage: docs_check.py BUILD_DIR PAGE...
-In each page, the code block after a heading "## Sample output (`./build/chNN_x FLAGS`...)" or
+In each page, the code block after a heading "## Sample output (`./build/chNN_x FLAGS`...)"
+(or its Chinese twin "## 输出示例 (`./build/chNN_x --lang zh ...`...)") or
 after a line "<!-- sample: ./build/chNN_x FLAGS -->" (the README) is compared with a real run
 of that command (from BUILD_DIR). A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
@@ -19,7 +20,7 @@ import shlex
 import subprocess
 import sys
 
-HEADING = re.compile(r"^## Sample output \(`(\./build/[^`]+)`")
+HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(\./build/[^`]+)`")
 MARKER = re.compile(r"^<!-- sample: (\./build/\S.*?) -->$")  # README: a marked block per chapter
 TIMING = re.compile(r"\bms\b|ms/forward|GFLOP/s|speed|faster|slower")
 NUMBER = re.compile(r"\d+(\.\d+)?")
