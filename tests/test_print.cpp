@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exact/print.hpp"
+#include "exact/tfprint.hpp"
 
 using nlohmann::json;
 
@@ -655,6 +656,18 @@ TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[
     modules.push_back(r);
   }
 
+  // float32 arrays as numpy.array_str shows them (article 004's TensorFlow prints): the
+  // float32 fuzz cases that are not summarised by numpy (<= 1000 values)
+  std::vector<size_t> np_cases;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    if (c.dtype != ts::DType::Float32 || c.shape.empty() || c.fvals.empty() || c.fvals.size() > 1000) continue;
+    json a = {{"shape", c.shape}, {"values", json::array()}};
+    for (double v : c.fvals) a["values"].push_back(hexf(v));
+    request["np_arrays"].push_back(a);
+    np_cases.push_back(i);
+  }
+
   const json answer = run_twin(request);
   REQUIRE(answer.at("tensors").size() == cases.size());
 
@@ -678,6 +691,20 @@ TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[
   }
   for (size_t i = 0; i < sizes.size(); ++i) CHECK(ts::size_str(sizes[i]) == answer["sizes"][i].get<std::string>());
   for (size_t i = 0; i < modules.size(); ++i) CHECK(modules[i].str() == answer["modules"][i].get<std::string>());
+
+  REQUIRE(answer.at("np_arrays").size() == np_cases.size());
+  CHECK(np_cases.size() >= 50);
+  size_t np_fails = 0;
+  std::string np_report;
+  for (size_t j = 0; j < np_cases.size(); ++j) {
+    const auto& c = cases[np_cases[j]];
+    ts::Tensor t = ts::Tensor::from_shape(c.shape);
+    std::transform(c.fvals.begin(), c.fvals.end(), t.begin(), [](double v) { return static_cast<float>(v); });
+    const std::string expected = answer["np_arrays"][j].get<std::string>(), got = ts::np_array_str(t);
+    if (got != expected && ++np_fails <= 5) np_report += mismatch("np " + std::to_string(np_cases[j]), expected, got);
+  }
+  INFO(np_cases.size() - np_fails << "/" << np_cases.size() << " numpy.array_str identical\n" << np_report);
+  CHECK(np_fails == 0);
 }
 
 // ---------------------------------------------------------------------------------------

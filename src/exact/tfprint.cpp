@@ -101,7 +101,19 @@ struct FloatFormat {
       int e;
       scientific(v, m, e);
       size_t dot = m.find('.');
-      m.append(precision - (m.size() - dot - 1), '0');  // min_digits = precision
+      if (m.size() - dot - 1 < precision) {
+        // min_digits = precision: numpy's Dragon4 goes on past the shortest digits with the
+        // exact value's own digits (rounded half-even at the last one), not zeros:
+        // -0.63616949 (shortest "6.361695e-01") prints as -6.3616949e-01 next to 8-digit values
+        char buf[64];
+        auto r = std::to_chars(buf, buf + sizeof buf, static_cast<double>(v), std::chars_format::scientific,
+                               static_cast<int>(precision));
+        const std::string full(buf, r.ptr);
+        const size_t ep = full.find('e');
+        m = full.substr(0, ep);
+        e = std::stoi(full.substr(ep + 1));
+        dot = m.find('.');
+      }
       std::string es = std::to_string(std::abs(e));
       es.insert(0, exp_size > es.size() ? exp_size - es.size() : 0, '0');
       s = std::string(pad_left > dot ? pad_left - dot : 0, ' ') + m + "e" + (e < 0 ? "-" : "+") + es;

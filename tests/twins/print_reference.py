@@ -10,13 +10,15 @@ IN.json = {
                "grad_fn": "ViewBackward0" | "MulBackward0" | "CloneBackward0"}],  # optional
   "floats":  ["0x1.999999999999ap-4", ...],     # -> repr(float)
   "sizes":   [[1, 5, 768], ...],                # -> str(torch.Size(...))
-  "modules": [{"kind": "linear", "in": 768, "out": 64, "bias": true}, ...]  # -> repr(module)
+  "modules": [{"kind": "linear", "in": 768, "out": 64, "bias": true}, ...],  # -> repr(module)
+  "np_arrays": [{"shape": [...], "values": [hex floats]}, ...]   # float32 -> numpy.array_str
 }
-OUT.json = {"tensors": [str, ...], "floats": [...], "sizes": [...], "modules": [...]}
+OUT.json = {"tensors": [str, ...], "floats": [...], "sizes": [...], "modules": [...], "np_arrays": [...]}
 """
 import json
 import sys
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -79,6 +81,9 @@ def main():
         "floats": [repr(float.fromhex(h)) for h in req.get("floats", [])],
         "sizes": [str(torch.Size(s)) for s in req.get("sizes", [])],
         "modules": [repr(make_module(s)) for s in req.get("modules", [])],
+        # what TensorFlow's str() shows inside tf.Tensor(...) (article 004, src/exact/tfprint.cpp)
+        "np_arrays": [np.array_str(np.array([float.fromhex(v) for v in a["values"]], dtype=np.float32)
+                                   .reshape(a["shape"])) for a in req.get("np_arrays", [])],
     }
     with open(sys.argv[2], "w") as f:
         json.dump(out, f)
