@@ -199,8 +199,10 @@ ModuleRepr SublayerConnection::repr() const {
 MultiHeadedAttention::MultiHeadedAttention(int64_t h_, int64_t d_model, double p) : h(h_), dropout(p) {
   if (h_ <= 0 || d_model <= 0 || d_model % h_ != 0) fail("MultiHeadedAttention: d_model % h must be 0");
   d_k = d_model / h_;
-  const Linear one(d_model, d_model);  // deepcopy(nn.Linear(d_model, d_model)) x 4: one draw
-  linears.assign(4, one);
+  // [deepcopy(nn.Linear(d_model, d_model)) for i in range(4)]: the comprehension builds a NEW
+  // Linear on every iteration, so four independent draws, in order (the deepcopy copies each
+  // fresh Linear once and changes nothing)
+  for (int i = 0; i < 4; ++i) linears.emplace_back(d_model, d_model);
 }
 
 Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,

@@ -9,8 +9,11 @@
 //   - attention() hides masked scores with -1e9 (not -inf); mask true = keep.
 //
 // Construction draws random numbers exactly like the Python __init__ (from
-// ts::default_generator()). `deepcopy` in the article means ONE draw, then copies:
-// MultiHeadedAttention's four Linears are copies of one Linear (one weight+bias draw).
+// ts::default_generator()). MultiHeadedAttention's four Linears are four independent draws:
+// the listing's [deepcopy(nn.Linear(d_model, d_model)) for i in range(4)] builds a new Linear
+// on each iteration (unlike the Annotated Transformer's clones(), which copies ONE module).
+// Where `deepcopy` copies an existing object (DecoderLayer(C, deepcopy(attn), ...)), it is
+// one draw, then copies.
 //
 // Name clashes with the core (src/transformer/nn.hpp, src/exact/rng.hpp) are resolved with a prefix; the
 // module reprs still print the article's class names:
@@ -82,7 +85,7 @@ struct SublayerConnection {
 // 4) merge heads  5) linears[3].
 struct MultiHeadedAttention {
   int64_t d_k = 0, h = 0;       // D, H
-  std::vector<Linear> linears;  // 4 x Linear(C, C): deep copies of ONE Linear
+  std::vector<Linear> linears;  // 4 x Linear(C, C): four independent draws (q, k, v, output)
   Tensor attn;                  // (B,H,T,S) weights of the last call (after dropout)
   Dropout dropout;
   MultiHeadedAttention() = default;

@@ -37,12 +37,9 @@ class MultiHeadedAttention(nn.Module):
         assert d_model % h == 0
         self.d_k = d_model // h
         self.h = h
-        # The listing writes [deepcopy(nn.Linear(d_model, d_model)) for i in range(4)], which in
-        # Python builds (and draws) a fresh Linear on every iteration. The course follows the
-        # Annotated Transformer's clones(): ONE Linear drawn, then four deep copies (so Q and K
-        # start with equal weights) -- the scenario of reference transcript 14 and issue 4.
-        linear = nn.Linear(d_model, d_model)
-        self.linears = nn.ModuleList([deepcopy(linear) for i in range(4)])
+        # As the listing writes it: the comprehension builds a NEW Linear on every iteration, so
+        # four independent draws (the Annotated Transformer's clones() would copy ONE Linear).
+        self.linears = nn.ModuleList([deepcopy(nn.Linear(d_model, d_model)) for i in range(4)])
         self.attn = None
         self.dropout = nn.Dropout(p=dropout)
 

@@ -1,7 +1,7 @@
 """PyTorch twin of chapters/ch09_decoder.cpp (run: /usr/bin/python3 tests/twins/ch09_decoder.py --seed 0).
 
-torch.manual_seed(S); article 002's MultiHeadedAttention(h, d_model) (four deep copies of one
-Linear), PositionwiseFeedForward(d_model, d_ff), DecoderLayer of deep copies; then
+torch.manual_seed(S); article 002's MultiHeadedAttention(h, d_model) (four Linears, four
+independent draws, as listing 9.2 writes them), PositionwiseFeedForward(d_model, d_ff), DecoderLayer of deep copies; then
 tgt = randn(1, T, d_model), memory = randn(1, S, d_model); train mode unless --eval."""
 from copy import deepcopy
 
