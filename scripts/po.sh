@@ -20,6 +20,9 @@ pot_of() {  # the template, written to $1
     xgettext --files-from=- --language=C++ --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=trf \
       --add-comments=TRANSLATORS: --package-name=transformer-steps --msgid-bugs-address=none \
       --sort-by-file --no-wrap -o "$1"
+  # the walkthrough's pause (scripts/walkthrough.sh, read with gettext(1))
+  xgettext --join-existing --language=Shell --from-code=UTF-8 --keyword=tr --add-comments=TRANSLATORS: \
+    --no-wrap -o "$1" scripts/walkthrough.sh
 }
 case "${1:-}" in
   update)

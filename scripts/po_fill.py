@@ -11,13 +11,30 @@ import re
 import sys
 
 
+def po_escape(text):
+    """A Python string as it is written between a .po file's quotes."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+
+
+def raw(text):
+    """True if `text` holds a real newline or an unescaped quote: written as Python text, not .po text."""
+    return "\n" in text or "\t" in text or re.search(r'(?<!\\)"', text) is not None
+
+
 def drafts(paths):
+    """msgid (as in the .po file) -> msgstr (as in the .po file). A draft may write its
+    strings either way: as .po text (escapes kept, r"..." or "\\n") or as plain Python text
+    (real newlines and quotes), which is escaped here."""
     table = {}
     for path in paths:
         spec = importlib.util.spec_from_file_location("draft", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        table.update(mod.T)
+        for k, v in mod.T.items():
+            v = po_escape(v) if raw(v) else v
+            table[k] = v
+            if raw(k):
+                table[po_escape(k)] = v
     return table
 
 
@@ -32,7 +49,7 @@ def main():
         if mid and sid:
             # msgid may continue on following "..." lines (no-wrap keeps one, but be safe)
             msgid = "".join(re.match(r'^(?:msgid )?"(.*)"$', l).group(1) for l in lines[mid[0]:sid[0]])
-            msgstr = "".join(re.match(r'^(?:msgstr )?"(.*)"$', l).group(1) for l in lines[sid[0]:])
+            msgstr = "".join(re.match(r'^(?:msgstr )?"(.*)"$', l).group(1) for l in lines[sid[0]:] if l.strip())
             fuzzy = any(l.startswith("#,") and "fuzzy" in l for l in lines)
             if msgid and msgid in table and (not msgstr or fuzzy):
                 keep = [l for l in lines[:sid[0]] if not (l.startswith("#,") and "fuzzy" in l)]
