@@ -572,7 +572,12 @@ std::pair<json, ts::ModuleRepr> random_module(std::mt19937_64& rng, int depth) {
     case 7: {
       json items = json::array();
       std::vector<ts::ModuleRepr> reprs;
-      for (int i = 0, n = u(rng) % 4; i < n; ++i) {
+      for (int i = 0, n = u(rng) % 6; i < n; ++i) {
+        if (!reprs.empty() && u(rng) < 40) {  // a run of equal children (collapsed by torch 2.x)
+          items.push_back(items.back());
+          reprs.push_back(reprs.back());
+          continue;
+        }
         auto [j, r] = random_module(rng, depth + 1);
         items.push_back(j);
         reprs.push_back(r);
@@ -650,7 +655,7 @@ TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[
   }
   // modules
   std::vector<ts::ModuleRepr> modules;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 120; ++i) {
     auto [j, r] = random_module(rng, 0);
     request["modules"].push_back(j);
     modules.push_back(r);
@@ -691,6 +696,14 @@ TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[
   }
   for (size_t i = 0; i < sizes.size(); ++i) CHECK(ts::size_str(sizes[i]) == answer["sizes"][i].get<std::string>());
   for (size_t i = 0; i < modules.size(); ++i) CHECK(modules[i].str() == answer["modules"][i].get<std::string>());
+  // the default mode's collapsed reprs: torch 2.x's ModuleList.__repr__, run by the twin
+  size_t collapsed = 0;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const std::string expected = answer["modules_collapsed"][i].get<std::string>();
+    CHECK(modules[i].str_collapsed() == expected);
+    collapsed += expected != answer["modules"][i].get<std::string>();
+  }
+  CHECK(collapsed >= 3);  // the fuzz really has runs to collapse
 
   REQUIRE(answer.at("np_arrays").size() == np_cases.size());
   CHECK(np_cases.size() >= 50);

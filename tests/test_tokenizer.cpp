@@ -65,24 +65,6 @@ std::string escaped(const std::string& s) {
   return out;
 }
 
-void append_utf8(uint32_t c, std::string& out) {
-  if (c < 0x80) {
-    out += char(c);
-  } else if (c < 0x800) {
-    out += char(0xC0 | (c >> 6));
-    out += char(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += char(0xE0 | (c >> 12));
-    out += char(0x80 | ((c >> 6) & 0x3F));
-    out += char(0x80 | (c & 0x3F));
-  } else {
-    out += char(0xF0 | (c >> 18));
-    out += char(0x80 | ((c >> 12) & 0x3F));
-    out += char(0x80 | ((c >> 6) & 0x3F));
-    out += char(0x80 | (c & 0x3F));
-  }
-}
-
 // Runs the reference twin on a request; returns its JSON answer.
 json run_reference(const json& request) {
   char tmpl[] = "/tmp/ts_tokenizer_XXXXXX";
@@ -219,7 +201,7 @@ Strings random_strings(std::mt19937& rng, size_t count) {
       const Pool& p = pools[pick_pool(rng)];
       uint32_t c = std::uniform_int_distribution<uint32_t>(p.first, p.last)(rng);
       if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD;  // surrogates are not text
-      append_utf8(c, s);
+      ts::append_utf8(c, s);
       if (coin(rng) == 0) s += ' ';
     }
     out.push_back(s);

@@ -529,12 +529,22 @@ void Chapter::show(const std::string& expr, const Tensor& t, const PrintMeta& me
   if (rich() && !full && who != Shown::Article && t.size() > kBriefThreshold && meta.threshold > kBriefThreshold) {
     PrintMeta brief = meta;
     brief.threshold = kBriefThreshold;
-    show(expr, str(t, brief) + "\n" + dim(fmt::format("  ({} values, summarised: --full prints them all)", t.size())),
+    show(expr,
+         str(t, brief) + "\n" +
+             dim(trf("  ({n} values, summarised: --full prints them all)", fmt::arg("n", t.size()))),
          why, who);
   } else {
     show(expr, str(t, meta), why, who);
   }
   dump(expr, [&](const std::string& path) { save_npy(path, t); });
+}
+
+void Chapter::show(const std::string& expr, const ModuleRepr& m, const std::string& why, Shown who) {
+  const std::string whole = m.str();
+  const std::string brief = rich() && !full ? m.str_collapsed() : whole;
+  if (brief == whole) return show(expr, whole, why, who);
+  show(expr, brief + "\n" + dim(_("  (repeated modules collapsed, as PyTorch 2 prints them: --full prints every one)")),
+       why, who);
 }
 
 void Chapter::show_parameter(const std::string& expr, const Tensor& t, const std::string& why, Shown who) {
@@ -568,8 +578,8 @@ std::string Chapter::verdict(bool ok, const std::string& detail) {
 void Chapter::erratum(const std::string& where, const std::string& text) {
   if (!rich()) return;
   // on a terminal, re-flowed to its width under the mark; piped, one line
-  const std::string head = trf("article errata ({where})", fmt::arg("where", where));
-  const std::string note = hang(head + ": " + text, terminal_width(std::string::npos), "  ! ", "    ");
+  const std::string line = trf("article errata ({where}): {text}", fmt::arg("where", where), fmt::arg("text", text));
+  const std::string note = hang(line, terminal_width(std::string::npos), "  ! ", "    ");
   std::cout << accent("  !") << note.substr(3);
 }
 

@@ -103,6 +103,10 @@ class Chapter {
   static constexpr size_t kBriefThreshold = 200;
   void show(const std::string& expr, const Tensor& t, const PrintMeta& meta, const std::string& why,
             Shown who = Shown::Article);
+  // A module's repr, print(module): torch 1.13's full repr in --plain, --transcript and with
+  // --full; in the default mode, runs of equal children of a ModuleList collapse to one line
+  // "(0-11): 12 x AttentionHead(...)", as PyTorch 2.x prints them.
+  void show(const std::string& expr, const ModuleRepr& m, const std::string& why, Shown who = Shown::Article);
   // An nn.Parameter (a module's weight): "Parameter containing:" + the tensor, requires_grad=True.
   void show_parameter(const std::string& expr, const Tensor& t, const std::string& why, Shown who = Shown::Article);
   void show(const std::string& expr, const ITensor& t, const std::string& why, Shown who = Shown::Article);

@@ -430,12 +430,30 @@ std::string add_indent(const std::string& s, int spaces) {
 }  // namespace
 
 // nn.Module.__repr__
-std::string ModuleRepr::str() const {
+namespace {
+
+// nn.Module.__repr__ (torch 1.13), or torch 2.x's ModuleList.__repr__ when `collapse`.
+std::string module_str(const ModuleRepr& m, bool collapse) {
   std::vector<std::string> extra_lines;
-  if (!extra.empty()) extra_lines = split_lines(extra);
+  if (!m.extra.empty()) extra_lines = split_lines(m.extra);
   std::vector<std::string> lines = extra_lines;
-  for (const auto& [key, child] : children) lines.push_back("(" + key + "): " + add_indent(child.str(), 2));
-  std::string out = name + "(";
+  if (collapse && m.name == "ModuleList" && !m.children.empty()) {
+    // runs of equal reprs: "(start-end): n x repr", else "(i): repr"
+    for (size_t i = 0; i < m.children.size();) {
+      const std::string r = module_str(m.children[i].second, true);
+      size_t j = i + 1;
+      while (j < m.children.size() && module_str(m.children[j].second, true) == r) ++j;
+      lines.push_back(j - i > 1 ? add_indent("(" + m.children[i].first + "-" + m.children[j - 1].first +
+                                                 "): " + std::to_string(j - i) + " x " + r,
+                                             2)
+                                : add_indent("(" + m.children[i].first + "): " + r, 2));
+      i = j;
+    }
+  } else {
+    for (const auto& [key, child] : m.children) lines.push_back("(" + key + "): " + add_indent(module_str(child, collapse), 2));
+  }
+  const std::vector<std::pair<std::string, ModuleRepr>>& children = m.children;
+  std::string out = m.name + "(";
   if (!lines.empty()) {
     if (extra_lines.size() == 1 && children.empty()) {
       out += extra_lines[0];
@@ -447,6 +465,11 @@ std::string ModuleRepr::str() const {
   }
   return out + ")";
 }
+
+}  // namespace
+
+std::string ModuleRepr::str() const { return module_str(*this, false); }
+std::string ModuleRepr::str_collapsed() const { return module_str(*this, true); }
 
 ModuleRepr linear_repr(int64_t in, int64_t out, bool bias) {
   return {"Linear",

@@ -75,6 +75,10 @@ struct ModuleRepr {
   std::string extra;                                         // extra_repr, may be empty or multi-line
   std::vector<std::pair<std::string, ModuleRepr>> children;  // ("q", Linear repr), ("0", ...)
   std::string str() const;
+  // As PyTorch 2.x prints it (torch 1.13 prints every child): in a ModuleList, a run of
+  // children with equal reprs is one line "(0-11): 12 x AttentionHead(...)". The chapters'
+  // default mode shows long reprs this way (--full and the twin modes print str()).
+  std::string str_collapsed() const;
 };
 ModuleRepr linear_repr(int64_t in, int64_t out, bool bias);  // Linear(in_features=768, out_features=64, bias=True)
 ModuleRepr embedding_repr(int64_t n, int64_t d, std::optional<int64_t> padding_idx = {});  // Embedding(30522, 768)

@@ -76,6 +76,9 @@ class WordPieceTokenizer {
   int64_t unk_id_ = 0, cls_id_ = 0, sep_id_ = 0;
 };
 
+// Appends code point c (<= 0x10FFFF, not a surrogate) to out as UTF-8 (1 to 4 bytes).
+void append_utf8(char32_t c, std::string& out);
+
 // "" if s is valid UTF-8, else why not: "invalid UTF-8 at byte N of the input (0xFF): ...".
 std::string utf8_error(const std::string& s);
 

@@ -7,6 +7,9 @@
 #include "exact/fp_contract.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
+#include "exact/rng.hpp"
+#include "exact/tensor_ops.hpp"
+#include "transformer/annotated.hpp"
 
 
 namespace ts {
@@ -79,6 +82,28 @@ TS_NO_FP_CONTRACT Tensor scaled_dot_product_attention_004(const Tensor& q, const
   Tensor output = matmul(weights, v);
   if (attn_weight) *attn_weight = std::move(weights);
   return output;
+}
+
+MutilHeadAttention::MutilHeadAttention(int64_t d_model_, int64_t num_heads_)
+    : num_heads(num_heads_), d_model(d_model_), depth(d_model_ / num_heads_) {
+  if (num_heads_ <= 0 || d_model_ <= 0 || d_model_ % num_heads_ != 0)
+    throw std::invalid_argument("MutilHeadAttention: d_model % num_heads must be 0");
+  for (Linear* l : {&wq, &wk, &wv, &dense}) {
+    *l = Linear(d_model, d_model);
+    xavier_uniform_(l->weight);
+    l->bias.fill(0.0f);
+  }
+}
+
+Tensor MutilHeadAttention::operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const {
+  // 1) q = wq(q), k = wk(k), v = wv(v)                                 (B,T|S,C)
+  const Tensor qp = wq(q), kp = wk(k), vp = wv(v);
+  // 2) split_heads: reshape (B,-1,H,D), transpose [0,2,1,3]; 3) attend   (B,H,T,D)
+  const Tensor scaled_attention = attention_heads(qp, kp, vp, num_heads, nullptr, nullptr, attention_weights);
+  // 4) transpose back and reshape: concat_attention                    (B,T,C)
+  const Tensor concat_attention = merge_heads(scaled_attention);
+  // 5) output = dense(concat_attention)                                (B,T,C)
+  return dense(concat_attention);
 }
 
 }  // namespace ts

@@ -73,6 +73,43 @@ def make_module(spec):
     raise ValueError(kind)
 
 
+def module_list_repr_torch2(self):
+    """torch 2.x's ModuleList.__repr__ (torch/nn/modules/container.py, BSD licence): a run of
+    children with equal reprs is one line "(a-b): n x repr". torch 1.13 prints every child."""
+    list_of_reprs = [repr(item) for item in self]
+    if len(list_of_reprs) == 0:
+        return self._get_name() + "()"
+    start_end_indices = [[0, 0]]
+    repeated_blocks = [list_of_reprs[0]]
+    for i, r in enumerate(list_of_reprs[1:], 1):
+        if r == repeated_blocks[-1]:
+            start_end_indices[-1][1] += 1
+            continue
+        start_end_indices.append([i, i])
+        repeated_blocks.append(r)
+    lines = []
+    main_str = self._get_name() + "("
+    for (start_id, end_id), b in zip(start_end_indices, repeated_blocks):
+        local_repr = f"({start_id}): {b}"
+        if start_id != end_id:
+            n = end_id - start_id + 1
+            local_repr = f"({start_id}-{end_id}): {n} x {b}"
+        local_repr = nn.modules.module._addindent(local_repr, 2)
+        lines.append(local_repr)
+    main_str += "\n  " + "\n  ".join(lines) + "\n"
+    main_str += ")"
+    return main_str
+
+
+def collapsed_repr(module):
+    saved = nn.ModuleList.__repr__
+    nn.ModuleList.__repr__ = module_list_repr_torch2
+    try:
+        return repr(module)
+    finally:
+        nn.ModuleList.__repr__ = saved
+
+
 def main():
     with open(sys.argv[1]) as f:
         req = json.load(f)
@@ -81,6 +118,7 @@ def main():
         "floats": [repr(float.fromhex(h)) for h in req.get("floats", [])],
         "sizes": [str(torch.Size(s)) for s in req.get("sizes", [])],
         "modules": [repr(make_module(s)) for s in req.get("modules", [])],
+        "modules_collapsed": [collapsed_repr(make_module(s)) for s in req.get("modules", [])],
         # what TensorFlow's str() shows inside tf.Tensor(...) (article 004, src/exact/tfprint.cpp)
         "np_arrays": [np.array_str(np.array([float.fromhex(v) for v in a["values"]], dtype=np.float32)
                                    .reshape(a["shape"])) for a in req.get("np_arrays", [])],
