@@ -34,6 +34,7 @@
 #include "exact/tfprint.hpp"
 #include "text/tokenizer.hpp"
 #include "transformer/annotated.hpp"
+#include "transformer/article004.hpp"
 #include "transformer/nn.hpp"
 
 using namespace ts;
@@ -49,33 +50,6 @@ static std::vector<float> max_per_head(const Tensor& w);
 
 // Two results of different float32 summation orders agree up to rounding below this.
 constexpr double kRounding = 1e-5;
-
-// Article 004's layer (TensorFlow/Keras; the article spells it "MutilHeadAttention").
-// Dense(d_model) is a Linear with Keras's defaults: glorot-uniform kernel, zero bias.
-struct MutilHeadAttention {
-  int64_t num_heads = 0, d_model = 0, depth = 0;  // H, C, D = C / H
-  Linear wq, wk, wv, dense;                       // 4 x (C,C)
-  // Draws like tests/twins/article004.py: for each Dense, nn.Linear's init, then xavier_uniform_.
-  MutilHeadAttention(int64_t d_model_, int64_t num_heads_)
-      : num_heads(num_heads_), d_model(d_model_), depth(d_model_ / num_heads_) {
-    for (Linear* l : {&wq, &wk, &wv, &dense}) {
-      *l = Linear(d_model, d_model);
-      xavier_uniform_(l->weight);
-      l->bias.fill(0.0f);
-    }
-  }
-  // call(v, k, q, mask=None): v, k (B,S,C), q (B,T,C) -> output (B,T,C); *attention_weights (B,H,T,S)
-  Tensor operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const {
-    // 1) q = wq(q), k = wk(k), v = wv(v)                                 (B,T|S,C)
-    const Tensor qp = wq(q), kp = wk(k), vp = wv(v);
-    // 2) split_heads: reshape (B,-1,H,D), transpose [0,2,1,3]; 3) attend   (B,H,T,D)
-    Tensor scaled_attention = attention_heads(qp, kp, vp, num_heads, nullptr, nullptr, attention_weights);
-    // 4) transpose back and reshape to (B,T,C)
-    Tensor concat_attention = merge_heads(scaled_attention);
-    // 5) output = dense(concat_attention)                                (B,T,C)
-    return dense(concat_attention);
-  }
-};
 
 int main(int argc, char** argv) {
   Chapter ch("ch04_multihead", _("Multi-head attention: per head and fused"),
@@ -131,7 +105,7 @@ int main(int argc, char** argv) {
     // multihead_attn draws heads[0].q, .k, .v, heads[1]..., then output_linear
     MultiHeadAttention multihead_attn(config);
     const AttentionHead& head = multihead_attn.heads[0];
-    ch.show("head = multihead_attn.heads[0]", head.repr().str(),
+    ch.show("head = multihead_attn.heads[0]", head.repr(),
             trf("AttentionHead({C}, {D}): head_dim = {C} / {H} = {D}", fmt::arg("C", d_model), fmt::arg("D", head_dim),
                 fmt::arg("H", heads)),
             Shown::Twin);
@@ -181,7 +155,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 4) the whole layer
     ch.section(_("Step 4: MultiHeadAttention: concatenate the heads, then output_linear"),
                _("article 000 §Multi-head Attention, MultiHeadAttention"));
-    ch.show("multihead_attn", multihead_attn.repr().str(),
+    ch.show("multihead_attn", multihead_attn.repr(),
             trf("{H} heads of 3 Linears ({C} -> {D}), then one Linear({C} -> {C})", fmt::arg("H", heads),
                 fmt::arg("C", d_model), fmt::arg("D", head_dim)),
             Shown::Twin);
@@ -245,7 +219,7 @@ int main(int argc, char** argv) {
     // (src/transformer/annotated.hpp)
     MultiHeadedAttention mha(8, 256);
     mha.train(ch.training());
-    ch.show("mha = MultiHeadedAttention(8, 256)", mha.repr().str(),
+    ch.show("mha = MultiHeadedAttention(8, 256)", mha.repr(),
             _("4 Linears: q, k, v projections and the output, each (C,C); dropout acts on the weights"), Shown::Twin);
     const bool same = mha.linears[0].weight == mha.linears[1].weight;
     ch.show("torch.equal(mha.linears[0].weight, mha.linears[1].weight)", std::string(same ? "True" : "False"),
