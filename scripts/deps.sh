@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   g++ cmake make pkg-config
-  libxtensor-dev libxtensor-blas-dev libxsimd-dev liblapack-dev libopenblas-dev libsleef-dev
+  libxtensor-dev libxsimd-dev libopenblas-dev libsleef-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
   python3-torch python3-numpy
   clang libclang-rt-14-dev
