@@ -17,6 +17,8 @@
 
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
 #include "exact/compare.hpp"
 #include "exact/rng.hpp"
 #include "exact/tfprint.hpp"
@@ -26,15 +28,20 @@
 
 using namespace ts;
 
+// Article 004's get_angles rate for column i: 1 / 10000^(2*(i//2) / d_model), in double like numpy
+// (the exponent divides by float32(d_model), as the article's np.float32(d_model) does).
+static double angle_rate(int64_t i, int64_t d_model) {
+  return 1.0 / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / static_cast<double>(static_cast<float>(d_model)));
+}
+
 // Article 004's positional_encoding(l_1, d_model), computed in double like numpy, then cast.
 // -> (L, C)
 static Tensor positional_encoding(int64_t length, int64_t d_model) {
   Tensor pe = Tensor::from_shape({static_cast<size_t>(length), static_cast<size_t>(d_model)});
   for (int64_t pos = 0; pos < length; ++pos) {
     for (int64_t i = 0; i < d_model; ++i) {
-      // angle = pos / 10000^(2*(i//2) / d_model)   (the exponent divides by float32(d_model), as numpy does)
-      double rate = 1.0 / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / static_cast<double>(static_cast<float>(d_model)));
-      double angle = static_cast<double>(pos) * rate;
+      // angle = pos / 10000^(2*(i//2) / d_model)
+      double angle = static_cast<double>(pos) * angle_rate(i, d_model);
       // even dimensions take the sine, odd ones the cosine
       pe(pos, i) = static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
@@ -80,25 +87,67 @@ static double token_share(const Tensor& token, const Tensor& pe) {
   return a * a / (a * a + b * b);
 }
 
+// The note on the train-mode Embeddings output: how many entries Dropout zeroed, and whether it
+// doubled the others (compared with the same layer's output without Dropout, `normed`).
+static std::string dropout_note(Chapter& ch, const Tensor& out, const Tensor& normed) {
+  size_t zeros = 0;
+  double worst = 0;  // largest |out - 2 normed| over the kept entries
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out.data()[i] == 0.0f) {
+      zeros += normed.data()[i] != 0.0f;  // (with C = 1 LayerNorm itself gives 0)
+    } else {
+      worst = std::max(worst, std::fabs(static_cast<double>(out.data()[i]) - 2.0 * normed.data()[i]));
+    }
+  }
+  const size_t n = out.size();
+  return ch.verdict(worst <= 1e-6,
+                    trf("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = 0.5) and doubled the "
+                        "other {k}: each is exactly twice the LayerNorm output (largest gap {d:.2g}); try --eval",
+                        fmt::arg("z", zeros), fmt::arg("n", n),
+                        fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
+                        fmt::arg("k", n - zeros), fmt::arg("d", worst)));
+}
+
+// The note on the eval-mode Embeddings output: LayerNorm leaves each row with mean 0 and variance 1.
+static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
+  const size_t C = out.shape()[2];
+  if (C == 1) return _("eval mode: Dropout is the identity; with C = 1 each row is one number, its own mean, so LayerNorm makes it 0");
+  double worst_mean = 0, worst_var = 0;
+  for (size_t t = 0; t < out.shape()[1]; ++t) {
+    double sum = 0, sq = 0;
+    for (size_t c = 0; c < C; ++c) sum += out(0, t, c);
+    const double mean = sum / static_cast<double>(C);
+    for (size_t c = 0; c < C; ++c) sq += (out(0, t, c) - mean) * (out(0, t, c) - mean);
+    worst_mean = std::max(worst_mean, std::fabs(mean));
+    worst_var = std::max(worst_var, std::fabs(sq / static_cast<double>(C) - 1.0));
+  }
+  return ch.verdict(worst_mean <= 1e-5 && worst_var <= 1e-4,
+                    trf("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 (largest |mean| "
+                        "{m:.2g}, largest |variance - 1| {v:.2g})",
+                        fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
+}
+
 int main(int argc, char** argv) {
-  Chapter ch("ch01_embedding", "Embeddings: tokens, vectors and positions",
-             "article 000 (tokenize, nn.Embedding, Embeddings) and articles 001/002/004 (sinusoidal encoding)");
+  Chapter ch("ch01_embedding", _("Embeddings: tokens, vectors and positions"),
+             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention, "
+               "§Positional Embeddings (tokenize, nn.Embedding, Embeddings); article 001 (d2l-style notes) "
+               "Encoder Module; article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.2, §9.4.2; article 004 "
+               "《GPT （一）transformer原理和代码详解》 §2 模型输入 (sinusoidal encoding, x * sqrt(d_model))"));
   ch.add_text_flag();
   ch.add_vocab_flag();
   bool special = false;
   int64_t d_model = 768, pe_len = 50, pe_dim = 512;
-  ch.flag("--special", special, "add [CLS] and [SEP] (add_special_tokens=True)");
-  ch.option("--d-model", d_model, "width C of the token and position tables (default 768, BERT-base's hidden_size)");
-  ch.option("--seq-len,--pe-len", pe_len, "positions L of article 004's sinusoidal encoding (default 50)");
-  ch.option("--pe-dim", pe_dim, "width of article 004's sinusoidal encoding (default 512)");
+  ch.flag("--special", special, _("add [CLS] and [SEP] (add_special_tokens=True)"));
+  ch.option("--d-model", d_model, _("width C of the token and position tables (default 768, BERT-base's hidden_size)"),
+            1, 2048, _("the 30522-row table must fit in memory"));
+  ch.option("--seq-len,--pe-len", pe_len, _("positions L of article 004's sinusoidal encoding (default 50)"), 1, 100000,
+            _("positions of the sinusoidal table"));
+  ch.option("--pe-dim", pe_dim, _("width of article 004's sinusoidal encoding (default 512)"), 2, 8192,
+            _("one sin and one cos column at least"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base, with hidden_size = --d-model
-    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     config.hidden_size = d_model;
-    check_range("--seq-len", pe_len, 1, 100000, "positions of the sinusoidal table");
-    check_range("--pe-dim", pe_dim, 2, 8192, "one sin and one cos column at least");
-
     {
       // the sinusoidal table: ~20 bytes and ~76 ns per entry L x D (three float copies, double
       // math, the comparison; measured on a 2-core Zen 3), beside the (30522,C) tables
@@ -107,18 +156,22 @@ int main(int argc, char** argv) {
                 76e-9 * entries);
     }
     // ---------------------------------------------------------------- 1) tokenize
-    ch.section("Step 1: text -> token ids", "article 000, Scaled Dot-product Attention");
+    ch.section(_("Step 1: text -> token ids"), _("article 000 §Scaled Dot-product Attention"));
     WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
     std::vector<std::string> pieces = tokenizer.tokenize(ch.text);
-    if (pieces.empty()) throw UsageError("--text has no tokens: give a non-empty sentence");
+    if (pieces.empty()) throw UsageError(_("--text has no tokens: give a non-empty sentence"));
     std::vector<int64_t> id_list = tokenizer.encode(ch.text, special);
     check_seq_len(static_cast<int64_t>(id_list.size()), config.max_position_embeddings);
     ch.show("tokenizer.tokenize(text)", py_list(pieces),
-            "WordPiece: lower-case, split on spaces and punctuation, then the longest vocabulary pieces ('##' = inside a word)",
+            _("WordPiece: lower-case, split on spaces and punctuation, then the longest vocabulary pieces ('##' = "
+              "inside a word)"),
             Shown::Twin);
     // Each word and its pieces: greedy longest match from the left, '##' marks a continuation.
     {
-      std::string table = fmt::format("  {:<16} {:<34} {}\n", "word", "pieces", "ids");
+      const auto row = [](const std::string& word, const std::string& joined, const std::string& ids) {
+        return "  " + pad_right(word, 16) + " " + pad_right(joined, 34) + " " + ids + "\n";
+      };
+      std::string table = row(_("word"), _("pieces"), _("ids"));
       bool any_split = false;
       for (const std::string& word : tokenizer.basic_tokenize(ch.text)) {
         std::vector<std::string> wp = tokenizer.wordpiece(word);
@@ -128,10 +181,10 @@ int main(int argc, char** argv) {
           ids += (ids.empty() ? "" : " ") + std::to_string(tokenizer.token_to_id(p));
         }
         any_split = any_split || wp.size() > 1;
-        table += fmt::format("  {:<16} {:<34} {}\n", word, joined, ids);
+        table += row(word, joined, ids);
       }
-      ch.say(table + (any_split ? "  A word missing from the vocabulary is cut into the longest pieces it has."
-                                : "  Every word here is in the vocabulary as a whole: none splits."));
+      ch.say(table + (any_split ? _("  A word missing from the vocabulary is cut into the longest pieces it has.")
+                                : _("  Every word here is in the vocabulary as a whole: none splits.")));
       if (!any_split) {
         // A sentence whose words are not in the vocabulary, to see the pieces.
         const std::string demo = "unaffable tokenization";
@@ -139,65 +192,94 @@ int main(int argc, char** argv) {
         std::vector<int64_t> demo_ids;
         for (const std::string& p : demo_pieces) demo_ids.push_back(tokenizer.token_to_id(p));
         ch.show("tokenizer.tokenize(\"" + demo + "\")", py_list(demo_pieces),
-                "two words the vocabulary lacks: each becomes a first piece plus '##' continuations", Shown::Twin);
+                _("two words the vocabulary lacks: each becomes a first piece plus '##' continuations"), Shown::Twin);
         ch.show("tokenizer.convert_tokens_to_ids(_)", py_list(demo_ids),
-                "one id per piece: the model sees 5 tokens for these 2 words", Shown::Twin);
+                trf("one id per piece: the model sees {n} tokens for these {words} words",
+                    fmt::arg("n", demo_ids.size()), fmt::arg("words", tokenizer.basic_tokenize(demo).size())),
+                Shown::Twin);
       }
     }
     // ids (B,T) with B = 1
     ITensor input_ids = ITensor::from_shape({1, id_list.size()});
     std::copy(id_list.begin(), id_list.end(), input_ids.begin());
     ch.show("inputs.input_ids", input_ids,
-            "one row per sentence: each piece's line number in the 30522-entry vocabulary");
+            trf("one row per sentence, T = {T} ids: each piece's line number in the {V}-entry vocabulary",
+                fmt::arg("T", id_list.size()), fmt::arg("V", tokenizer.vocab_size())));
 
     // ---------------------------------------------------------------- 2) token embedding
-    ch.section("Step 2: ids -> vectors with nn.Embedding", "article 000, Scaled Dot-product Attention");
+    ch.section(_("Step 2: ids -> vectors with nn.Embedding"), _("article 000 §Scaled Dot-product Attention"));
     // E = weight[ids]      weight (V,C) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);
-    ch.show("token_emb", token_emb.repr().str(),
-            fmt::format("a table of V = {} rows of C = {} numbers, drawn from N(0, 1)", config.vocab_size, d_model));
+    ch.show("token_emb", token_emb.repr(),
+            trf("a table of V = {V} rows of C = {C} numbers, drawn from N(0, 1)", fmt::arg("V", config.vocab_size),
+                fmt::arg("C", d_model)));
     Tensor inputs_embeds = token_emb(input_ids);
-    ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)), "[batch_size, seq_len, hidden_dim] = (B,T,C)");
+    ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)), _("[batch_size, seq_len, hidden_dim] = (B,T,C)"));
+    // The lookup copies: row t of inputs_embeds is row ids[t] of the table, bit for bit.
+    size_t copied = 0;
+    for (size_t t = 0; t < id_list.size(); ++t)
+      copied += xt::view(inputs_embeds, 0, t, xt::all()) == xt::view(token_emb.weight, id_list[t], xt::all()) ? 1 : 0;
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
-            "each row is the table row of its id: the lookup copies, it does not compute", Shown::Twin);
+            ch.verdict(copied == id_list.size(),
+                       trf("{n} of the {T} rows are exactly the table row of their id: the lookup copies, it does "
+                           "not compute",
+                           fmt::arg("n", copied), fmt::arg("T", id_list.size()))),
+            Shown::Twin);
     Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, std::min<int64_t>(8, d_model)));
     ch.show(fmt::format("token_emb.weight[{}, :8]", id_list[0]), row, {"SliceBackward0"},
-            fmt::format("the same numbers as the first row above: the embedding of '{}'",
-                        tokenizer.id_to_token(id_list[0])),
+            trf("row {id} of the table, the embedding of '{token}': the start of the first row above",
+                fmt::arg("id", id_list[0]), fmt::arg("token", tokenizer.id_to_token(id_list[0]))),
             Shown::Twin);
     ch.show_parameter("token_emb.weight", token_emb.weight,
-            "the whole table, a Parameter: training will move these numbers; print shows its corners", Shown::Twin);
+                      _("the whole table, a Parameter: training will move these numbers; print shows its corners"),
+                      Shown::Twin);
 
     // ---------------------------------------------------------------- 3) learned positions
-    ch.section("Step 3: adding positions (learned), LayerNorm, Dropout", "article 000, Positional Embeddings");
+    ch.section(_("Step 3: adding positions (learned), LayerNorm, Dropout"), _("article 000 §Positional Embeddings"));
     Embeddings embedding_layer(config);
     embedding_layer.train(ch.training());
-    ch.show("embedding_layer", embedding_layer.repr().str(),
-            "token table + position table (one learned row per position 0..511), then LayerNorm and Dropout(p=0.5)",
+    ch.show("embedding_layer", embedding_layer.repr(),
+            _("token table + position table (one learned row per position 0..511), then LayerNorm and Dropout(p=0.5)"),
             Shown::Twin);
     Tensor embedded = embedding_layer(input_ids);
     ch.show("embedding_layer(inputs.input_ids).size()", size_str(shape_of(embedded)),
-            "same shape as before: position t's vector is added to token t's vector");
+            _("same shape as before: position t's vector is added to token t's vector"));
+    // The same layer without Dropout (no random draws): what LayerNorm gives, before Dropout.
+    embedding_layer.train(false);
+    const Tensor normed = embedding_layer(input_ids);
+    embedding_layer.train(ch.training());
     ch.show("embedding_layer(inputs.input_ids)", embedded,
             {ch.training() ? "MulBackward0" : "NativeLayerNormBackward0"},
-            ch.training() ? "train mode: Dropout zeroed about half the entries and doubled the rest (try --eval)"
-                          : "eval mode: Dropout is the identity, each row has mean 0 and variance 1",
-            Shown::Twin);
+            ch.training() ? dropout_note(ch, embedded, normed) : layer_norm_note(ch, embedded), Shown::Twin);
 
     // ---------------------------------------------------------------- 4) sinusoidal positions
-    ch.section("Step 4: fixed sinusoidal positions", "article 004 §2; articles 001 and 002");
+    ch.section(_("Step 4: fixed sinusoidal positions"),
+               _("article 004 §2 模型输入; article 002 §9.1.2 Transformer 架构, equation 9.3"));
     // PE (L,C): even dims sin(pos * rate_i), odd dims cos(pos * rate_i), rate_i = 10000^(-2i/C)
     Tensor pe = positional_encoding(pe_len, pe_dim);
     ch.show("pos_encoding.shape", tf_shape_str(shape_of(pe)),
-            "TensorFlow prints a shape as a tuple: L positions x d_model dimensions");
+            _("TensorFlow prints a shape as a tuple: L positions x d_model dimensions"));
     const size_t show_r = std::min<size_t>(5, pe.shape()[0]), show_c = std::min<size_t>(8, pe.shape()[1]);
     Tensor corner = xt::view(pe, xt::range(0, show_r), xt::range(0, show_c));
-    ch.show(fmt::format("torch.from_numpy(pos_encoding[:{}, :{}])", show_r, show_c), corner, {},
-            "row 0 is sin(0)=0, cos(0)=1; low dimensions turn fast with the position, high ones slowly",
-            Shown::Twin);
+    {
+      // row 0: sin(0) = 0 in the even columns, cos(0) = 1 in the odd ones
+      bool row0 = true;
+      for (int64_t i = 0; i < pe_dim; ++i) row0 = row0 && pe(0, i) == (i % 2 == 0 ? 0.0f : 1.0f);
+      const int64_t last = pe_dim - 1;
+      ch.show(fmt::format("torch.from_numpy(pos_encoding[:{}, :{}])", show_r, show_c), corner, {},
+              ch.verdict(row0, trf("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) = 1 in "
+                                   "the odd ones",
+                                   fmt::arg("row", fmt::format("[{}]", fmt::join(std::vector<float>(pe.data(), pe.data() + std::min<int64_t>(4, pe_dim)), ", "))))) +
+                  "; " +
+                  trf("columns 0 and 1 turn by 1 radian per position, the last column ({last}) by {rate:.3g}: over "
+                      "positions 0..{end} its angle reaches only {reach:.3g}",
+                      fmt::arg("last", last), fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
+                      fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim))),
+              Shown::Twin);
+    }
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
-    hopt.title = "pos_encoding: rows = positions, columns = dimensions";
+    hopt.title = _("pos_encoding: rows = positions, columns = dimensions");
     hopt.cell_width = 1;
     hopt.max_cols = 96;
     hopt.max_rows = 50;
@@ -210,16 +292,23 @@ int main(int argc, char** argv) {
       Tensor pe_002 = pos.pe;  // (1,L,C)
       pe_002.reshape({pe.shape()[0], pe.shape()[1]});
       const Tensor diff = max_abs_diff(pe, pe_002);
+      // float32 rounds an angle of size a by up to a * 2^-24, and the rate itself by as much: with
+      // angles up to L - 1, the tables stay within (L - 1) * 2^-22 (one float32 step at 1 below that)
+      const double tol = std::ldexp(std::max<double>(1.0, static_cast<double>(pe_len - 1)), -22);
       ch.show(fmt::format("(torch.from_numpy(pos_encoding) - PositionalEncoding({}, 0.1, max_len={}).pe[0]).abs().max()",
                           pe_dim, pe_len),
               diff, {},
-              "article 002's PositionalEncoding gives the same table up to float32 rounding: the angles pos * rate "
-              "are rounded before sin/cos, which matters most for the large positions",
+              ch.verdict(diff() <= tol,
+                         trf("article 002's PositionalEncoding differs from this table by {d:.3g}, against (L - 1) * "
+                             "2^-22 = {tol:.3g} for float32 rounding of the angles pos * rate (up to {amax}) before "
+                             "sin/cos",
+                             fmt::arg("d", diff()), fmt::arg("tol", tol), fmt::arg("amax", pe_len - 1))),
               Shown::Twin);
     }
 
     // ---------------------------------------------------------------- 5) why x * sqrt(d_model)
-    ch.section("Step 5: why embeddings are multiplied by sqrt(d_model)", "article 001 Encoder; article 004 §sqrt(d_model); article 002 Embeddings");
+    ch.section(_("Step 5: why embeddings are multiplied by sqrt(d_model)"),
+               _("article 001 Encoder Module; article 004 Q&A §sqrt(d_model)的解释; article 002 §9.4.2 create_model"));
     // x = E * sqrt(C) + PE[:T]: the sentence's token vectors and the encoding of its positions 0..T-1,
     // both of width C = d_model, for three ways to initialise the token table.
     // (B,T,C) + (T,C) -> (B,T,C)
@@ -236,28 +325,48 @@ int main(int argc, char** argv) {
     Tensor xavier = Tensor::from_shape({1, T, C});
     const double a = std::sqrt(6.0 / static_cast<double>(config.vocab_size + d_model));
     uniform_(xavier.data(), xavier.size(), -a, a, g);
-    std::string table = fmt::format("  {:<38} {:>8} {:>13} {:>14} {:>13}\n", "token table drawn from", "rms(E)",
-                                    "E share in", "rms(E*sqrt(d))", "E share in");
-    table += fmt::format("  {:<38} {:>8} {:>13} {:>14} {:>13}\n", "", "", "E + PE", "", "E*sqrt(d)+PE");
+    const auto table_row = [](const std::string& name, const std::string& c1, const std::string& c2,
+                              const std::string& c3, const std::string& c4) {
+      return "  " + pad_right(name, 38) + " " + fmt::format("{:>8} {:>13} {:>14} {:>13}", c1, c2, c3, c4) + "\n";
+    };
+    std::string table = table_row(_("token table drawn from"), "rms(E)", _("E share in"), "rms(E*sqrt(d))",
+                                  _("E share in"));
+    table += table_row("", "", "E + PE", "", "E*sqrt(d)+PE");
     const std::pair<const char*, const Tensor*> inits[] = {
-        {"N(0, 1/d)  (articles 001 and 004)", &small},
-        {"N(0, 1)    (nn.Embedding's default)", &unit},
-        {"xavier_uniform_ (article 002)", &xavier}};
-    for (const auto& [name, e] : inits) {
-      const Tensor scaled = *e * static_cast<float>(root_d);
-      table += fmt::format("  {:<38} {:>8.4f} {:>12.2f}% {:>14.4f} {:>12.2f}%\n", name, rms(*e),
-                           100 * token_share(*e, pe_T), rms(scaled), 100 * token_share(scaled, pe_T));
+        {N_("N(0, 1/d)  (articles 001 and 004)"), &small},
+        {N_("N(0, 1)    (nn.Embedding's default)"), &unit},
+        {N_("xavier_uniform_ (article 002)"), &xavier}};
+    double share[3];  // E's share in E*sqrt(d) + PE, per initialisation
+    for (size_t k = 0; k < 3; ++k) {
+      const Tensor& e = *inits[k].second;
+      const Tensor scaled = e * static_cast<float>(root_d);
+      share[k] = 100 * token_share(scaled, pe_T);
+      table += table_row(_(inits[k].first), fmt::format("{:.4f}", rms(e)), fmt::format("{:.2f}%", 100 * token_share(e, pe_T)),
+                         fmt::format("{:.4f}", rms(scaled)), fmt::format("{:.2f}%", share[k]));
     }
-    ch.say(fmt::format(
-        "  Articles 001, 002 and 004 add the sin/cos table to the token vectors, after multiplying those by\n"
-        "  sqrt(d) = {:.4f}. The sin/cos entries have rms {:.4f} here (each sin^2 + cos^2 pair is 1). Their\n"
-        "  argument (articles 001, 004): a table drawn with variance 1/d has entries of about 1/sqrt(d), and added\n"
-        "  as they are the positions would drown the token, the word itself; times sqrt(d) its variance is 1,\n"
-        "  the scale of the positions. Measured on this sentence (E = the T = {} rows looked up, d = {}):\n{}"
-        "  So the factor balances token and position only for a table of variance 1/d. With nn.Embedding's own\n"
-        "  N(0, 1) it does the opposite (the position is then a rounding error); article 002's xavier_uniform_\n"
-        "  gives variance 2/(V + d), so even times sqrt(d) the token stays the smaller part. Training adjusts\n"
-        "  the table anyway; the factor only sets where it starts.",
-        root_d, rms(pe_T), T, d_model, table));
+    const double pe_rms = rms(pe_T);
+    ch.say(trf("  Articles 001, 002 and 004 add the sin/cos table to the token vectors, after multiplying those by\n"
+               "  sqrt(d) = {root:.4f}. The sin/cos entries have rms {pe_rms:.4f} here. Their argument (articles 001,\n"
+               "  004): a table drawn with variance 1/d has entries of about 1/sqrt(d), and added as they are the\n"
+               "  positions would drown the token, the word itself; times sqrt(d) its variance is 1, the scale of\n"
+               "  the positions. Measured on this sentence (E = the T = {T} rows looked up, d = {d}):",
+               fmt::arg("root", root_d), fmt::arg("pe_rms", pe_rms), fmt::arg("T", T), fmt::arg("d", d_model)) +
+           "\n" + table +
+           trf("  With the factor, the token's share of x is {s0:.2f}% for a table of variance 1/d, {s1:.2f}% for\n"
+               "  nn.Embedding's own N(0, 1), and {s2:.2f}% for article 002's xavier_uniform_ (variance 2/(V + d)).\n"
+               "  So the factor sets the balance only together with the initialisation; training adjusts the table\n"
+               "  anyway, the factor only sets where it starts.",
+               fmt::arg("s0", share[0]), fmt::arg("s1", share[1]), fmt::arg("s2", share[2])));
+    ch.erratum(_("001 Encoder Module, line 34"),
+               trf("the notes say Xavier initialisation draws the table from N(0, 1/d). For a (V, d) table Xavier's "
+                   "variance is 2/(V + d) = {xv:.2g} here, not 1/d = {inv:.2g}; and the notes' own Encoder keeps "
+                   "nn.Embedding's default N(0, 1), whose rows the factor makes {s1:.2f}% token (table above).",
+                   fmt::arg("xv", 2.0 / static_cast<double>(config.vocab_size + d_model)), fmt::arg("inv", 1.0 / d),
+                   fmt::arg("s1", share[1])));
+    ch.erratum(_("004 Q&A §sqrt(d_model)的解释, line 800"),
+               _("the article says each entry of a Xavier-initialised token vector is N(0, 1) and, in the same "
+                 "sentence, that its variance is 1/d_model; both cannot hold. Variance 1/d_model is what the "
+                 "argument needs (entries of N(0, 1) would have variance 1 already), and its own code uses Keras's "
+                 "Embedding, whose default draws uniformly from [-0.05, 0.05]."));
   });
 }
