@@ -266,15 +266,14 @@ int main(int argc, char** argv) {
       bool row0 = true;
       for (int64_t i = 0; i < pe_dim; ++i) row0 = row0 && pe(0, i) == (i % 2 == 0 ? 0.0f : 1.0f);
       const int64_t last = pe_dim - 1;
+      const std::string row0_text = fmt::format("[{}]", fmt::join(pe.data(), pe.data() + std::min<int64_t>(4, pe_dim), ", "));
       ch.show(fmt::format("torch.from_numpy(pos_encoding[:{}, :{}])", show_r, show_c), corner, {},
               ch.verdict(row0, trf("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) = 1 in "
-                                   "the odd ones",
-                                   fmt::arg("row", fmt::format("[{}]", fmt::join(std::vector<float>(pe.data(), pe.data() + std::min<int64_t>(4, pe_dim)), ", "))))) +
-                  "; " +
-                  trf("columns 0 and 1 turn by 1 radian per position, the last column ({last}) by {rate:.3g}: over "
-                      "positions 0..{end} its angle reaches only {reach:.3g}",
-                      fmt::arg("last", last), fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
-                      fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim))),
+                                   "the odd ones; columns 0 and 1 turn by 1 radian per position, the last column "
+                                   "({last}) by {rate:.3g}: over positions 0..{end} its angle reaches only {reach:.3g}",
+                                   fmt::arg("row", row0_text), fmt::arg("last", last),
+                                   fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
+                                   fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim)))),
               Shown::Twin);
     }
     HeatmapOptions hopt;

@@ -85,7 +85,7 @@ static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor
   }
   const auto [lo, hi] = std::minmax_element(weights.begin(), weights.end());
   if (keys.empty() || *hi - *lo > 1e-6)
-    return trf("weights {w} on keys {keys}: the output {out} is their weighted mean of the value rows",
+    return trf("weights {w} on keys {keys}: the output {out} is the weighted mean of their value rows",
                fmt::arg("w", num_list(weights)), fmt::arg("keys", num_list(keys)), fmt::arg("out", num_list(got)));
   double gap = 0;
   for (size_t j = 0; j < got.size(); ++j) gap = std::max(gap, std::fabs(got[j] - mean[j]) / std::max(1.0, std::fabs(mean[j])));
