@@ -24,6 +24,9 @@
 
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
+#include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
 #include "exact/tensor_ops.hpp"
@@ -35,66 +38,69 @@
 
 using namespace ts;
 
-// ---------------------------------------------------------------- the masks themselves
-
-// torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
+// What the notes measure (defined after main). Every tensor is read as rows of its last
+// dim; `keep` is a 0/1 mask of the same size as the weights it describes (1 = keep).
 template <class A>
-static bool same(const A& a, const A& b) {
-  return a == b;
-}
+static bool same(const A& a, const A& b);             // torch.equal
+static std::string py_bool(bool b);                   // "True" / "False"
+static size_t count_equal(const Tensor& t, float v);  // (t == v).sum()
+static size_t empty_rows(const Tensor& keep);         // rows that keep no key
+static size_t nan_rows(const Tensor& w);              // rows that are all nan
+// largest weight on a hidden key (nan if one is nan)
+static float max_hidden(const Tensor& w, const Tensor& keep);
+// largest |row sum - 1| (nan if a row is nan)
+static double row_sum_dev(const Tensor& w);
+// largest |w - 1/n| over the n kept keys of each row; a row that keeps no key is held to
+// 1/S over all S keys (what -1e9 gives it); only_empty: check those rows only
+static double uniform_dev(const Tensor& w, const Tensor& keep, bool only_empty);
+// (a - b).abs().max() over the rows of a that are not all nan (core max_abs_diff)
+static double kept_rows_diff(const Tensor& a, const Tensor& b);
+// largest weight a query gives its own key or an earlier one, over the rows that keep a key
+static float max_on_or_below_diagonal(const Tensor& w, const Tensor& keep);
+// the values masked_fill wrote, if they are all one value: "-inf", "-1e+09"; else "mixed"
+static std::string filled_value(const Tensor& filled, const Tensor& keep);
+// a table of text cells, columns padded by display width (CJK = 2 columns)
+static std::string text_table(const std::vector<std::vector<std::string>>& rows);
 
-static std::string py_bool(bool b) { return b ? "True" : "False"; }
-
-// Largest |a - b| over the entries that are numbers in both (NaN rows skipped).
-static double max_abs_diff(const Tensor& a, const Tensor& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!std::isnan(a.data()[i]) && !std::isnan(b.data()[i]))
-      m = std::max(m, std::fabs(static_cast<double>(a.data()[i]) - b.data()[i]));
-  return m;
-}
-
-// How many rows of a (B,T,S) tensor are all NaN.
-static size_t nan_rows(const Tensor& w) {
-  const size_t S = w.shape()[w.dimension() - 1];
-  size_t n = 0;
-  for (size_t r = 0; r < w.size() / S; ++r)
-    if (std::all_of(w.data() + r * S, w.data() + (r + 1) * S, [](float x) { return std::isnan(x); })) ++n;
-  return n;
-}
+// Two results that should be the same bits; any gap is a finding.
+constexpr double kSameWeights = 0.0;
+// A softmax row sums to 1 up to float32 rounding below this.
+constexpr double kRowSum = 1e-6;
 
 int main(int argc, char** argv) {
-  Chapter ch("ch08_masks", "Masks: causal, padding, keep vs hide, -inf vs -1e9",
-             "article 000 (masked_fill, query/key masks, Decoder tril), article 004 §3.1 (padding and "
-             "look-ahead masks, -1e9), article 002 (attention(), tgt_mask), article 001 (decoder_visible_mask)");
+  Chapter ch("ch08_masks", _("Masks: causal, padding, keep vs hide, -inf vs -1e9"),
+             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention, §Transformer "
+               "Decoder; article 004 《GPT （一）transformer原理和代码详解》 §3.1 掩码 mask, §3.2 Multi-Head Attention; article "
+               "002 《第九章：注意力和 Transformer 的逐行实现》 §9.2.1, §9.3.1; article 001 (d2l-style notes), DecoderBlock"));
   ch.add_text_flag();
   ch.add_vocab_flag();
   // --valid-len's default depends on T (3, or T if the text is shorter): set once T is known.
-  int64_t d_model = 768, valid_len = 0, look_ahead = 3;
-  ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768, BERT-base)");
+  int64_t d_model = 768, valid_len = 3, look_ahead = 3;
+  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores (default 768, BERT-base)"), 1,
+            2048, _("the 30522-row table must fit in memory"));
   ch.option("--valid-len", valid_len,
-            "real tokens in the padding-mask demo; the rest count as padding (default 3, or T if shorter)");
-  ch.option("--look-ahead", look_ahead, "size of the article-004 look-ahead mask that is printed (default 3)");
+            _("real tokens in the padding-mask demo; the rest count as padding (default 3, or T if shorter)"), 1, 512,
+            _("at most T, the tokens of --text"));
+  ch.option("--look-ahead", look_ahead, _("size of the article-004 look-ahead mask that is printed (default 3)"), 1,
+            64);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
-    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
-    check_range("--look-ahead", look_ahead, 1, 64);
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
     hopt.vmin = 0.0f;  // masks and weights share one scale: 0 blank, 1 darkest
     hopt.vmax = 1.0f;
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
-    ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
+    ch.section(_("Step 1: the scores of chapter 2"), _("article 000 §Scaled Dot-product Attention"));
     // text -> WordPiece tokens -> ids   (B,T), B = 1
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
     const std::vector<std::string>& tokens = sentence.tokens;
     const ITensor& input_ids = sentence.input_ids;
     const size_t T = tokens.size();
     if (!ch.given("--valid-len")) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
-    check_range("--valid-len", valid_len, 1, static_cast<int64_t>(T), "the tokens of --text");
-    ch.show("inputs.input_ids", input_ids, "the sentence of chapter 1, T = " + std::to_string(T) + " tokens",
+    check_range("--valid-len", valid_len, 1, static_cast<int64_t>(T), _("the tokens of --text"));  // depends on T
+    ch.show("inputs.input_ids", input_ids, trf("the sentence of chapter 1, T = {T} tokens", fmt::arg("T", T)),
             Shown::Twin);
     Embedding token_emb(config.vocab_size, d_model);
     // q = k = v = E   (B,T,C)
@@ -107,58 +113,91 @@ int main(int argc, char** argv) {
     Tensor scores = bmm_nt(query, key);
     const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_model)));
     for (float& s : scores) s = s / scale;
-    ch.show("scores", scores, {"DivBackward0"}, "as in chapter 2: every query sees every key", Shown::Twin);
+    ch.show("scores", scores, {"DivBackward0"}, _("as in chapter 2: every query sees every key"), Shown::Twin);
 
     // ---------------------------------------------------------------- 2) article 000: the causal mask
-    ch.section("Step 2: a decoder may not look ahead: tril and masked_fill(mask == 0, -inf)",
-               "article 000, Transformer Decoder");
+    ch.section(_("Step 2: a decoder may not look ahead: tril and masked_fill(mask == 0, -inf)"),
+               _("article 000 §Transformer Decoder"));
     // mask[t,s] = 1 if s <= t (keep) else 0 (hide)
     // (1,T,S)
     Tensor mask = tril_ones(T);
     mask.reshape({1, T, T});
     Tensor mask0 = xt::view(mask, 0, xt::all(), xt::all());
-    ch.show("mask[0]", mask0, {}, "torch.tril(torch.ones(seq_len, seq_len)): row t keeps keys 0..t (1 = keep)");
-    hopt.title = "mask[0] (article 000, 1 = keep): rows = queries, columns = keys";
+    const bool causal = same(mask0, tril_ones(T));
+    ch.show("mask[0]", mask0, {},
+            trf("torch.tril(torch.ones(seq_len, seq_len)), 1 = keep: row t marks the keys query t may see; {kept} of "
+                "the {n} (query, key) pairs are kept. {check}",
+                fmt::arg("kept", count_equal(mask0, 1.0f)), fmt::arg("n", T * T),
+                fmt::arg("check", ch.verdict(causal, _("row t keeps exactly keys 0..t, the causal triangle")))));
+    hopt.title = _("mask[0] (article 000, 1 = keep): rows = queries, columns = keys");
     hopt.cell_width = 7;
     ch.figure(heatmap(mask0, tokens, tokens, hopt));
     // hide = (mask == 0)   (1,T,S) bool
     BTensor hide = xt::equal(mask, 0.0f);
-    ch.show("mask == 0", hide, "True marks what masked_fill overwrites: the future keys above the diagonal",
+    ch.show("mask == 0", hide,
+            trf("True marks the {hidden} scores masked_fill overwrites, the keys the query may not see",
+                fmt::arg("hidden", count_equal(mask, 0.0f))),
             Shown::Twin);
     // scores' = where(mask == 0, -inf, scores)
     // (B,T,S)
     Tensor masked_scores = masked_fill_zero(scores, mask, -INFINITY);
+    // the kept scores must come through unchanged: compare them where mask == 1
+    const bool kept_unchanged = same(Tensor(xt::where(xt::equal(mask, 0.0f), 0.0f, masked_scores)),
+                                     Tensor(xt::where(xt::equal(mask, 0.0f), 0.0f, scores)));
     ch.show("scores.masked_fill(mask == 0, -float(\"inf\"))", masked_scores, {"MaskedFillBackward0"},
-            "the lower triangle is chapter 2's scores unchanged; above it -inf, and e^-inf = 0");
+            trf("the {hidden} hidden scores are all {fill}; {check}", fmt::arg("hidden", count_equal(mask, 0.0f)),
+                fmt::arg("fill", filled_value(masked_scores, mask)),
+                fmt::arg("check", ch.verdict(kept_unchanged, _("the kept scores are chapter 2's, unchanged")))));
     HeatmapOptions sopt = hopt;  // scores: their own range
     sopt.vmin = sopt.vmax = NAN;
     sopt.title = "scores.masked_fill(mask == 0, -inf)";
     ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, sopt));
+    // what article 001's sentence would do: the hidden scores set to 0 instead
+    const float zero_leak = max_hidden(softmax(masked_fill_zero(scores, mask, 0.0f)), mask);
+    ch.erratum(_("001, line 13"),
+               trf("the article says the scores of the future tokens are set to 0. A score of 0 still gets weight "
+                   "e^0 / (sum of e^score) > 0 after the softmax (here up to {leak:.2g} on a hidden key). What must "
+                   "be 0 is the weight; for that the score is set to -inf (article 000) or to a large negative "
+                   "number (-1e9 in articles 002 and 004), as done here.",
+                   fmt::arg("leak", zero_leak)));
     // weights = softmax(scores', dim=-1)
     // (B,T,S)
     Tensor masked_weights = softmax(masked_scores);
+    const float w_hidden = max_hidden(masked_weights, mask);
+    const double w_sum = row_sum_dev(masked_weights);
     ch.show("masked_weights", masked_weights, {"SoftmaxBackward0"},
-            "exact zeros above the diagonal; each row still sums to 1 over the keys it may see", Shown::Twin);
+            ch.verdict(w_hidden == 0.0f && w_sum <= kRowSum,
+                       trf("the hidden keys get weight {w:.3g} (exactly 0 expected); every row sums to 1 within "
+                           "{dev:.1e} over the keys it may see",
+                           fmt::arg("w", w_hidden), fmt::arg("dev", w_sum))),
+            Shown::Twin);
     hopt.title = "masked_weights";
     ch.figure(heatmap(xt::view(masked_weights, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // out = softmax(masked scores) V
     // (B,T,S) x (B,S,D) -> (B,T,D)
     Tensor causal_out = scaled_dot_product_attention(query, key, value, &mask);
-    ch.show("scaled_dot_product_attention(query, key, value, mask=mask)", causal_out, {"BmmBackward0"},
-            "row t mixes only the values of tokens 0..t; the first row is token 0's own value", Shown::Twin);
+    std::string out_note = _("row t is a weighted mean of the value rows its mask row keeps");
+    if (count_equal(xt::view(mask0, 0, xt::all()), 1.0f) == 1 && mask0(0, 0) == 1.0f) {
+      // row 0 keeps only key 0: its weight is exactly 1, so the row is token 0's value
+      const double d0 = max_abs_diff(position(causal_out, 0), position(value, 0))();
+      out_note = trf("row t is a weighted mean of the value rows its mask row keeps; row 0 keeps only token 0: {check}",
+                     fmt::arg("check", ch.verdict(d0 == 0.0, trf("it equals token 0's value (max |diff| = {d:.3g})",
+                                                                 fmt::arg("d", d0)))));
+    }
+    ch.show("scaled_dot_product_attention(query, key, value, mask=mask)", causal_out, {"BmmBackward0"}, out_note,
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 3) article 000: padding masks via bmm
-    ch.section("Step 3: padding: query_mask and key_mask combined with bmm",
-               "article 000, Scaled Dot-product Attention");
+    ch.section(_("Step 3: padding: query_mask and key_mask combined with bmm"),
+               _("article 000 §Scaled Dot-product Attention"));
     // key_mask[s] = 1 for the first valid_len tokens, 0 for padding   (B,S)
     Tensor key_mask = zeros({1, T});
     for (int64_t s = 0; s < valid_len; ++s) key_mask(0, s) = 1.0f;
     const Tensor& query_mask = key_mask;
+    const size_t n_pad = T - count_equal(key_mask, 1.0f);
     ch.show("key_mask", key_mask, {},
-            valid_len < static_cast<int64_t>(T)
-                ? fmt::format("pretend only the first {} tokens are real and the rest padding (query_mask = key_mask)",
-                              valid_len)
-                : std::string("all tokens real, none padding (query_mask = key_mask)"),
+            trf("1 = a real token, 0 = padding: {real} real, {pad} padding (query_mask = key_mask)",
+                fmt::arg("real", T - n_pad), fmt::arg("pad", n_pad)),
             Shown::Twin);
     // pad_mask[t,s] = query_mask[t] * key_mask[s]: an outer product, as a bmm with K = 1
     // (B,T,1) x (B,1,S) -> (B,T,S)
@@ -166,98 +205,123 @@ int main(int argc, char** argv) {
     q_col.reshape({1, T, 1});
     k_row.reshape({1, 1, T});
     Tensor pad_mask = bmm(q_col, k_row);
+    const size_t n_empty = empty_rows(pad_mask);
     ch.show("torch.bmm(query_mask.unsqueeze(-1), key_mask.unsqueeze(1))", pad_mask, {},
-            "1 only where both the query and the key are real: padded keys are hidden, AND padded queries "
-            "hide every key",
+            trf("1 only where both the query and the key are kept: a padded key is hidden from every query, and "
+                "{empty} of the {T} query rows keep no key at all",
+                fmt::arg("empty", n_empty), fmt::arg("T", T)),
             Shown::Twin);
-    hopt.title = "pad_mask[0] (1 = keep)";
+    hopt.title = _("pad_mask[0] (1 = keep)");
     ch.figure(heatmap(xt::view(pad_mask, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // weights = softmax(where(pad_mask == 0, -inf, scores))
     // (B,T,S)
     Tensor pad_weights_inf = softmax(masked_fill_zero(scores, pad_mask, -INFINITY));
     const size_t n_nan = nan_rows(pad_weights_inf);
+    const std::string nan_check =
+        ch.verdict(n_nan == n_empty, trf("{nan} rows are nan, and {empty} rows of the mask keep no key",
+                                         fmt::arg("nan", n_nan), fmt::arg("empty", n_empty)));
     ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -float(\"inf\")), dim=-1)", pad_weights_inf,
             {"SoftmaxBackward0"},
-            n_nan ? fmt::format("the {} padded queries have no key left: their row max is -inf, and softmax "
-                                "computes exp(-inf - (-inf)) = exp(nan)",
-                                n_nan)
-                  : std::string("every query keeps at least one key, so no row is nan"),
+            n_empty ? trf("a query with no key left has a row max of -inf, and softmax computes exp(-inf - (-inf)) = "
+                          "exp(nan). {check}",
+                          fmt::arg("check", nan_check))
+                    : trf("every query keeps at least one key, so no row is nan. {check}", fmt::arg("check", nan_check)),
             Shown::Twin);
-    hopt.title = "weights with -inf";
+    hopt.title = _("weights with -inf");
     ch.figure(heatmap(xt::view(pad_weights_inf, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // out = softmax(masked scores) V    (B,T,D)
     Tensor pad_out = scaled_dot_product_attention(query, key, value, &pad_mask);
+    const size_t out_nan = nan_rows(pad_out);
     ch.show("scaled_dot_product_attention(query, key, value, query_mask, key_mask)", pad_out, {"BmmBackward0"},
-            n_nan ? "the nan rows go on through bmm: the padded rows of the output are nan" : "no nan rows, no nan output",
+            trf("{nan} of the {T} output rows are nan: a nan row of weights stays nan through bmm",
+                fmt::arg("nan", out_nan), fmt::arg("T", T)),
             Shown::Twin);
     // a second attention layer on that output, same masks   (B,T,D)
     Tensor pad_out2 = scaled_dot_product_attention(pad_out, pad_out, pad_out, &pad_mask);
+    const size_t out2_nan = nan_rows(pad_out2);
     ch.show("scaled_dot_product_attention(pad_out, pad_out, pad_out, query_mask, key_mask)", pad_out2,
             {"BmmBackward0"},
-            n_nan ? "one layer later every row is nan: the real queries give the padded keys weight 0, but "
-                    "0 * nan = nan in weights @ V"
-                  : "still finite: no row of the mask is all zeros",
+            out_nan ? trf("one layer later {nan} of the {T} rows are nan: a real query gives a padded key weight 0, "
+                          "but 0 * nan = nan in weights @ V",
+                          fmt::arg("nan", out2_nan), fmt::arg("T", T))
+                    : trf("{nan} of the {T} rows are nan: no nan came in from the first layer", fmt::arg("nan", out2_nan),
+                          fmt::arg("T", T)),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 4) -inf vs -1e9
-    ch.section("Step 4: the same fully masked rows with -1e9 instead of -inf", "article 002, attention()");
+    ch.section(_("Step 4: the same fully masked rows with -1e9 instead of -inf"),
+               _("article 002 §9.2.1 注意力机制, attention()"));
     // scores' = where(pad_mask == 0, -1e9, scores)
     // (B,T,S)
     Tensor pad_scores_1e9 = masked_fill_zero(scores, pad_mask, -1e9f);
     ch.show("scores.masked_fill(pad_mask == 0, -1e9)", pad_scores_1e9, {"MaskedFillBackward0"},
-            "article 002 writes a large finite number instead of -inf", Shown::Twin);
+            _("article 002 writes a large finite number instead of -inf"), Shown::Twin);
+    ch.erratum(_("002 §9.2.1, line 186"),
+               _("note ② says the mask hides the future elements of the sequence. attention() applies whatever mask it "
+                 "is given: in the encoder that is src_mask, which hides padding; only the decoder's tgt_mask hides "
+                 "the future (Step 6)."));
     Tensor pad_weights_1e9 = softmax(pad_scores_1e9);
+    const double empty_dev = uniform_dev(pad_weights_1e9, pad_mask, true);
     ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -1e9), dim=-1)", pad_weights_1e9, {"SoftmaxBackward0"},
-            n_nan ? fmt::format("a fully masked row is now {0} equal numbers: uniform weights 1/{0}, over padding "
-                                "keys too (wrong but finite); the other rows are unchanged",
-                                T)
-                  : std::string("every row keeps a key, so -1e9 gives the same weights as -inf"),
+            n_empty ? trf("a row with no key left is now {T} equal numbers: {check}", fmt::arg("T", T),
+                          fmt::arg("check", ch.verdict(empty_dev <= kRowSum,
+                                                       trf("the {empty} such rows are uniform 1/{T} within {dev:.1e}, "
+                                                           "over padding keys too (wrong but finite)",
+                                                           fmt::arg("empty", n_empty), fmt::arg("T", T),
+                                                           fmt::arg("dev", empty_dev)))))
+                    : _("every row keeps a key: no row is left to -1e9 alone"),
             Shown::Twin);
-    hopt.title = "weights with -1e9";
+    hopt.title = _("weights with -1e9");
     ch.figure(heatmap(xt::view(pad_weights_1e9, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-    const double row_diff = max_abs_diff(pad_weights_inf, pad_weights_1e9);
-    if (n_nan)
-      ch.say(fmt::format(
-          "  -inf vs -1e9: rows that keep at least one key differ by at most {:.1e} (e^(-1e9 - max) is 0.0 in\n"
-          "  float32, exactly like e^-inf); only the {} fully masked row(s) differ: nan with -inf, 1/{} with -1e9.\n"
-          "  The -1e9 rows are garbage (they attend to padding too) but finite, and the loss can ignore them; the\n"
-          "  nan rows are not harmless, because the next layer multiplies them by 0 and 0 * nan = nan (step 3).",
-          row_diff, n_nan, T));
+    // the rows that keep a key: -inf and -1e9 give the same bits (e^(-1e9 - max) is 0.0 in float32)
+    const double row_diff = kept_rows_diff(pad_weights_inf, pad_weights_1e9);
+    const std::string same_check = ch.verdict(
+        row_diff <= kSameWeights, trf("-inf vs -1e9: the rows that keep at least one key differ by {d:.1e} (0 expected: "
+                                      "e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf)",
+                                      fmt::arg("d", row_diff)));
+    ch.say("  " + same_check);
+    if (n_empty)
+      ch.say(trf("  Only the {empty} fully masked row(s) differ: nan with -inf, 1/{T} with -1e9. The -1e9 rows are "
+                 "garbage (they attend to padding too) but finite, and a loss can ignore them; the nan rows are not "
+                 "harmless, because the next layer multiplies them by 0 and 0 * nan = nan (Step 3).",
+                 fmt::arg("empty", n_empty), fmt::arg("T", T)));
     else
-      ch.say(fmt::format(
-          "  -inf vs -1e9: no row is fully masked here, and the two give weights that differ by at most {:.1e}\n"
-          "  (e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf). Try --valid-len 1 for the rows where they part.",
-          row_diff));
+      ch.say(_("  No row is fully masked here. Try --valid-len 1 for the rows where -inf and -1e9 part."));
 
     // ---------------------------------------------------------------- 5) article 004: 1 = hide, additive -1e9
-    ch.section("Step 5: article 004's masks: 1 = hide, added as mask * -1e9", "article 004 §3.1-3.2");
+    ch.section(_("Step 5: article 004's masks: 1 = hide, added as mask * -1e9"),
+               _("article 004 §3.1 掩码 mask, §3.2 Multi-Head Attention"));
     // padding_mask[b,0,0,s] = (x[b,s] == 0)
     // (B,1,1,S) = (2,1,1,5)
     const std::vector<std::vector<int64_t>> x = {{1, 2, 0, 0, 0}, {3, 4, 5, 0, 0}};
     Tensor padding_mask = create_padding_mask(x);
     ch.show("create_padding_mask(x)", tf_str(padding_mask),
-            "x = [[1,2,0,0,0],[3,4,5,0,0]]: 1 where the id is the padding id 0 (1 = hide), shaped to broadcast "
-            "over heads and queries");
-    ch.show("create_padding_mask(x).shape", tf_shape_str(shape_of(padding_mask)), "(batch_size, 1, 1, seq_len)",
+            _("x = [[1,2,0,0,0],[3,4,5,0,0]]: 1 where the id is the padding id 0 (1 = hide), shaped to broadcast "
+              "over heads and queries"));
+    ch.show("create_padding_mask(x).shape", tf_shape_str(shape_of(padding_mask)), _("(batch_size, 1, 1, seq_len)"),
             Shown::Twin);
-    hopt.title = "padding_mask[:, 0, 0, :] (article 004, 1 = hide): rows = sentences, columns = positions";
+    hopt.title = _("padding_mask[:, 0, 0, :] (article 004, 1 = hide): rows = sentences, columns = positions");
     hopt.cell_width = 3;
     ch.figure(heatmap(xt::view(padding_mask, xt::all(), 0, 0, xt::all()), {"x[0]", "x[1]"}, {}, hopt));
     // look_ahead[t,s] = 1 if s > t (hide the future)
     // (T,S)
     Tensor look = create_look_ahead_mask(look_ahead);
     ch.show(fmt::format("create_look_ahead_mask({})", look_ahead), tf_str(look),
-            "1 - band_part(ones, -1, 0): the upper triangle, the keys a query may NOT see");
-    hopt.title = fmt::format("create_look_ahead_mask({}) (1 = hide)", look_ahead);
+            _("1 - band_part(ones, -1, 0): the upper triangle, the keys a query may NOT see"));
+    ch.erratum(_("004 §3.1, lines 105 and 127"),
+               _("the tests call padding_mask(...) and look_ahead_mask(3), names the article never defines; as "
+                 "written they stop with a NameError. The functions are create_padding_mask and "
+                 "create_look_ahead_mask, which this chapter calls."));
+    hopt.title = trf("create_look_ahead_mask({n}) (1 = hide)", fmt::arg("n", look_ahead));
     ch.figure(heatmap(look, {}, {}, hopt));
     // combine = max(padding, look_ahead): hidden if either says hide
     // (2,1,1,5) with (5,5) -> (2,1,5,5)
     Tensor combine_mask = xt::maximum(padding_mask, create_look_ahead_mask(5));  // broadcast like numpy
     ch.show("tf.maximum(create_padding_mask(x), create_look_ahead_mask(5))", tf_str(combine_mask),
-            "the decoder's first sublayer hides the future AND the padding; maximum = logical OR on 0/1",
+            _("the decoder's first sublayer hides the future AND the padding; maximum = logical OR on 0/1"),
             Shown::Twin);
     for (size_t b = 0; b < 2; ++b) {
-      hopt.title = fmt::format("combine_mask[{}, 0] (1 = hide)", b);
+      hopt.title = trf("combine_mask[{b}, 0] (1 = hide)", fmt::arg("b", b));
       ch.figure(heatmap(xt::view(combine_mask, b, 0, xt::all(), xt::all()), {}, {}, hopt));
     }
     // logits = 0 + mask * -1e9
@@ -265,49 +329,59 @@ int main(int argc, char** argv) {
     // (0 * -1e9 is -0.0; adding it to the zeros gives +0.0, which is what TensorFlow prints)
     Tensor logits = zeros(shape_of(combine_mask)) + combine_mask * -1e9f;
     ch.show("logits = tf.zeros((2, 1, 5, 5)) + combine_mask * -1e9", tf_str(logits),
-            "with all scores 0, the logits are just the mask times -1e9", Shown::Twin);
-    ch.show("tf.nn.softmax(logits, axis=-1)", tf_str(softmax(logits)),
-            "uniform over the visible keys: 1, 1/2, 1/3 (sentence 1 has 3 real tokens), never over padding",
+            _("with all scores 0, the logits are just the mask times -1e9"), Shown::Twin);
+    const Tensor logit_weights = softmax(logits);
+    const Tensor combine_keep = 1.0f - combine_mask;
+    const double u_dev = uniform_dev(logit_weights, combine_keep, false);
+    const float u_hidden = max_hidden(logit_weights, combine_keep);
+    ch.show("tf.nn.softmax(logits, axis=-1)", tf_str(logit_weights),
+            ch.verdict(u_dev <= kRowSum && u_hidden == 0.0f,
+                       trf("each row is uniform over its visible keys (1, 1/2, 1/3, ...) within {dev:.1e}, and a "
+                           "hidden key gets {w:.3g}: never any weight on padding",
+                           fmt::arg("dev", u_dev), fmt::arg("w", u_hidden))),
             Shown::Twin);
     // Article 004's scaled_dot_product_attention on our q = k = v with create_look_ahead_mask(T):
     // attn_weight = softmax(Q K^T / sqrt(dk) + mask * -1e9)   (B,T,S)
     Tensor look_ahead_T = create_look_ahead_mask(static_cast<int64_t>(T));
     Tensor attn_weight;
     scaled_dot_product_attention_004(query, key, value, &look_ahead_T, &attn_weight);
-    ch.show("torch.equal(attn_weight, masked_weights)", py_bool(same(attn_weight, masked_weights)),
-            "additive -1e9 with 1 = hide gives the same bits as step 2's masked_fill(-inf) with 1 = keep: "
-            "s - 1e9 rounds to -1e9 and e^(-1e9 - max) = 0.0",
+    const bool same_004 = same(attn_weight, masked_weights);
+    ch.show("torch.equal(attn_weight, masked_weights)", py_bool(same_004),
+            ch.verdict(same_004, _("additive -1e9 with 1 = hide gives the same bits as Step 2's masked_fill with "
+                                   "1 = keep: s - 1e9 rounds to -1e9 and e^(-1e9 - max) = 0.0")),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 6) article 002: a boolean mask
-    ch.section("Step 6: article 002's tgt_mask: a boolean lower triangle", "article 002, DecoderLayer");
+    ch.section(_("Step 6: article 002's tgt_mask: a boolean lower triangle"), _("article 002 §9.3.1 创建解码器层"));
     // tgt_mask[t,s] = (s <= t)   (1,T,S) bool, True = keep
     BTensor tgt_mask = subsequent_mask(static_cast<int64_t>(T));
     BTensor tgt_mask0 = xt::view(tgt_mask, 0, xt::all(), xt::all());
     ch.show("tgt_mask[0]", tgt_mask0,
-            fmt::format("subsequent_mask({}): True = may attend, the same picture as article 000's 1. (the "
-                        "article printed it on cuda:0)",
-                        T));
-    hopt.title = "tgt_mask[0] (article 002, True = keep)";
+            trf("subsequent_mask({T}): True = may attend (the article printed it on cuda:0)", fmt::arg("T", T)));
+    hopt.title = _("tgt_mask[0] (article 002, True = keep)");
     hopt.cell_width = 7;
-    ch.figure(heatmap(xt::cast<float>(tgt_mask0), tokens, tokens, hopt));
+    const Tensor tgt_keep = xt::cast<float>(tgt_mask);
+    ch.figure(heatmap(xt::view(tgt_keep, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // p_attn = softmax(where(tgt_mask == 0, -1e9, scores))   (B,T,S)
     // (the bool mask == 0 is the float mask == 0 of its 0/1 values)
-    Tensor p_attn = softmax(masked_fill_zero(scores, xt::cast<float>(tgt_mask), -1e9f));
-    ch.show("torch.equal(p_attn, masked_weights)", py_bool(same(p_attn, masked_weights)),
-            "article 002's attention(): masked_fill(mask == 0, -1e9), same weights as -inf since no row is empty",
+    Tensor p_attn = softmax(masked_fill_zero(scores, tgt_keep, -1e9f));
+    const bool same_002 = same(p_attn, masked_weights);
+    ch.show("torch.equal(p_attn, masked_weights)", py_bool(same_002),
+            ch.verdict(same_002, trf("article 002's attention() (masked_fill(mask == 0, -1e9)) gives Step 2's weights; "
+                                     "{empty} rows of tgt_mask keep no key, so -1e9 and -inf cannot part",
+                                     fmt::arg("empty", empty_rows(tgt_keep)))),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 7) article 001: valid lengths
-    ch.section("Step 7: article 001's decoder_visible_mask: the same triangle as valid lengths",
-               "article 001, DecoderBlock");
+    ch.section(_("Step 7: article 001's decoder_visible_mask: the same triangle as valid lengths"),
+               _("article 001 (d2l-style notes), DecoderBlock"));
     // valid_lens[t] = t + 1: query t may see t + 1 keys
     // (B,T) with B = 1
     ITensor decoder_visible_mask = ITensor::from_shape({1, T});
     for (size_t t = 0; t < T; ++t) decoder_visible_mask(0, t) = static_cast<int64_t>(t) + 1;
     ch.show("decoder_visible_mask = torch.arange(1, num_steps + 1).repeat(batch, 1)", decoder_visible_mask,
-            "in training, article 001 gives each query a count of visible keys instead of a matrix (at inference "
-            "it passes None: its key/value cache then holds only the past)",
+            _("in training, article 001 gives each query a count of visible keys instead of a matrix (at inference "
+              "it passes None: its key/value cache then holds only the past)"),
             Shown::Twin);
     // keep[t,s] = s < valid_lens[t]
     // (T,S) bool
@@ -315,27 +389,32 @@ int main(int argc, char** argv) {
     for (size_t t = 0; t < T; ++t)
       for (size_t s = 0; s < T; ++s) visible(t, s) = static_cast<int64_t>(s) < decoder_visible_mask(0, t);
     ch.show("visible = torch.arange(num_steps)[None, :] < decoder_visible_mask[0][:, None]", visible,
-            "expanding the counts over the keys, as the attention it calls does", Shown::Twin);
-    ch.show("torch.equal(visible, tgt_mask[0])", py_bool(same(visible, tgt_mask0)),
-            "a third spelling of the same causal mask, 1 = keep", Shown::Twin);
+            _("expanding the counts over the keys, as the attention it calls does"), Shown::Twin);
+    const bool same_001 = same(visible, tgt_mask0);
+    ch.show("torch.equal(visible, tgt_mask[0])", py_bool(same_001),
+            ch.verdict(same_001, _("a third spelling of the same causal mask, 1 = keep")), Shown::Twin);
 
     // ---------------------------------------------------------------- 8) two polarities
-    ch.section("Step 8: 1 = keep vs 1 = hide, and what happens when they are mixed up",
-               "articles 000/001/002 vs article 004");
-    ch.say(
-        "  article  mask                              1 / True means   applied as\n"
-        "  000      torch.tril(torch.ones(T, T))      keep             scores.masked_fill(mask == 0, -inf)\n"
-        "  002      subsequent_mask(T)  (bool)        keep             scores.masked_fill(mask == 0, -1e9)\n"
-        "  001      arange(1, T + 1)  (valid lengths) keys kept        key s kept if s < valid_lens[t]\n"
-        "  004      1 - band_part(ones, -1, 0)        HIDE             scores + mask * -1e9\n"
-        "  004      create_padding_mask(seq)          HIDE             scores + mask * -1e9");
+    ch.section(_("Step 8: 1 = keep vs 1 = hide, and what happens when they are mixed up"),
+               _("articles 000, 001, 002 vs article 004 §3.1 掩码 mask"));
+    ch.figure(text_table({
+        {_("article"), _("mask"), _("1 / True means"), _("applied as")},
+        {"000", "torch.tril(torch.ones(T, T))", _("keep"), "scores.masked_fill(mask == 0, -inf)"},
+        {"002", _("subsequent_mask(T)  (bool)"), _("keep"), "scores.masked_fill(mask == 0, -1e9)"},
+        {"001", _("arange(1, T + 1)  (valid lengths)"), _("keys kept"), _("key s kept if s < valid_lens[t]")},
+        {"004", "1 - band_part(ones, -1, 0)", _("HIDE"), "scores + mask * -1e9"},
+        {"004", "create_padding_mask(seq)", _("HIDE"), "scores + mask * -1e9"},
+    }));
     // keep = 1 - hide;  keep_bool = (keep == 1)
     Tensor flipped = 1.0f - look_ahead_T;
-    ch.show("torch.equal(1 - look_ahead_mask, mask[0])", py_bool(same(flipped, mask0)),
-            "converting article 004's mask to article 000's: subtract from 1", Shown::Twin);
+    const bool same_flip = same(flipped, mask0);
+    ch.show("torch.equal(1 - look_ahead_mask, mask[0])", py_bool(same_flip),
+            ch.verdict(same_flip, _("converting article 004's mask to article 000's: subtract it from 1")), Shown::Twin);
     BTensor mask_is_one = xt::equal(mask, 1.0f);
-    ch.show("torch.equal(tgt_mask, mask == 1)", py_bool(same(tgt_mask, mask_is_one)),
-            "and article 000's float mask to article 002's bool one: compare with 1", Shown::Twin);
+    const bool same_bool = same(tgt_mask, mask_is_one);
+    ch.show("torch.equal(tgt_mask, mask == 1)", py_bool(same_bool),
+            ch.verdict(same_bool, _("and article 000's float mask to article 002's bool one: compare it with 1")),
+            Shown::Twin);
     // Mix-up A: a hide-mask given to a keep-convention function (masked_fill(mask == 0, -inf))
     // (B,T,S)
     Tensor look_ahead_T1 = look_ahead_T;
@@ -343,26 +422,151 @@ int main(int argc, char** argv) {
     Tensor wrong_a = softmax(masked_fill_zero(scores, look_ahead_T1, -INFINITY));
     ch.show("F.softmax(scores.masked_fill(look_ahead_mask == 0, -float(\"inf\")), dim=-1)", wrong_a,
             {"SoftmaxBackward0"},
-            "article 004's mask (1 = hide) read as 1 = keep: every token sees only its FUTURE, never itself, "
-            "and the last token sees nothing at all: nan",
+            trf("article 004's mask (1 = hide) read as 1 = keep: the largest weight a token gives itself or its past "
+                "is {past:.3g}, the rest goes to its FUTURE; {nan} row(s) keep no key at all and are nan",
+                fmt::arg("past", max_on_or_below_diagonal(wrong_a, look_ahead_T1)), fmt::arg("nan", nan_rows(wrong_a))),
             Shown::Twin);
-    hopt.title = "mix-up A: weights";
+    hopt.title = _("mix-up A: weights");
     ch.figure(heatmap(xt::view(wrong_a, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // Mix-up B: a keep-mask given to a hide-convention function (scores + mask * -1e9)
     // (article 004's function with article 000's mask: its weights are softmax(scores + mask * -1e9))
     Tensor wrong_b;
     scaled_dot_product_attention_004(query, key, value, &mask, &wrong_b);
+    const Tensor hide_b = 1.0f - mask;  // what the function hides: the kept keys of article 000
     ch.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, {"SoftmaxBackward0"},
-            fmt::format("article 000's mask (1 = keep) given to article 004's function, which adds mask * -1e9 "
-                        "(1 = hide): the same future-only attention, and the last row, all -1e9, silently becomes "
-                        "uniform 1/{}: no nan to warn you",
-                        T),
+            trf("article 000's mask (1 = keep) given to article 004's function, which adds mask * -1e9 (1 = hide): "
+                "the largest weight a token gives itself or its past is {past:.3g} (the rest goes to its future); the "
+                "{full} row(s) with -1e9 on every score are uniform 1/{T} within {dev:.1e}, with no nan to warn you",
+                fmt::arg("past", max_on_or_below_diagonal(wrong_b, hide_b)), fmt::arg("full", empty_rows(hide_b)),
+                fmt::arg("T", T), fmt::arg("dev", uniform_dev(wrong_b, hide_b, true))),
             Shown::Twin);
-    hopt.title = "mix-up B: weights";
+    hopt.title = _("mix-up B: weights");
     ch.figure(heatmap(xt::view(wrong_b, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-    ch.say(
-        "  Rule of thumb: read the function that applies the mask, not the mask. masked_fill(mask == 0, ...) wants\n"
-        "  1 = keep; mask * -1e9 wants 1 = hide. A causal mask with the wrong polarity does not crash: it trains\n"
-        "  a model that cheats by reading the future (or, with -inf, produces nan in the last row).");
+    ch.say(_("  Rule of thumb: read the function that applies the mask, not the mask. masked_fill(mask == 0, ...) "
+             "wants 1 = keep; mask * -1e9 wants 1 = hide. A causal mask with the wrong polarity does not crash: it "
+             "trains a model that cheats by reading the future (or, with -inf, produces nan in the last row)."));
   });
+}
+
+// ---------------------------------------------------------------- what the notes measure
+
+// torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
+template <class A>
+static bool same(const A& a, const A& b) {
+  return a == b;
+}
+
+static std::string py_bool(bool b) { return b ? "True" : "False"; }
+
+static size_t count_equal(const Tensor& t, float v) {
+  return static_cast<size_t>(std::count(t.begin(), t.end(), v));
+}
+
+// Calls f(row pointer of w, row pointer of keep, S) for every row of the last dim.
+template <class F>
+static void for_rows(const Tensor& w, const Tensor& keep, F f) {
+  const size_t S = w.shape()[w.dimension() - 1];
+  for (size_t r = 0; r < w.size() / S; ++r) f(w.data() + r * S, keep.data() + r * S, S);
+}
+
+static size_t empty_rows(const Tensor& keep) {
+  size_t n = 0;
+  for_rows(keep, keep, [&](const float* k, const float*, size_t S) { n += std::count(k, k + S, 0.0f) == long(S); });
+  return n;
+}
+
+static size_t nan_rows(const Tensor& w) {
+  size_t n = 0;
+  for_rows(w, w, [&](const float* r, const float*, size_t S) {
+    n += std::all_of(r, r + S, [](float v) { return std::isnan(v); });
+  });
+  return n;
+}
+
+static float max_hidden(const Tensor& w, const Tensor& keep) {
+  float m = 0.0f;
+  for (size_t i = 0; i < w.size(); ++i)
+    if (keep.data()[i] == 0.0f && (std::isnan(w.data()[i]) || w.data()[i] > m)) m = w.data()[i];
+  return std::isnan(m) ? NAN : m;  // printed "nan", never "-nan"
+}
+
+static double row_sum_dev(const Tensor& w) {
+  double m = 0.0;
+  for_rows(w, w, [&](const float* r, const float*, size_t S) {
+    double s = 0.0;
+    for (size_t i = 0; i < S; ++i) s += r[i];
+    const double d = std::fabs(s - 1.0);
+    if (std::isnan(d) || d > m) m = d;
+  });
+  return m;
+}
+
+static double uniform_dev(const Tensor& w, const Tensor& keep, bool only_empty) {
+  double m = 0.0;
+  for_rows(w, keep, [&](const float* r, const float* k, size_t S) {
+    const size_t n = S - std::count(k, k + S, 0.0f);
+    if (only_empty && n != 0) return;
+    for (size_t i = 0; i < S; ++i) {
+      if (n != 0 && k[i] == 0.0f) continue;
+      const double d = std::fabs(r[i] - 1.0 / static_cast<double>(n ? n : S));
+      if (std::isnan(d) || d > m) m = d;
+    }
+  });
+  return m;
+}
+
+static double kept_rows_diff(const Tensor& a, const Tensor& b) {
+  const size_t S = a.shape()[a.dimension() - 1], R = a.size() / S;
+  Tensor a2 = a, b2 = b;
+  a2.reshape({R, S});
+  b2.reshape({R, S});
+  std::vector<Tensor> ra, rb;
+  for (size_t r = 0; r < R; ++r)
+    if (!std::all_of(a2.data() + r * S, a2.data() + (r + 1) * S, [](float v) { return std::isnan(v); })) {
+      ra.push_back(slice_rows(a2, r, 1));
+      rb.push_back(slice_rows(b2, r, 1));
+    }
+  if (ra.empty()) return 0.0;
+  return max_abs_diff(cat(ra, 0), cat(rb, 0))();
+}
+
+static float max_on_or_below_diagonal(const Tensor& w, const Tensor& keep) {
+  const size_t S = w.shape()[w.dimension() - 1], T = w.shape()[w.dimension() - 2];
+  float m = 0.0f;
+  for (size_t r = 0; r < w.size() / S; ++r) {
+    const float* row = w.data() + r * S;
+    const float* k = keep.data() + r * S;
+    if (std::count(k, k + S, 0.0f) == static_cast<long>(S)) continue;  // no key: nan or uniform
+    for (size_t s = 0; s <= r % T && s < S; ++s)
+      if (std::isnan(row[s]) || row[s] > m) m = row[s];
+  }
+  return std::isnan(m) ? NAN : m;
+}
+
+static std::string filled_value(const Tensor& filled, const Tensor& keep) {
+  bool any = false;
+  float v = 0.0f;
+  for (size_t i = 0; i < filled.size(); ++i) {
+    if (keep.data()[i] != 0.0f) continue;
+    if (any && filled.data()[i] != v) return _("mixed");
+    v = filled.data()[i];
+    any = true;
+  }
+  return any ? fmt::format("{:g}", v) : std::string("-");
+}
+
+static std::string text_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], display_width(row[c]));
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) line += " " + (c + 1 < row.size() ? pad_right(row[c], width[c] + 1) : row[c]);
+    out += line + "\n";
+  }
+  return out;
 }
