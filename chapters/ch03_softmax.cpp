@@ -7,9 +7,13 @@
 // Run:     ./build/ch03_softmax [--text "time flies like an arrow"] [--seed 0] [--plain]
 //          ./build/ch03_softmax --d-model 16     (small scores: the naive softmax no longer overflows)
 //          ./build/ch03_softmax --d-k 512        (the scaling matters more as d_k grows)
+//
+// Every note that states a fact about a value computes it (row_stats, peakedness); the checks
+// (rows sum to 1, by hand = F.softmax, the scaling table's trends) are verdicts: OK / NOT OK.
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,8 @@
 
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -26,6 +32,274 @@
 #include "transformer/nn.hpp"
 
 using namespace ts;
+
+// The chapter's small helpers, defined after main.
+// torch.exp(x) as PyTorch's CPU kernel computes it (SLEEF), or std::exp with --naive.   x (any) -> same shape
+static Tensor torch_exp(const Tensor& x, bool naive);
+// x / x.sum(dim=-1, keepdim=True)   (B,T,S) -> (B,T,S)
+static Tensor divide_by_row_sum(const Tensor& x);
+// x - x.amax(dim=-1, keepdim=True)   (B,T,S) -> (B,T,S)
+static Tensor subtract_row_max(const Tensor& x);
+// What the notes say about a (B,T,S) matrix of batch 0 (T = S): its range, its diagonal, and
+// by how much each row's best entry beats the runner-up.
+struct RowStats {
+  double min = 0, max = 0, diag_min = 0, diag_max = 0, min_gap = 0, max_gap = 0;
+  double min_ratio = 0, max_ratio = 0;  // best / runner-up
+  size_t diagonal_max_rows = 0;  // rows whose diagonal entry is their largest
+};
+static RowStats row_stats(const Tensor& x);
+// The largest sum of a row's off-diagonal weights.   w (1,T,S), T = S
+static double off_diagonal_mass(const Tensor& w);
+// Largest relative gap between x[t,t] and |e_t|^2 = sum_c e[t,c]^2.   x (1,T,T), e (1,T,C)
+static double diagonal_vs_squared_norms(const Tensor& x, const Tensor& e);
+// Population standard deviation of all entries.
+static double std_of(const Tensor& x);
+// How peaked rows of weights are: the mean largest weight, and the mean exp(entropy) = the
+// number of keys a row effectively spreads over (1 = one key, S = all keys equally).
+struct Peak {
+  double max_weight = 0, effective_keys = 0;
+};
+static Peak peakedness(const Tensor& w);  // w (B,T,S) -> averages over the B*T rows
+// The note under the naive softmax: which rows overflow, and (a verdict) whether the others
+// match F.softmax.
+static std::string naive_note(Chapter& ch, const Tensor& naive_w, const Tensor& library);
+// {"q0", "q1", ...}
+static std::vector<std::string> numbered(const std::string& prefix, size_t n);
+// Step 5's table, and the two verdicts on its columns.
+static std::string scaling_table(const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
+                                 const std::vector<Peak>& scaled);
+static void scaling_verdicts(Chapter& ch, const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
+                             const std::vector<Peak>& scaled);
+
+int main(int argc, char** argv) {
+  Chapter ch("ch03_softmax", _("Softmax: scores -> weights -> outputs"),
+             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention "
+               "(softmax, sum, bmm; its re-post 003 is the same)"));
+  ch.add_text_flag();
+  ch.add_vocab_flag();
+  int64_t d_model = 768, d_k = 64;
+  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores (default 768)"), 1, 2048,
+            _("the 30522-row table must fit in memory"));
+  ch.option("--d-k", d_k, _("size of the random query/key vectors of the scaling demo (default 64, one BERT head)"), 1,
+            65536);
+
+  return ch.run(argc, argv, [&](Chapter& ch) {
+    Config config;  // BERT-base
+
+    // ---------------------------------------------------------------- 1) the scores of chapter 2
+    ch.section(_("Step 1: the scores of chapter 2"), _("article 000 §Scaled Dot-product Attention"));
+    // text -> WordPiece tokens -> ids   (B,T), B = 1
+    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
+    const std::vector<std::string>& tokens = sentence.tokens;
+    const ITensor& input_ids = sentence.input_ids;
+    Embedding token_emb(config.vocab_size, d_model);
+    // q = k = v = E   (B,T,C)
+    const Tensor inputs_embeds = token_emb(input_ids);
+    const Tensor& query = inputs_embeds;
+    const Tensor& key = inputs_embeds;
+    const Tensor& value = inputs_embeds;
+    const int64_t dim_k = d_model;
+    const size_t T = tokens.size();
+    // scores = Q K^T / sqrt(D)
+    // (B,T,S)
+    Tensor scores = bmm_nt(query, key);
+    const float scale = static_cast<float>(std::sqrt(static_cast<double>(dim_k)));
+    for (float& s : scores) s = s / scale;
+    const RowStats sc = row_stats(scores);
+    ch.show("scores", scores, {"DivBackward0"},
+            trf("as in chapter 2, row t scores query t against every key; the diagonal (a token against itself) is "
+                "its row's largest score in {n} of the {T} rows",
+                fmt::arg("n", sc.diagonal_max_rows), fmt::arg("T", T)),
+            Shown::Twin);
+
+    // ---------------------------------------------------------------- 2) softmax
+    ch.section(_("Step 2: weights = softmax(scores, dim=-1)"), _("article 000 §Scaled Dot-product Attention"));
+    // weights[t,s] = exp(scores[t,s] - max) / sum_j exp(scores[t,j] - max)
+    // (B,T,S)
+    Tensor weights = softmax(scores);
+    {
+      const RowStats w = row_stats(weights);
+      std::string why = trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}.", fmt::arg("lo", w.min),
+                            fmt::arg("hi", w.max));
+      if (T > 1)
+        why += " " + trf("In each row the largest weight is {rlo:.3g} to {rhi:.3g} times the runner-up: e^gap, where "
+                         "the gap between their scores is {glo:.3g} to {ghi:.3g}",
+                         fmt::arg("rlo", w.min_ratio), fmt::arg("rhi", w.max_ratio),
+                         fmt::arg("glo", std::log(w.min_ratio)), fmt::arg("ghi", std::log(w.max_ratio)));
+      ch.show("weights", weights, {"SoftmaxBackward0"}, why, Shown::Twin);
+    }
+    // (B,T,S) -> (B,T)
+    Tensor row_sums = sum_lastdim(weights);
+    {
+      double off = 0;
+      for (float s : row_sums) off = std::max(off, std::fabs(static_cast<double>(s) - 1.0));
+      ch.show("weights.sum(dim=-1)", row_sums, {"SumBackward1"},
+              ch.verdict(off <= 1e-5, trf("each query's weights sum to 1 (largest |sum - 1| = {d:.2g}, tolerance for "
+                                          "float rounding: 1e-5): a weighted average over the keys",
+                                          fmt::arg("d", off))));
+    }
+    HeatmapOptions hopt;
+    hopt.mode = heatmap_mode(ch.color);
+    hopt.vmin = 0.0f;  // weights: one fixed scale, 0 blank and 1 darkest, so the pictures compare
+    hopt.vmax = 1.0f;
+    hopt.title = _("weights: rows = queries, columns = keys (each row sums to 1)");
+    hopt.cell_width = 7;
+    ch.figure(heatmap(xt::view(weights, 0, xt::all(), xt::all()), tokens, tokens, hopt));
+
+    // ---------------------------------------------------------------- 3) weighted sum of the values
+    ch.section(_("Step 3: attn_outputs = bmm(weights, value)"), _("article 000 §Scaled Dot-product Attention"));
+    // out = W V
+    // (B,T,S) x (B,S,D) -> (B,T,D)
+    Tensor attn_outputs = bmm(weights, value);
+    ch.show("attn_outputs.shape", size_str(shape_of(attn_outputs)), _("one new vector per token, same size as before"));
+    {
+      const double gap = max_abs_diff(attn_outputs, value)();
+      double vmax = 0;
+      for (float v : value) vmax = std::max(vmax, std::fabs(static_cast<double>(v)));
+      const double off = off_diagonal_mass(weights);
+      ch.show("attn_outputs", attn_outputs, {"BmmBackward0"},
+              trf("each row is the weighted mean of the value rows. With q = k = v the weights off the diagonal add "
+                  "up to at most {off:.3g} in a row, so max |attn_outputs - value| = {gap:.3g} against values up to "
+                  "{vmax:.3g} (chapter 4's projections are what lets a token look elsewhere)",
+                  fmt::arg("off", off), fmt::arg("gap", gap), fmt::arg("vmax", vmax)),
+              Shown::Twin);
+    }
+    ch.erratum(_("000 §Scaled Dot-product Attention, formula (5), lines 96-99"),
+               _("the text says softmax of q_t against each k_s gives the similarity of q_t with each v_s. The weights "
+                 "come from the keys only; the values are just averaged with them (and the sum in (5) runs over the n "
+                 "keys, not to m)."));
+
+    // ---------------------------------------------------------------- 4) why subtract the max
+    ch.section(_("Step 4: why softmax subtracts the row maximum"),
+               _("article 000 §Scaled Dot-product Attention, the softmax of formula (4)"));
+    // raw = Q K^T, without the 1/sqrt(D)
+    // (B,T,S)
+    Tensor raw = bmm_nt(query, key);
+    {
+      // |e_t|^2 from the embeddings themselves, against raw's diagonal
+      const RowStats r = row_stats(raw);
+      const double gap = diagonal_vs_squared_norms(raw, inputs_embeds);
+      ch.show("raw = torch.bmm(query, key.transpose(1, 2))", raw, {"BmmBackward0"},
+              ch.verdict(gap <= 1e-5, trf("unscaled: the diagonal is |e_t|^2 (largest relative gap {g:.2g}, "
+                                          "tolerance for float rounding: 1e-5), here {lo:.4g} to {hi:.4g}; for "
+                                          "N(0,1) entries its expected value is D = {D}",
+                                          fmt::arg("g", gap), fmt::arg("lo", r.diag_min), fmt::arg("hi", r.diag_max),
+                                          fmt::arg("D", dim_k))),
+              Shown::Twin);
+    }
+    // naive softmax: exp(x) / sum exp(x)
+    Tensor e = torch_exp(raw, ch.naive);
+    size_t n_inf = 0;
+    for (float x : e) n_inf += std::isinf(x);
+    ch.show("torch.exp(raw)", e, {"ExpBackward0"},
+            trf("float32 holds numbers up to 3.4e38, so exp(x) is inf for every x > 88.72: here {n} of the {N} "
+                "entries",
+                fmt::arg("n", n_inf), fmt::arg("N", e.size())),
+            Shown::Twin);
+    Tensor library = softmax(raw);
+    Tensor naive_w = divide_by_row_sum(e);
+    ch.show("torch.exp(raw) / torch.exp(raw).sum(dim=-1, keepdim=True)", naive_w, {"DivBackward0"},
+            naive_note(ch, naive_w, library), Shown::Twin);
+    // stable softmax: shift each row so that its largest entry is 0, then exp never exceeds 1
+    Tensor shifted = subtract_row_max(raw);
+    ch.show("shifted = raw - raw.amax(dim=-1, keepdim=True)", shifted, {"SubBackward0"},
+            trf("softmax(x) = softmax(x - c) for any c: the common factor e^-c cancels. Every row now peaks at 0; "
+                "the lowest entry is {lo:.4g}",
+                fmt::arg("lo", row_stats(shifted).min)),
+            Shown::Twin);
+    Tensor stable = divide_by_row_sum(torch_exp(shifted, ch.naive));
+    {
+      const RowStats s = row_stats(stable);
+      size_t zeros = 0;
+      for (float x : stable) zeros += x == 0.0f;
+      ch.show("torch.exp(shifted) / torch.exp(shifted).sum(dim=-1, keepdim=True)", stable, {"DivBackward0"},
+              trf("exp(0) = 1 for each row's maximum, so every sum lies between 1 and S and nothing overflows. The "
+                  "weights run from {lo:.3g} to {hi:.3g}; {z} of them are exactly 0 (e^x underflows below x = -103.3)",
+                  fmt::arg("lo", s.min), fmt::arg("hi", s.max), fmt::arg("z", zeros)),
+              Shown::Twin);
+    }
+    {
+      const double d = max_abs_diff(library, stable)();
+      ch.show("F.softmax(raw, dim=-1)", library, {"SoftmaxBackward0"},
+              ch.verdict(d <= 1e-6, trf("F.softmax does the shift for you: max |F.softmax - by hand| = {d:.3g} "
+                                        "(tolerance for float rounding: 1e-6)",
+                                        fmt::arg("d", d))),
+              Shown::Twin);
+    }
+    {
+      // The same recipe by hand on the scaled scores of step 2, against F.softmax of them.
+      Tensor by_hand = divide_by_row_sum(torch_exp(subtract_row_max(scores), ch.naive));
+      const double d = max_abs_diff(by_hand, softmax(scores))();
+      ch.say("  " + ch.verdict(d <= 1e-6, trf("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g} "
+                                              "(tolerance for float rounding: 1e-6): F.softmax multiplies by 1/sum "
+                                              "where the recipe divides by the sum, so the last bits of a float may "
+                                              "differ",
+                                              fmt::arg("d", d))));
+    }
+
+    // ---------------------------------------------------------------- 5) what sqrt(d_k) does
+    ch.section(_("Step 5: what dividing by sqrt(d_k) does to the weights"),
+               _("article 000 §Scaled Dot-product Attention, formula (4)"));
+    // After the learned projections of chapter 4, queries and keys are no longer copies of each
+    // other: model them as independent N(0,1) vectors of size d_k.
+    // q, k (B,T,D) with D = d_k; qk (B,T,S) has entries of variance d_k
+    Tensor q = randn({1, T, static_cast<size_t>(d_k)});
+    Tensor k = randn({1, T, static_cast<size_t>(d_k)});
+    Tensor qk = bmm_nt(q, k);
+    ch.show("qk = torch.bmm(q, k.transpose(1, 2))", qk, {},
+            trf("q, k = torch.randn(1, {T}, {dk}): each dot product is a sum of {dk} products of N(0,1) numbers, "
+                "expected std sqrt({dk}) = {sd:.3g}; these {N} have std {got:.3g}",
+                fmt::arg("T", T), fmt::arg("dk", d_k), fmt::arg("sd", std::sqrt(static_cast<double>(d_k))),
+                fmt::arg("N", qk.size()), fmt::arg("got", std_of(qk))),
+            Shown::Twin);
+    Tensor unscaled_w = softmax(qk);
+    const Peak pu = peakedness(unscaled_w);
+    ch.show("F.softmax(qk, dim=-1)", unscaled_w, {},
+            trf("without scaling: the largest weight of a row is {m:.3f} on average, and a row spreads over {e:.2f} "
+                "of the {T} keys (exp of its entropy)",
+                fmt::arg("m", pu.max_weight), fmt::arg("e", pu.effective_keys), fmt::arg("T", T)),
+            Shown::Twin);
+    Tensor qk_scaled = qk;
+    const float scale_k = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
+    for (float& s : qk_scaled) s = s / scale_k;
+    Tensor scaled_w = softmax(qk_scaled);
+    const Peak ps = peakedness(scaled_w);
+    ch.show("F.softmax(qk / sqrt(d_k), dim=-1)", scaled_w, {},
+            trf("scaled: the scores have std {sd:.3g}; the largest weight is {m:.3f} on average, and a row spreads "
+                "over {e:.2f} of the {T} keys",
+                fmt::arg("sd", std_of(qk_scaled)), fmt::arg("m", ps.max_weight), fmt::arg("e", ps.effective_keys),
+                fmt::arg("T", T)),
+            Shown::Twin);
+    // q and k are random vectors, not the sentence's tokens: label them q0.. and k0..
+    const std::vector<std::string> q_labels = numbered("q", T), k_labels = numbered("k", T);
+    hopt.title = _("softmax(qk), unscaled: rows = random queries, columns = random keys");
+    ch.figure(heatmap(xt::view(unscaled_w, 0, xt::all(), xt::all()), q_labels, k_labels, hopt));
+    hopt.title = _("softmax(qk / sqrt(d_k)), scaled: the same queries and keys");
+    ch.figure(heatmap(xt::view(scaled_w, 0, xt::all(), xt::all()), q_labels, k_labels, hopt));
+
+    // The same measurement for several d_k, on a private generator (it does not disturb --seed).
+    Generator g(ch.seed);
+    const std::vector<int64_t> dks = {4, 16, 64, 256, 1024};
+    const size_t demo_T = 16, trials = 64;
+    std::vector<Peak> unscaled, scaled;
+    for (int64_t dk : dks) {
+      // q, k (trials, 16, dk) -> weights (trials, 16, 16)
+      Tensor qd = randn({trials, demo_T, static_cast<size_t>(dk)}, g);
+      Tensor kd = randn({trials, demo_T, static_cast<size_t>(dk)}, g);
+      Tensor s = bmm_nt(qd, kd);
+      unscaled.push_back(peakedness(softmax(s)));
+      s /= static_cast<float>(std::sqrt(static_cast<double>(dk)));
+      scaled.push_back(peakedness(softmax(s)));
+    }
+    ch.say(trf("  Averages over {n} random 16x16 score matrices (q, k ~ N(0,1)): 'eff. keys' = exp(entropy) of a "
+               "row, 16 = uniform, 1 = one-hot.",
+               fmt::arg("n", trials)));
+    ch.figure(scaling_table(dks, unscaled, scaled));
+    scaling_verdicts(ch, dks, unscaled, scaled);
+  });
+}
+
+// ---------------------------------------------------------------- helpers
 
 // y = torch.exp(x), elementwise. PyTorch's CPU kernel (at::vml::vexp) runs SLEEF's
 // Sleef_expf8_u10 on 8 floats at a time, the last partial block padded with zeros; doing the same
@@ -69,11 +343,72 @@ static Tensor subtract_row_max(const Tensor& x) {
   return y;
 }
 
-// How peaked a row of weights is: its largest weight, and exp(entropy) = the number of keys
-// it effectively spreads over (1 = one key, S = all keys equally).
-struct Peak {
-  double max_weight = 0, effective_keys = 0;
-};
+// x (1,T,S), T = S -> range, diagonal range, runner-up gaps
+static RowStats row_stats(const Tensor& x) {
+  const size_t S = x.shape()[2], T = x.shape()[1];
+  RowStats st;
+  st.min = st.diag_min = st.min_gap = st.min_ratio = std::numeric_limits<double>::infinity();
+  st.max = st.diag_max = st.max_gap = st.max_ratio = -std::numeric_limits<double>::infinity();
+  for (size_t t = 0; t < T; ++t) {
+    const float* row = x.data() + t * S;
+    const double d = row[std::min(t, S - 1)];
+    st.diag_min = std::min(st.diag_min, d);
+    st.diag_max = std::max(st.diag_max, d);
+    double best = -std::numeric_limits<double>::infinity(), second = best;
+    for (size_t s = 0; s < S; ++s) {
+      const double v = row[s];
+      st.min = std::min(st.min, v);
+      st.max = std::max(st.max, v);
+      if (v > best) {
+        second = best;
+        best = v;
+      } else if (v > second) {
+        second = v;
+      }
+    }
+    st.diagonal_max_rows += d >= best;
+    if (S > 1) {
+      st.min_gap = std::min(st.min_gap, best - second);
+      st.max_gap = std::max(st.max_gap, best - second);
+      st.min_ratio = std::min(st.min_ratio, best / second);
+      st.max_ratio = std::max(st.max_ratio, best / second);
+    }
+  }
+  return st;
+}
+
+static double off_diagonal_mass(const Tensor& w) {
+  const size_t S = w.shape()[2], T = w.size() / S;
+  double worst = 0;
+  for (size_t t = 0; t < T; ++t) {
+    double off = 0;
+    for (size_t s = 0; s < S; ++s)
+      if (s != t) off += w.data()[t * S + s];
+    worst = std::max(worst, off);
+  }
+  return worst;
+}
+
+static double diagonal_vs_squared_norms(const Tensor& x, const Tensor& e) {
+  const size_t T = x.shape()[1], C = e.shape()[2];
+  double worst = 0;
+  for (size_t t = 0; t < T; ++t) {
+    double sq = 0;
+    for (size_t c = 0; c < C; ++c) sq += static_cast<double>(e.data()[t * C + c]) * e.data()[t * C + c];
+    const double d = x.data()[t * T + t];
+    worst = std::max(worst, std::fabs(d - sq) / std::max(sq, 1e-30));
+  }
+  return worst;
+}
+
+static double std_of(const Tensor& x) {
+  double mean = 0, var = 0;
+  for (float v : x) mean += v;
+  mean /= static_cast<double>(x.size());
+  for (float v : x) var += (v - mean) * (v - mean);
+  return std::sqrt(var / static_cast<double>(x.size()));
+}
+
 // w (B,T,S) -> averages over the B*T rows
 static Peak peakedness(const Tensor& w) {
   const size_t S = w.shape()[w.dimension() - 1], rows = w.size() / S;
@@ -91,153 +426,88 @@ static Peak peakedness(const Tensor& w) {
   return p;
 }
 
-int main(int argc, char** argv) {
-  Chapter ch("ch03_softmax", "Softmax: scores -> weights -> outputs",
-             "article 000 (Scaled Dot-product Attention: softmax, sum, bmm)");
-  ch.add_text_flag();
-  ch.add_vocab_flag();
-  int64_t d_model = 768, d_k = 64;
-  ch.option("--d-model", d_model, "size C of each token vector, = dim_k of the scores (default 768)", 1, 2048,
-            "the 30522-row table must fit in memory");
-  ch.option("--d-k", d_k, "size of the random query/key vectors of the scaling demo (default 64, one BERT head)", 1,
-            65536);
-
-  return ch.run(argc, argv, [&](Chapter& ch) {
-    Config config;  // BERT-base
-
-    // ---------------------------------------------------------------- 1) the scores of chapter 2
-    ch.section("Step 1: the scores of chapter 2", "article 000, Scaled Dot-product Attention");
-    // text -> WordPiece tokens -> ids   (B,T), B = 1
-    const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
-    const std::vector<std::string>& tokens = sentence.tokens;
-    const ITensor& input_ids = sentence.input_ids;
-    Embedding token_emb(config.vocab_size, d_model);
-    // q = k = v = E   (B,T,C)
-    const Tensor inputs_embeds = token_emb(input_ids);
-    const Tensor& query = inputs_embeds;
-    const Tensor& key = inputs_embeds;
-    const Tensor& value = inputs_embeds;
-    const int64_t dim_k = d_model;
-    // scores = Q K^T / sqrt(D)
-    // (B,T,S)
-    Tensor scores = bmm_nt(query, key);
-    const float scale = static_cast<float>(std::sqrt(static_cast<double>(dim_k)));
-    for (float& s : scores) s = s / scale;
-    ch.show("scores", scores, {"DivBackward0"}, "as in chapter 2: large diagonal (a token matches itself)",
-            Shown::Twin);
-
-    // ---------------------------------------------------------------- 2) softmax
-    ch.section("Step 2: weights = softmax(scores, dim=-1)", "article 000, Scaled Dot-product Attention");
-    // weights[t,s] = exp(scores[t,s] - max) / sum_j exp(scores[t,j] - max)
-    // (B,T,S)
-    Tensor weights = softmax(scores);
-    ch.show("weights", weights, {"SoftmaxBackward0"},
-            "every entry in (0, 1]: a gap of ~27 in the scores becomes a factor e^27 ~ 5e11 in the weights",
-            Shown::Twin);
-    // (B,T,S) -> (B,T)
-    Tensor row_sums = sum_lastdim(weights);
-    ch.show("weights.sum(dim=-1)", row_sums, {"SumBackward1"},
-            "each query's weights sum to 1: a weighted average over the keys");
-    HeatmapOptions hopt;
-    hopt.mode = heatmap_mode(ch.color);
-    hopt.vmin = 0.0f;  // weights: one fixed scale, 0 blank and 1 darkest, so the pictures compare
-    hopt.vmax = 1.0f;
-    hopt.title = "weights: rows = queries, columns = keys (each row sums to 1)";
-    hopt.cell_width = 7;
-    ch.figure(heatmap(xt::view(weights, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-
-    // ---------------------------------------------------------------- 3) weighted sum of the values
-    ch.section("Step 3: attn_outputs = bmm(weights, value)", "article 000, Scaled Dot-product Attention");
-    // out = W V
-    // (B,T,S) x (B,S,D) -> (B,T,D)
-    Tensor attn_outputs = bmm(weights, value);
-    ch.show("attn_outputs.shape", size_str(shape_of(attn_outputs)), "one new vector per token, same size as before");
-    ch.show("attn_outputs", attn_outputs, {"BmmBackward0"},
-            "almost the input rows themselves: with q = k = v each token attends to itself (hence chapter 4's projections)",
-            Shown::Twin);
-    ch.say(fmt::format("  max |attn_outputs - value| = {:.3g}", max_abs_diff(attn_outputs, value)()));
-
-    // ---------------------------------------------------------------- 4) why subtract the max
-    ch.section("Step 4: why softmax subtracts the row maximum", "the formula behind F.softmax");
-    // raw = Q K^T, without the 1/sqrt(D)
-    // (B,T,S)
-    Tensor raw = bmm_nt(query, key);
-    ch.show("raw = torch.bmm(query, key.transpose(1, 2))", raw, {"BmmBackward0"},
-            "unscaled: the diagonal is |e_t|^2, about D", Shown::Twin);
-    // naive softmax: exp(x) / sum exp(x)
-    Tensor e = torch_exp(raw, ch.naive);
-    ch.show("torch.exp(raw)", e, {"ExpBackward0"},
-            "float32 holds numbers up to 3.4e38, so exp(x) is inf for every x > 88.72", Shown::Twin);
-    ch.show("torch.exp(raw) / torch.exp(raw).sum(dim=-1, keepdim=True)", divide_by_row_sum(e), {"DivBackward0"},
-            "inf / inf = nan and finite / inf = 0: the naive formula destroys the rows that overflow", Shown::Twin);
-    // stable softmax: shift each row so that its largest entry is 0, then exp never exceeds 1
-    Tensor shifted = subtract_row_max(raw);
-    ch.show("shifted = raw - raw.amax(dim=-1, keepdim=True)", shifted, {"SubBackward0"},
-            "softmax(x) = softmax(x - c) for any c: the common factor e^-c cancels", Shown::Twin);
-    Tensor stable = divide_by_row_sum(torch_exp(shifted, ch.naive));
-    ch.show("torch.exp(shifted) / torch.exp(shifted).sum(dim=-1, keepdim=True)", stable, {"DivBackward0"},
-            "exp(0) = 1 for the maximum, the rest underflow gently to 0", Shown::Twin);
-    Tensor library = softmax(raw);
-    ch.show("F.softmax(raw, dim=-1)", library, {"SoftmaxBackward0"}, "F.softmax does the shift for you",
-            Shown::Twin);
-    {
-      // The same recipe by hand on the scaled scores of step 2, against F.softmax's weights.
-      Tensor by_hand = divide_by_row_sum(torch_exp(subtract_row_max(scores), ch.naive));
-      const float max_diff = max_abs_diff(by_hand, weights)();
-      ch.say(fmt::format(
-          "  On the scaled scores of step 2: max |by hand - F.softmax| = {:.3g}. F.softmax multiplies by 1/sum\n"
-          "  instead of dividing by sum, so the two can differ by about one unit in the last place.",
-          max_diff));
+// naive_w, library (1,T,S). A row is lost when its sum overflowed: nan where an entry was inf
+// (inf / inf), 0 elsewhere (finite / inf).
+static std::string naive_note(Chapter& ch, const Tensor& naive_w, const Tensor& library) {
+  const size_t S = naive_w.shape()[2], T = naive_w.size() / S;
+  size_t lost = 0, nans = 0;
+  double good_gap = 0;
+  for (size_t t = 0; t < T; ++t) {
+    const float* row = naive_w.data() + t * S;
+    size_t row_nans = 0;
+    double sum = 0;
+    for (size_t s = 0; s < S; ++s) {
+      row_nans += std::isnan(row[s]);
+      sum += row[s];
     }
-
-    // ---------------------------------------------------------------- 5) what sqrt(d_k) does
-    ch.section("Step 5: what dividing by sqrt(d_k) does to the weights", "article 000, formula (4)");
-    // After the learned projections of chapter 4, queries and keys are no longer copies of each
-    // other: model them as independent N(0,1) vectors of size d_k.
-    // q, k (B,T,D) with D = d_k; qk (B,T,S) has entries of variance d_k
-    const size_t T = tokens.size();
-    Tensor q = randn({1, T, static_cast<size_t>(d_k)});
-    Tensor k = randn({1, T, static_cast<size_t>(d_k)});
-    Tensor qk = bmm_nt(q, k);
-    ch.show("qk = torch.bmm(q, k.transpose(1, 2))", qk, {},
-            fmt::format("q, k = torch.randn(1, {}, {}): each dot product is a sum of {} products, std sqrt({}) = {:.1f}",
-                        T, d_k, d_k, d_k, std::sqrt(static_cast<double>(d_k))),
-            Shown::Twin);
-    Tensor unscaled_w = softmax(qk);
-    ch.show("F.softmax(qk, dim=-1)", unscaled_w, {}, "without scaling: nearly one-hot rows, tiny gradients elsewhere",
-            Shown::Twin);
-    Tensor qk_scaled = qk;
-    const float scale_k = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
-    for (float& s : qk_scaled) s = s / scale_k;
-    Tensor scaled_w = softmax(qk_scaled);
-    ch.show("F.softmax(qk / sqrt(d_k), dim=-1)", scaled_w, {}, "scaled back to variance 1: weights spread over keys",
-            Shown::Twin);
-    hopt.title = "softmax(qk): unscaled";
-    ch.figure(heatmap(xt::view(unscaled_w, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-    hopt.title = "softmax(qk / sqrt(d_k)): scaled";
-    ch.figure(heatmap(xt::view(scaled_w, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-
-    // The same measurement for several d_k, on a private generator (it does not disturb --seed).
-    Generator g(ch.seed);
-    std::string table = fmt::format("  {:>6}  {:>22}  {:>22}\n  {:>6}  {:>10} {:>11}  {:>10} {:>11}\n", "",
-                                    "unscaled", "scaled by 1/sqrt(d_k)", "d_k", "max weight", "eff. keys",
-                                    "max weight", "eff. keys");
-    const size_t demo_T = 16, trials = 64;
-    for (int64_t dk : {4, 16, 64, 256, 1024}) {
-      // q, k (trials, 16, dk) -> weights (trials, 16, 16)
-      Tensor qd = randn({trials, demo_T, static_cast<size_t>(dk)}, g);
-      Tensor kd = randn({trials, demo_T, static_cast<size_t>(dk)}, g);
-      Tensor s = bmm_nt(qd, kd);
-      Peak un = peakedness(softmax(s));
-      s /= static_cast<float>(std::sqrt(static_cast<double>(dk)));
-      Peak sc = peakedness(softmax(s));
-      table += fmt::format("  {:>6}  {:>10.3f} {:>11.2f}  {:>10.3f} {:>11.2f}\n", dk, un.max_weight,
-                           un.effective_keys, sc.max_weight, sc.effective_keys);
+    nans += row_nans;
+    if (row_nans > 0 || sum == 0.0) {
+      ++lost;
+      continue;
     }
-    ch.say(fmt::format(
-        "  Averages over {} random 16x16 score matrices (q, k ~ N(0,1)): 'eff. keys' = exp(entropy) of a row,\n"
-        "  16 = uniform, 1 = one-hot. Unscaled, the rows become one-hot as d_k grows (softmax saturates and its\n"
-        "  gradient vanishes); scaled, they stay the same at every d_k.\n{}",
-        trials, table));
-  });
+    for (size_t s = 0; s < S; ++s)
+      good_gap = std::max(good_gap, std::fabs(static_cast<double>(row[s]) - library.data()[t * S + s]));
+  }
+  std::string note;
+  if (lost > 0)
+    note = trf("{lost} of the {T} rows overflow: their sum is inf, so inf / inf = nan and finite / inf = 0 ({n} "
+               "nan in all). The naive formula destroys those rows.",
+               fmt::arg("lost", lost), fmt::arg("T", T), fmt::arg("n", nans));
+  if (lost < T) {
+    if (!note.empty()) note += " ";
+    note += ch.verdict(good_gap <= 1e-6, trf("{good} of the {T} rows do not overflow, and there the naive formula "
+                                             "matches F.softmax: max difference {d:.3g} (tolerance for float "
+                                             "rounding: 1e-6)",
+                                             fmt::arg("good", T - lost), fmt::arg("T", T), fmt::arg("d", good_gap)));
+  }
+  return note;
+}
+
+static std::vector<std::string> numbered(const std::string& prefix, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+// s right-aligned in `width` terminal columns (CJK counts 2)
+static std::string pad_left(const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+static std::string scaling_table(const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
+                                 const std::vector<Peak>& scaled) {
+  const std::string max_weight = _("max weight"), eff_keys = _("eff. keys");
+  std::string table = "  " + pad_left("", 6) + "  " + pad_left(_("unscaled"), 22) + "  " +
+                      pad_left(_("scaled by 1/sqrt(d_k)"), 22) + "\n";
+  table += "  " + pad_left("d_k", 6) + "  " + pad_left(max_weight, 10) + " " + pad_left(eff_keys, 11) + "  " +
+           pad_left(max_weight, 10) + " " + pad_left(eff_keys, 11) + "\n";
+  for (size_t i = 0; i < dks.size(); ++i)
+    table += fmt::format("  {:>6}  {:>10.3f} {:>11.2f}  {:>10.3f} {:>11.2f}\n", dks[i], unscaled[i].max_weight,
+                         unscaled[i].effective_keys, scaled[i].max_weight, scaled[i].effective_keys);
+  return table;
+}
+
+// Unscaled, the rows sharpen (eff. keys falls) at every step of d_k; scaled, eff. keys stays
+// within 1 key of itself at every d_k.
+static void scaling_verdicts(Chapter& ch, const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
+                             const std::vector<Peak>& scaled) {
+  bool falls = true;
+  std::string trend;
+  double lo = scaled[0].effective_keys, hi = lo;
+  for (size_t i = 0; i < dks.size(); ++i) {
+    if (i > 0) {
+      falls = falls && unscaled[i].effective_keys < unscaled[i - 1].effective_keys;
+      trend += " -> ";
+    }
+    trend += fmt::format("{:.2f}", unscaled[i].effective_keys);
+    lo = std::min(lo, scaled[i].effective_keys);
+    hi = std::max(hi, scaled[i].effective_keys);
+  }
+  ch.say("  " + ch.verdict(falls, trf("unscaled, eff. keys falls at every step as d_k grows ({trend}): the rows turn "
+                                      "one-hot, softmax saturates and its gradient vanishes",
+                                      fmt::arg("trend", trend))));
+  ch.say("  " + ch.verdict(hi - lo < 1.0, trf("scaled by 1/sqrt(d_k), the scores keep variance 1 and eff. keys "
+                                             "stays within one key at every d_k ({lo:.2f} to {hi:.2f})",
+                                             fmt::arg("lo", lo), fmt::arg("hi", hi))));
 }

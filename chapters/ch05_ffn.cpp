@@ -12,6 +12,9 @@
 // Run:     ./build/ch05_ffn [--text "time flies like an arrow"] [--seed 0] [--plain]
 //          ./build/ch05_ffn --d-ff 16           (a narrow hidden layer)
 //          ./build/ch05_ffn --eval              (no dropout: ff_outputs = with_gelu)
+//
+// Notes that state a fact about a value compute it; the checks (dropout keeps the rest scaled by
+// 1/(1-p), the merged Linear reproduces the listing) are verdicts: OK / NOT OK with the figure.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -20,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "course/chapter.hpp"
+#include "course/i18n.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -58,27 +62,44 @@ struct PositionWiseFFN {
   }
 };
 
+// The chapter's small helpers, defined after main.
+// Largest |a - b| as a double (0 for empty tensors).   a, b same shape
+static double max_gap(const Tensor& a, const Tensor& b);
+// Largest |x|.
+static double max_abs(const Tensor& x);
+// Where GELU and ReLU differ most, on a fine grid of z in [-8, 8]: the gap and its z, and the
+// largest gap with |z| >= 3.
+struct GeluReluGap {
+  double max_gap = 0, at = 0, beyond3 = 0;
+};
+static GeluReluGap gelu_relu_gap();
+// The note under ff_outputs: in train mode, how many values dropout zeroed and whether the
+// others are exactly with_gelu / (1 - p); in eval mode, whether ff_outputs equals with_gelu.
+static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Tensor& with_gelu, double p);
+
 int main(int argc, char** argv) {
-  Chapter ch("ch05_ffn", "The feed-forward layer: Linear, activation, Linear",
-             "article 000 (The Feed-Forward Layer), article 001 (PositionWiseFFN), article 002 (PositionwiseFeedForward)");
+  Chapter ch("ch05_ffn", _("The feed-forward layer: Linear, activation, Linear"),
+             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §The Feed-Forward Layer; article 001 "
+               "(d2l-style notes) §Pointwise Feed-Forward Networks; article 002 《第九章：注意力和 Transformer 的逐行实现》 "
+               "§9.2.1 (PositionwiseFeedForward)"));
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, heads = 12, d_ff = 3072;
-  ch.option("--d-model", d_model, "hidden_size C (default 768, BERT-base)");
-  ch.option("--heads", heads, "num_attention_heads H of the attention before the FFN; must divide --d-model (default 12)");
-  ch.option("--d-ff", d_ff, "intermediate_size F, the hidden width of the FFN (default 3072 = 4 x 768)");
+  ch.option("--d-model", d_model, _("hidden_size C (default 768, BERT-base)"), 1, 2048,
+            _("the 30522-row table must fit in memory"));
+  ch.option("--heads", heads, _("num_attention_heads H of the attention before the FFN; must divide --d-model (default 12)"));
+  ch.option("--d-ff", d_ff, _("intermediate_size F, the hidden width of the FFN (default 3072 = 4 x 768)"), 1, 16384,
+            _("BERT-base uses 3072 = 4 x 768"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    check_range("--d-model", d_model, 1, 2048, "the 30522-row table must fit in memory");
     check_model_dims(d_model, heads);
-    check_range("--d-ff", d_ff, 1, 16384, "BERT-base uses 3072 = 4 x 768");
     Config config;  // BERT-base, with the chapter's C, H and F
     config.hidden_size = d_model;
     config.num_attention_heads = heads;
     config.intermediate_size = d_ff;
 
     // ---------------------------------------------------------------- 1) the input: chapter 4's output
-    ch.section("Step 1: the multi-head attention output of chapter 4", "article 000, Multi-head Attention");
+    ch.section(_("Step 1: the multi-head attention output of chapter 4"), _("article 000 §Multi-head Attention"));
     // text -> WordPiece tokens -> ids   (B,T), B = 1
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
     const ITensor& input_ids = sentence.input_ids;
@@ -89,7 +110,7 @@ int main(int argc, char** argv) {
       ch.budget(4.0 * (2 * 30522 * C + 6 * C * F + 2 * C * C + 8 * T * F), 4 * T * C * C + 2 * T * T * C + 14 * T * C * F + C * C * F,
                 "--d-model, --d-ff or --text");
     }
-    ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
+    ch.show("inputs.input_ids", input_ids, _("the ids of chapter 1"), Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C); q = k = v = E
     Embedding token_emb(config.vocab_size, config.hidden_size);
     const Tensor inputs_embeds = token_emb(input_ids);
@@ -97,127 +118,222 @@ int main(int argc, char** argv) {
     // (B,T,C)
     const Tensor attn_output = multihead_attn(inputs_embeds, inputs_embeds, inputs_embeds);
     ch.show("attn_output", attn_output, {"ViewBackward0"},
-            "chapter 4's result: each token has gathered information from the others", Shown::Twin);
+            _("chapter 4's result: each token's vector is now a mix of the value vectors of all tokens"), Shown::Twin);
 
     // ---------------------------------------------------------------- 2) article 000's FeedForward
-    ch.section("Step 2: FeedForward: Linear(C, 4C), GELU, Linear(4C, C), Dropout", "article 000, The Feed-Forward Layer");
+    ch.section(_("Step 2: FeedForward: Linear(C, F), GELU, Linear(F, C), Dropout"),
+               _("article 000 §The Feed-Forward Layer"));
     FeedForward feed_forward(config);  // draws linear_1, then linear_2
     feed_forward.train(ch.training());
-    ch.show("feed_forward", feed_forward.repr().str(), "the first Linear widens each token 4x, the second narrows it back",
+    ch.show("feed_forward", feed_forward.repr(),
+            trf("the first Linear takes each token from C = {C} to F = {F} numbers (F/C = {r:.3g}), the second takes "
+                "it back to C",
+                fmt::arg("C", d_model), fmt::arg("F", d_ff),
+                fmt::arg("r", static_cast<double>(d_ff) / static_cast<double>(d_model))),
             Shown::Twin);
     ch.show("feed_forward.training", std::string(ch.training() ? "True" : "False"),
-            ch.training() ? "a fresh module is in train mode: its dropout is active (run --eval to switch it off)"
-                          : "--eval: dropout passes values through unchanged",
+            ch.training() ? _("a fresh module is in train mode: its dropout is active (run --eval to switch it off)")
+                          : _("--eval: dropout passes values through unchanged"),
             Shown::Twin);
     // hidden = attn_output W1^T + b1   (B,T,C) -> (B,T,F)
     const Tensor hidden = feed_forward.linear_1(attn_output);
     ch.show("feed_forward.linear_1(attn_output).size()", size_str(shape_of(hidden)),
-            "F numbers per token; each token is processed on its own (\"position-wise\")", Shown::Twin);
+            _("F numbers per token; each token is processed on its own (\"position-wise\")"), Shown::Twin);
     // GELU(h) = h * Phi(h)   (B,T,F)
     const Tensor activated = gelu(hidden);
     ch.show("feed_forward.gelu(feed_forward.linear_1(attn_output))", activated, {"GeluBackward0"},
-            "GELU keeps large positive values, squashes negative ones towards 0", Shown::Twin);
+            _("GELU keeps large positive values, squashes negative ones towards 0"), Shown::Twin);
     {
       size_t neg = 0;
       for (float h : hidden) neg += h < 0;
-      ch.say(fmt::format("  {} of the {} hidden values ({:.1f}%) are negative: that is where GELU (and ReLU) bend the line.",
-                         neg, hidden.size(), 100.0 * static_cast<double>(neg) / static_cast<double>(hidden.size())));
+      ch.say(trf("  {n} of the {N} hidden values ({pct:.1f}%) are negative: that is where GELU (and ReLU) bend the "
+                 "line.",
+                 fmt::arg("n", neg), fmt::arg("N", hidden.size()),
+                 fmt::arg("pct", 100.0 * static_cast<double>(neg) / static_cast<double>(hidden.size()))));
     }
     // ff_outputs = Dropout(GELU(h) W2^T + b2)   (B,T,F) -> (B,T,C)
     const Tensor ff_outputs = feed_forward(attn_output);
     ch.show("ff_outputs.size()", size_str(shape_of(ff_outputs)),
-            "back to C per token, so the block can be stacked and added to its input (chapter 6)");
+            _("back to C per token, so the block can be stacked and added to its input (chapter 6)"));
+    // the same Linears without the dropout (no random draw): what ff_outputs keeps   (B,T,C)
+    const Tensor with_gelu = feed_forward.linear_2(gelu(hidden));
     ch.show("ff_outputs", ff_outputs, {ch.training() ? "MulBackward0" : "ViewBackward0"},
-            ch.training() ? "train mode: about 10% of the values are dropped (0.0000) and the rest scaled by 1/0.9"
-                          : "eval mode: dropout does nothing",
-            Shown::Twin);
+            dropout_note(ch, ff_outputs, with_gelu, feed_forward.dropout.p), Shown::Twin);
 
     // ---------------------------------------------------------------- 3) GELU vs ReLU
-    ch.section("Step 3: GELU (article 000) vs ReLU (article 001), on the same numbers and the same weights",
-               "article 000, FeedForward; article 001, PositionWiseFFN");
+    ch.section(_("Step 3: GELU (article 000) vs ReLU (article 001), on the same numbers and the same weights"),
+               _("article 000 §The Feed-Forward Layer; article 001 §Pointwise Feed-Forward Networks"));
     const std::vector<float> zs = {-3.0f, -2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 2.0f, 3.0f};
     Tensor z = Tensor::from_shape({zs.size()});
     std::copy(zs.begin(), zs.end(), z.begin());
     ch.show("z", z, {}, "", Shown::Twin);
-    ch.show("F.gelu(z)", gelu(z), {}, "GELU(z) = z * P(N(0,1) < z): smooth, slightly negative just below 0",
+    ch.show("F.gelu(z)", gelu(z), {}, _("GELU(z) = z * P(N(0,1) < z): smooth, slightly negative just below 0"),
             Shown::Twin);
-    ch.show("F.relu(z)", relu(z), {}, "ReLU(z) = max(z, 0): a hard corner at 0", Shown::Twin);
+    ch.show("F.relu(z)", relu(z), {}, _("ReLU(z) = max(z, 0): a hard corner at 0"), Shown::Twin);
     // the same Linears, two activations   (B,T,F) -> (B,T,C)
-    const Tensor with_gelu = feed_forward.linear_2(gelu(hidden));
     const Tensor with_relu = feed_forward.linear_2(relu(hidden));
     ch.show("with_gelu = feed_forward.linear_2(F.gelu(hidden))", with_gelu, {"ViewBackward0"},
-            "FeedForward without its dropout (equal to ff_outputs under --eval)", Shown::Twin);
+            _("FeedForward without its dropout (equal to ff_outputs under --eval)"), Shown::Twin);
     ch.show("with_relu = feed_forward.linear_2(F.relu(hidden))", with_relu, {"ViewBackward0"},
-            "the same weights with ReLU instead", Shown::Twin);
+            _("the same weights with ReLU instead"), Shown::Twin);
+    const double act_gap = max_gap(with_gelu, with_relu);
     ch.show("(with_gelu - with_relu).abs().max()", max_abs_diff(with_gelu, with_relu), {"MaxBackward1"},
-            "not a rounding error: the two layers compute different functions", Shown::Twin);
+            trf("against outputs up to {m:.3g}: the two layers compute different functions of the same hidden values",
+                fmt::arg("m", max_abs(with_gelu))),
+            Shown::Twin);
     {
       size_t inside = 0;
       for (float h : hidden) inside += std::fabs(h) < 3.0f;
-      ch.say(fmt::format(
-          "  GELU and ReLU differ by at most 0.17 (at z = ±0.75), and only where |z| is small: beyond |z| = 3 they\n"
-          "  agree to 0.004. Here {:.1f}% of the hidden values have |z| < 3, so the two outputs differ.",
-          100.0 * static_cast<double>(inside) / static_cast<double>(hidden.size())));
+      const GeluReluGap g = gelu_relu_gap();
+      ch.say(trf("  GELU and ReLU differ by at most {gap:.3g} (at |z| = {at:.2f}), and little far from 0: for |z| >= 3 "
+                 "by at most {far:.2g}. Here {pct:.1f}% of the hidden values have |z| < 3, which is why the two "
+                 "outputs differ by {d:.3g}.",
+                 fmt::arg("gap", g.max_gap), fmt::arg("at", std::fabs(g.at)), fmt::arg("far", g.beyond3),
+                 fmt::arg("pct", 100.0 * static_cast<double>(inside) / static_cast<double>(hidden.size())),
+                 fmt::arg("d", act_gap)));
     }
 
     // ---------------------------------------------------------------- 4) article 001's module
-    ch.section("Step 4: article 001's PositionWiseFFN (LazyLinear, ReLU, LazyLinear)",
-               "article 001, Pointwise Feed-Forward Networks");
+    ch.section(_("Step 4: article 001's PositionWiseFFN (LazyLinear, ReLU, LazyLinear)"),
+               _("article 001 §Pointwise Feed-Forward Networks"));
     PositionWiseFFN ffn(config.intermediate_size, config.hidden_size);
     ch.show(fmt::format("ffn = PositionWiseFFN({}, {})", config.intermediate_size, config.hidden_size),
-            ffn.repr().str(), "LazyLinear knows only its output size; nothing is drawn yet", Shown::Twin);
+            ffn.repr(), _("LazyLinear knows only its output size; nothing is drawn yet"), Shown::Twin);
     // (B,T,C) -> (B,T,F) -> (B,T,C); draws dense1, then dense2
     const Tensor ffn_outputs = ffn(attn_output);
-    ch.show("ffn  # after ffn(attn_output)", ffn.repr().str(),
-            "the first call fixed in_features from the input and turned both layers into plain Linears",
+    ch.show("ffn  # after ffn(attn_output)", ffn.repr(),
+            _("the first call fixed in_features from the input and turned both layers into plain Linears"),
             Shown::Twin);
     ch.show("ffn(attn_output)", ffn_outputs, {"ViewBackward0"},
-            "its own random weights, so other numbers than FeedForward's; no dropout inside", Shown::Twin);
+            _("its own random weights, so other numbers than FeedForward's; no dropout inside"), Shown::Twin);
 
     // ---------------------------------------------------------------- 5) article 002's module
-    ch.section("Step 5: article 002's PositionwiseFeedForward: w_2(dropout(w_1(x))), no activation",
-               "article 002 §9.2.1, PositionwiseFeedForward");
+    ch.section(_("Step 5: article 002's PositionwiseFeedForward: w_2(dropout(w_1(x))), no activation"),
+               _("article 002 §9.2.1 注意力机制, PositionwiseFeedForward"));
     PositionwiseFeedForward ff(config.hidden_size, config.intermediate_size, config.hidden_dropout_prob);
     ff.train(ch.training());
     ch.show(fmt::format("ff = PositionwiseFeedForward({}, {})", config.hidden_size, config.intermediate_size),
-            ff.repr().str(), "two Linears and a dropout between them, but no activation", Shown::Twin);
+            ff.repr(), _("two Linears and a dropout between them, but no activation"), Shown::Twin);
+    ch.erratum(_("002 §9.2.1, lines 249-252"),
+               _("the listing's forward runs w_1, dropout, w_2 with no activation between them, so the layer is one "
+                 "linear map (Step 6), although lines 240 and 255 say it helps the model learn complex features. The "
+                 "Annotated Transformer the chapter credits (line 157) writes w_2(dropout(relu(w_1(x)))). The course "
+                 "keeps the listing as printed."));
     // (B,T,C) -> (B,T,F) -> (B,T,C)
     ch.show("ff(attn_output)", ff(attn_output), {"ViewBackward0"},
-            ch.training() ? "train mode: the dropout acts on the (B,T,F) hidden values" : "eval mode: no dropout",
+            ch.training() ? _("train mode: the dropout acts on the (B,T,F) hidden values") : _("eval mode: no dropout"),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 6) it collapses to one Linear
-    ch.section("Step 6: two Linears with nothing between them are one Linear", "article 002 vs article 000");
-    ff.train(false);  // dropout off: compare the maps themselves
+    ch.section(_("Step 6: two Linears with nothing between them are one Linear"), _("article 002 vs article 000"));
+    ff.train(false);  // ff.eval(): dropout off, compare the maps themselves
+    // the line that ran, and its effect (an edit that drops ff.train(false) shows ff.training = True)
+    ch.show(ff.dropout.training ? "ff.training" : "ff.eval(); ff.training",
+            std::string(ff.dropout.training ? "True" : "False"),
+            ff.dropout.training
+                ? _("train mode: the dropout draws a new mask on every call, so no fixed map can match ff")
+                : _("dropout off: in train mode it would draw a new mask on every call, and no fixed map could match it"),
+            Shown::Info);
     // W = W2 W1: (C,F) x (F,C) -> (C,C)
     const Tensor W = matmul(ff.w_2.weight, ff.w_1.weight);
     // b = W2 b1 + b2: (F) -> (C)
     const Tensor b = ff.w_2(ff.w_1.bias);
     ch.show("W = ff.w_2.weight @ ff.w_1.weight; W.shape", size_str(shape_of(W)),
-            "(x W1^T + b1) W2^T + b2 = x (W2 W1)^T + (W2 b1 + b2)", Shown::Twin);
-    ch.show("b = ff.w_2(ff.w_1.bias); b.shape", size_str(shape_of(b)), "w_2 applied to b1 is W2 b1 + b2", Shown::Twin);
+            _("(x W1^T + b1) W2^T + b2 = x (W2 W1)^T + (W2 b1 + b2)"), Shown::Twin);
+    ch.show("b = ff.w_2(ff.w_1.bias); b.shape", size_str(shape_of(b)), _("w_2 applied to b1 is W2 b1 + b2"),
+            Shown::Twin);
     Linear merged(config.hidden_size, config.hidden_size);  // drawn, then overwritten with W and b
     merged.weight = W;
     merged.bias = b;
-    ch.show("merged", merged.repr().str(),
-            fmt::format("{} parameters instead of the {} of w_1 and w_2", W.size() + b.size(),
-                        ff.w_1.weight.size() + ff.w_1.bias.size() + ff.w_2.weight.size() + ff.w_2.bias.size()),
+    ch.show("merged", merged.repr(),
+            trf("{m} parameters; w_1 and w_2 have {w}",
+                fmt::arg("m", W.size() + b.size()),
+                fmt::arg("w", ff.w_1.weight.size() + ff.w_1.bias.size() + ff.w_2.weight.size() + ff.w_2.bias.size())),
             Shown::Twin);
     // y (B,T,C) each way
     const Tensor merged_out = merged(attn_output);
-    ch.show("(ff(attn_output) - merged(attn_output)).abs().max()", max_abs_diff(ff(attn_output), merged_out),
-            {"MaxBackward1"}, "float rounding only: article 002's listing is one linear map in disguise", Shown::Twin);
+    const Tensor ff_out = ff(attn_output);
+    const double lin_gap = max_gap(ff_out, merged_out);
+    ch.show("(ff(attn_output) - merged(attn_output)).abs().max()", max_abs_diff(ff_out, merged_out), {"MaxBackward1"},
+            ch.verdict(lin_gap <= 1e-5, trf("merged reproduces the listing to {d:.3g} (tolerance for float rounding: "
+                                            "1e-5): article 002's listing is one linear map in disguise",
+                                            fmt::arg("d", lin_gap))),
+            Shown::Twin);
+    const Tensor gelu_out = ff.w_2(gelu(ff.w_1(attn_output)));
+    const double gelu_gap = max_gap(gelu_out, merged_out);
     ch.show("(ff.w_2(F.gelu(ff.w_1(attn_output))) - merged(attn_output)).abs().max()",
-            max_abs_diff(ff.w_2(gelu(ff.w_1(attn_output))), merged_out), {"MaxBackward1"},
-            "with GELU between the Linears, the merged Linear no longer reproduces the layer", Shown::Twin);
+            max_abs_diff(gelu_out, merged_out), {"MaxBackward1"},
+            trf("with GELU between the Linears the merged Linear is off by {d:.3g}, {x:.3g} times the gap above: it "
+                "no longer reproduces the layer",
+                fmt::arg("d", gelu_gap), fmt::arg("x", gelu_gap / std::max(lin_gap, 1e-12))),
+            Shown::Twin);
+    const Tensor relu_out = ff.w_2(relu(ff.w_1(attn_output)));
+    const double relu_gap = max_gap(relu_out, merged_out);
     ch.show("(ff.w_2(F.relu(ff.w_1(attn_output))) - merged(attn_output)).abs().max()",
-            max_abs_diff(ff.w_2(relu(ff.w_1(attn_output))), merged_out), {"MaxBackward1"},
-            "nor with ReLU", Shown::Twin);
-    ch.say(
-        "  What the activation adds: a stack of Linears is still a Linear, whatever its width, so without an\n"
-        "  activation the FFN could only rotate and stretch each token vector the way one (C,C) matrix can; the\n"
-        "  output_linear of chapter 4 already does that. With GELU or ReLU each hidden unit switches on for part\n"
-        "  of the space only, and F = 4C such pieces can bend the map into a non-linear function of the token.\n"
-        "  (The canonical Annotated Transformer has w_2(dropout(relu(w_1(x)))); article 002's listing lost the relu.)");
+            max_abs_diff(relu_out, merged_out), {"MaxBackward1"},
+            trf("with ReLU it is off by {d:.3g}", fmt::arg("d", relu_gap)), Shown::Twin);
+    ch.say(_("  What the activation adds: a stack of Linears is still a Linear, whatever its width, so without an\n"
+             "  activation the FFN could only rotate and stretch each token vector the way one (C,C) matrix can; the\n"
+             "  output_linear of chapter 4 already does that. With GELU or ReLU each hidden unit switches on for part\n"
+             "  of the space only, and F such pieces can bend the map into a non-linear function of the token."));
   });
+}
+
+// ---------------------------------------------------------------- helpers
+
+static double max_gap(const Tensor& a, const Tensor& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::fabs(static_cast<double>(a.data()[i]) - static_cast<double>(b.data()[i])));
+  return d;
+}
+
+static double max_abs(const Tensor& x) {
+  double m = 0;
+  for (float v : x) m = std::max(m, std::fabs(static_cast<double>(v)));
+  return m;
+}
+
+// z = -8, -7.999, ..., 8 through the chapter's own gelu and relu
+static GeluReluGap gelu_relu_gap() {
+  const size_t n = 16001;
+  Tensor z = Tensor::from_shape({n});
+  for (size_t i = 0; i < n; ++i) z.data()[i] = -8.0f + 0.001f * static_cast<float>(i);
+  const Tensor g = gelu(z), r = relu(z);
+  GeluReluGap out;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = std::fabs(static_cast<double>(g.data()[i]) - r.data()[i]);
+    if (d > out.max_gap) {
+      out.max_gap = d;
+      out.at = z.data()[i];
+    }
+    if (std::fabs(z.data()[i]) >= 3.0f) out.beyond3 = std::max(out.beyond3, d);
+  }
+  return out;
+}
+
+// ff_outputs, with_gelu (B,T,C); p = the dropout probability
+static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Tensor& with_gelu, double p) {
+  if (!ch.training())
+    return ch.verdict(max_gap(ff_outputs, with_gelu) == 0.0,
+                      trf("eval mode: dropout does nothing, ff_outputs equals with_gelu of Step 3 (max difference "
+                          "{d:.3g})",
+                          fmt::arg("d", max_gap(ff_outputs, with_gelu))));
+  size_t dropped = 0;
+  double kept_gap = 0;
+  const float keep = static_cast<float>(1.0 - p);
+  for (size_t i = 0; i < ff_outputs.size(); ++i) {
+    const float y = ff_outputs.data()[i], x = with_gelu.data()[i];
+    if (y == 0.0f && x != 0.0f) {
+      ++dropped;
+      continue;
+    }
+    kept_gap = std::max(kept_gap, std::fabs(static_cast<double>(y) - static_cast<double>(x / keep)));
+  }
+  return ch.verdict(kept_gap <= 1e-6,
+                    trf("train mode: dropout zeroed {n} of the {N} values ({pct:.1f}%, p = {p}) and scaled the rest "
+                        "by 1/(1 - p): they equal with_gelu / {keep} to {d:.2g} (tolerance for float rounding: 1e-6)",
+                        fmt::arg("n", dropped), fmt::arg("N", ff_outputs.size()),
+                        fmt::arg("pct", 100.0 * static_cast<double>(dropped) / static_cast<double>(ff_outputs.size())),
+                        fmt::arg("p", p), fmt::arg("keep", keep), fmt::arg("d", kept_gap)));
 }
