@@ -119,13 +119,16 @@ int main(int argc, char** argv) {
     Tensor weights = softmax(scores);
     {
       const RowStats w = row_stats(weights);
-      std::string why = trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}.", fmt::arg("lo", w.min),
-                            fmt::arg("hi", w.max));
-      if (T > 1)
-        why += " " + trf("In each row the largest weight is {rlo:.3g} to {rhi:.3g} times the runner-up: e^gap, where "
-                         "the gap between their scores is {glo:.3g} to {ghi:.3g}",
-                         fmt::arg("rlo", w.min_ratio), fmt::arg("rhi", w.max_ratio),
-                         fmt::arg("glo", std::log(w.min_ratio)), fmt::arg("ghi", std::log(w.max_ratio)));
+      // one whole message each: with one key there is no runner-up
+      const std::string why =
+          T > 1 ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}. In each row the largest weight is "
+                      "{rlo:.3g} to {rhi:.3g} times the runner-up: e^gap, where the gap between their scores is "
+                      "{glo:.3g} to {ghi:.3g}",
+                      fmt::arg("lo", w.min), fmt::arg("hi", w.max), fmt::arg("rlo", w.min_ratio),
+                      fmt::arg("rhi", w.max_ratio), fmt::arg("glo", std::log(w.min_ratio)),
+                      fmt::arg("ghi", std::log(w.max_ratio)))
+                : trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}", fmt::arg("lo", w.min),
+                      fmt::arg("hi", w.max));
       ch.show("weights", weights, {"SoftmaxBackward0"}, why, Shown::Twin);
     }
     // (B,T,S) -> (B,T)

@@ -225,7 +225,8 @@ int main(int argc, char** argv) {
             Shown::Twin);
 
     // ---------------------------------------------------------------- 6) it collapses to one Linear
-    ch.section(_("Step 6: two Linears with nothing between them are one Linear"), _("article 002 vs article 000"));
+    ch.section(_("Step 6: two Linears with nothing between them are one Linear"),
+               _("article 002 §9.2.1 注意力机制 vs article 000 §The Feed-Forward Layer"));
     ff.train(false);  // ff.eval(): dropout off, compare the maps themselves
     // the line that ran, and its effect (an edit that drops ff.train(false) shows ff.training = True)
     ch.show(ff.dropout.training ? "ff.training" : "ff.eval(); ff.training",
