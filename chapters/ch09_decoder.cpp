@@ -3,17 +3,20 @@
 // Follows: article 002 §9.3.1 (listing 9.4, DecoderLayer: masked self-attention, cross-attention
 //          over the encoder output `memory`, feed-forward, each in a pre-LN SublayerConnection;
 //          the running example: target (1, 5, 256), memory (1, 6, 256), cross weights (1, 5, 6));
-//          article 001 "Decoder Block" (post-LN AddNorm; the per-layer key/value cache state[2]
-//          at inference, the valid_lens mask in training); article 004 "Decoder" (post-LN layer).
+//          article 001 "Decoder Block" (post-LN AddNorm; the per-layer cache state[2] at
+//          inference, the valid_lens mask in training); article 004 "Decoder" (post-LN layer).
 // Formula: x = x + dropout(self_attn(n, n, n, tgt_mask)),  n = norm(x)    (B,T,C), mask (1,T,T)
 //          x = x + dropout(src_attn(n, memory, memory)),   n = norm(x)    (B,T,C) over (B,S,C)
 //          out = x + dropout(w_2(dropout(w_1(n)))),        n = norm(x)    (B,T,C) -> (B,T,F) -> (B,T,C)
 //          one token at a time: K = cat(K, k_t), V = cat(V, v_t); x_t attends over K, V  (B,1,C) over (B,t,C)
 // Run:     ./build/ch09_decoder [--seed 0] [--eval] [--plain]
 //          ./build/ch09_decoder --tgt-len 12 --src-len 9 --layers 2   (longer target, a 2-layer stack)
+//
+// Every note that states a fact about a value computes it; the checks (deep copies start
+// equal, the mask hides the future, post-LN rows have std 1, the cache gives the full pass's
+// rows) are verdicts: OK / NOT OK with the figure.
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,8 @@
 
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
 #include "exact/compare.hpp"
 #include "exact/rng.hpp"
 #include "exact/stats.hpp"
@@ -30,6 +35,385 @@
 #include "transformer/kv_cache.hpp"
 
 using namespace ts;
+
+static std::vector<std::string> labels(size_t n, const std::vector<std::string>& example, const char* prefix);
+static Tensor head_mean(const Tensor& w);
+static std::string pad_left(const std::string& s, size_t width);
+
+int main(int argc, char** argv) {
+  Chapter ch("ch09_decoder", _("The decoder layer: masked self-attention, cross-attention, a key/value cache"),
+             _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.3.1 (DecoderLayer); article 001 "
+               "(d2l-style notes) Decoder Block and its cache; article 004 《GPT （一）transformer原理和代码详解》 "
+               "§Decoder"));
+  int64_t d_model = 256, heads = 8, d_ff = 1024, tgt_len = 5, src_len = 6, n_layers = 6;
+  ch.option("--d-model", d_model, _("C, the width of every token vector (default 256, article 002)"), 2, 512,
+            _("LayerNorm's unbiased std divides by d_model - 1"));
+  ch.option("--heads", heads, _("h, the attention heads; must divide --d-model (default 8)"));
+  ch.option("--d-ff", d_ff, _("F, the feed-forward width (default 1024 = 4 x 256)"), 1, 8192);
+  ch.option("--tgt-len", tgt_len, _("T, target tokens the decoder reads (default 5: BOS comment et es-vous ?)"), 1, 64,
+            _("target tokens"));
+  ch.option("--src-len", src_len, _("S, rows of the encoder output memory (default 6: BOS how are you ? EOS)"), 1, 64,
+            _("memory rows"));
+  ch.option("--layers", n_layers, _("N, decoder layers in the key/value-cache demo (default 6, article 002's N)"), 1,
+            12);
+
+  return ch.run(argc, argv, [&](Chapter& ch) {
+    check_model_dims(d_model, heads, 2);
+    const size_t T = static_cast<size_t>(tgt_len), S = static_cast<size_t>(src_len), H = static_cast<size_t>(heads);
+    const std::vector<std::string> tgt_tokens = labels(T, {"BOS", "comment", "et", "es-vous", "?"}, "t");
+    const std::vector<std::string> src_tokens = labels(S, {"BOS", "how", "are", "you", "?", "EOS"}, "s");
+    HeatmapOptions hopt;
+    hopt.mode = heatmap_mode(ch.color);
+    hopt.cell_width = 8;
+
+    // ---------------------------------------------------------------- 1) the layer and its inputs
+    ch.section(_("Step 1: a DecoderLayer from deep copies, a target and a memory"),
+               _("article 002 §9.3.1 创建解码器层, listing 9.4"));
+    // one MultiHeadedAttention (four independent Linear draws: q, k, v, output), one PositionwiseFeedForward
+    const MultiHeadedAttention attn(heads, d_model);
+    const PositionwiseFeedForward ff(d_model, d_ff, 0.1);
+    // DecoderLayer(C, deepcopy(attn), deepcopy(attn), deepcopy(ff), 0.1): self_attn and src_attn start equal
+    DecoderLayer layer(d_model, attn, attn, ff, 0.1);
+    layer.train(ch.training());
+    ch.show("layer", layer.repr(),
+            _("two attention blocks (self_attn, src_attn), the feed-forward and three pre-LN sublayer wrappers"),
+            Shown::Twin);
+    {
+      // max |self_attn - src_attn| over the weights and biases of the four Linears: deep copies -> 0
+      float copy_gap = 0.0f;
+      for (size_t i = 0; i < layer.self_attn.linears.size(); ++i)
+        copy_gap = std::max({copy_gap, max_abs_diff(layer.self_attn.linears[i].weight, layer.src_attn.linears[i].weight)(),
+                             max_abs_diff(layer.self_attn.linears[i].bias, layer.src_attn.linears[i].bias)()});
+      // W_q vs W_k inside one block: two independent draws
+      const float qk_gap = max_abs_diff(layer.self_attn.linears[0].weight, layer.self_attn.linears[1].weight)();
+      ch.say(trf("  {copies}\n  {draws}",
+                 fmt::arg("copies", ch.verdict(copy_gap == 0.0f,
+                                               trf("self_attn and src_attn are deep copies of one attn: max |difference| "
+                                                   "over their four Linears = {d:.3g}, they start equal.",
+                                                   fmt::arg("d", copy_gap)))),
+                 fmt::arg("draws", ch.verdict(qk_gap > 0.0f,
+                                              trf("inside one block the four Linears (q, k, v, output) are independent "
+                                                  "draws: max |W_q - W_k| = {d:.3g}, so a token's query and its key "
+                                                  "differ.",
+                                                  fmt::arg("d", qk_gap))))));
+    }
+    // tgt: the embedded target tokens, memory: the encoder's output (random stand-ins here)
+    const Tensor tgt = randn({1, T, static_cast<size_t>(d_model)});     // (B,T,C)
+    const Tensor memory = randn({1, S, static_cast<size_t>(d_model)});  // (B,S,C)
+    ch.show("tgt.shape", size_str(shape_of(tgt)),
+            _("the decoder input, one row per target token (random vectors stand in for the embeddings of the "
+              "article's BOS comment et es-vous ?)"));
+    ch.show("memory.shape", size_str(shape_of(memory)),
+            _("the encoder output, one row per source token (the article's BOS how are you ? EOS)"));
+    // tgt_mask[t,s] = s <= t
+    // (1,T,T) bool
+    const BTensor tgt_mask = subsequent_mask(tgt_len);
+    const BTensor tgt_mask2 = xt::view(tgt_mask, 0, xt::all(), xt::all());
+    ch.show("subsequent_mask(tgt.size(1))[0]", tgt_mask2,
+            _("True = may attend: token t sees tokens 0..t (the article prints it on cuda:0, hence its device=)"));
+    // article 001 builds the same training mask from valid lengths: query t sees keys s < t + 1
+    ITensor dec_valid_lens = ITensor::from_shape({1, T});
+    for (size_t t = 0; t < T; ++t) dec_valid_lens(0, t) = static_cast<int64_t>(t + 1);
+    ch.show("dec_valid_lens = torch.arange(1, num_steps + 1).repeat(batch, 1)", dec_valid_lens,
+            _("article 001's training mask: query t may see the first t + 1 keys, the same lower triangle"),
+            Shown::Twin);
+
+    // ---------------------------------------------------------------- 2) sublayer 0: masked self-attention
+    ch.section(_("Step 2: sublayer 0, masked multi-head self-attention"), _("article 002 §9.3.1 创建解码器层"));
+    ch.erratum(_("002 §9.3.1, listing 9.4, lines 358-360"),
+               _("the three lines of forward() lost their arguments in print (\"x = self.sublayer0)\"), so the "
+                 "listing does not run as shown. This chapter runs what they stand for: x = sublayer[0](x, lambda x: "
+                 "self_attn(x, x, x, tgt_mask)), then x = sublayer[1](x, lambda x: src_attn(x, memory, memory, "
+                 "src_mask)), then sublayer[2](x, feed_forward)."));
+    // x1 = tgt + dropout(self_attn(n, n, n, tgt_mask)), n = norm(tgt)
+    // (B,T,C)
+    const Tensor x1 =
+        layer.sublayer[0](tgt, [&](const Tensor& n) { return layer.self_attn(n, n, n, &tgt_mask); });
+    ch.show("x1.shape", size_str(shape_of(x1)), _("a residual sublayer returns its input's shape, (B, T, C)"));
+    ch.show("x1", x1, {"AddBackward0"}, _("the residual stream after the first sublayer"), Shown::Twin);
+    ch.show("layer.self_attn.attn.shape", size_str(shape_of(layer.self_attn.attn)),
+            _("(B, H, T, T): one T x T weight matrix per head"), Shown::Twin);
+    const Tensor& self_w = layer.self_attn.attn;  // (B,H,T,T)
+    {
+      // over all heads, batch 0: the largest weight above the diagonal, the zeros on or below it,
+      // the rows' sums, and the mean weight on the diagonal vs on an earlier token (rows t >= 1)
+      float above = 0.0f, row_err = 0.0f;
+      size_t zeros = 0, visible = 0;
+      double diag = 0.0, earlier = 0.0;
+      size_t n_diag = 0, n_earlier = 0;
+      for (size_t h = 0; h < H; ++h)
+        for (size_t t = 0; t < T; ++t) {
+          float sum = 0.0f;
+          for (size_t s = 0; s < T; ++s) {
+            const float w = self_w(0, h, t, s);
+            sum += w;
+            if (s > t) {
+              above = std::max(above, std::fabs(w));
+              continue;
+            }
+            ++visible;
+            zeros += w == 0.0f;
+            if (t == 0) continue;
+            if (s == t) diag += w, ++n_diag;
+            else earlier += w, ++n_earlier;
+          }
+          row_err = std::max(row_err, std::fabs(sum - 1.0f));
+        }
+      const Tensor self_w0 = xt::view(self_w, 0, 0, xt::all(), xt::all());
+      const std::string mask_check =
+          ch.verdict(above == 0.0f, trf("largest weight above the diagonal over the {H} heads = {w:.3g}: the mask "
+                                        "hides every later token",
+                                        fmt::arg("H", H), fmt::arg("w", above)));
+      ch.show("layer.self_attn.attn[0, 0]", self_w0, {"SelectBackward0"},
+              ch.training()
+                  ? trf("{check}; train-mode dropout also zeroed {z} of the {n} weights on or below the diagonal and "
+                        "scales the others by 1/(1 - 0.1)",
+                        fmt::arg("check", mask_check), fmt::arg("z", zeros), fmt::arg("n", visible))
+                  : trf("{check}; no dropout in eval mode: every row sums to 1 within {e:.1e}",
+                        fmt::arg("check", mask_check), fmt::arg("e", row_err)),
+              Shown::Twin);
+      hopt.title = _("masked self-attention, head 0: rows = target queries, columns = target keys");
+      ch.figure(heatmap(self_w0, tgt_tokens, tgt_tokens, hopt));
+      if (n_earlier > 0) {
+        const double d = diag / static_cast<double>(n_diag), e = earlier / static_cast<double>(n_earlier);
+        ch.say(trf("  Rows 1 to {last}, all {H} heads: the mean weight of a token on itself is {d:.3f}, on one earlier "
+                   "token {e:.3f} ({r:.2f}x). A query and a key come from two different Linears (Step 1), so q_t . k_t "
+                   "has no reason to be the largest score of row t: with untrained weights, which token gets the most "
+                   "weight is chance.",
+                   fmt::arg("last", T - 1), fmt::arg("H", H), fmt::arg("d", d), fmt::arg("e", e),
+                   fmt::arg("r", d / e)));
+      }
+    }
+
+    // ---------------------------------------------------------------- 3) sublayer 1: cross-attention
+    ch.section(_("Step 3: sublayer 1, cross-attention: queries from the target, keys and values from memory"),
+               _("article 002 §9.3.1 创建解码器层, figure 9.8"));
+    {
+      const int64_t d_k = d_model / heads;
+      ch.erratum(_("002 §9.3.1, lines 384 and 388"),
+                 trf("the text says the cross-attention scores Q K^T are multiplied by sqrt(d_k), and figure 9.8's "
+                     "caption divides them by the square root of K's dimension, which line 384 gives as 256. "
+                     "attention() (listing 9.1) divides by sqrt(d_k), with d_k = d_model / h = {dk} per head: "
+                     "sqrt({dk}) = {s:.3f}, not sqrt({C}) = {sc:.3f}.",
+                     fmt::arg("dk", d_k), fmt::arg("s", std::sqrt(static_cast<double>(d_k))), fmt::arg("C", d_model),
+                     fmt::arg("sc", std::sqrt(static_cast<double>(d_model)))));
+    }
+    // x2 = x1 + dropout(src_attn(n, memory, memory)), n = norm(x1)
+    // Q (B,T,C) from x1, K and V (B,S,C) from memory -> weights (B,H,T,S)
+    const Tensor x2 =
+        layer.sublayer[1](x1, [&](const Tensor& n) { return layer.src_attn(n, memory, memory, nullptr); });
+    ch.show("x2.shape", size_str(shape_of(x2)), _("(B, T, C) again: one row per target token, not per memory row"));
+    ch.show("x2", x2, {"AddBackward0"}, "", Shown::Twin);
+    const Shape cw = shape_of(layer.src_attn.attn);  // (B,H,T,S)
+    ch.show("layer.src_attn.attn.shape", size_str(cw),
+            trf("(B, H, T, S): each head weighs {S} key rows for each of the {T} target tokens",
+                fmt::arg("S", cw[3]), fmt::arg("T", cw[2])),
+            Shown::Twin);
+    ch.say("  " + ch.verdict(cw[3] == S, trf("the keys are memory's rows: {k} key columns for the {S} rows of memory.",
+                                             fmt::arg("k", cw[3]), fmt::arg("S", S))));
+    // the columns: memory's tokens, or (if the keys came from elsewhere) k0, k1, ...
+    const std::vector<std::string> key_tokens = cw[3] == S ? src_tokens : labels(cw[3], {}, "k");
+    const Tensor cross_w0 = xt::view(layer.src_attn.attn, 0, 0, xt::all(), xt::all());
+    ch.show("layer.src_attn.attn[:, 0].shape", size_str({cw[0], cw[2], cw[3]}),
+            _("one head's cross-attention weights, target tokens x source tokens (the article's example: (1, 5, 6))"));
+    {
+      const auto zeros = static_cast<size_t>(std::count(cross_w0.begin(), cross_w0.end(), 0.0f));
+      ch.show("layer.src_attn.attn[0, 0]", cross_w0, {"SelectBackward0"},
+              ch.training() ? trf("no mask: every target token may look at every source token; {z} of these {n} "
+                                  "weights are 0, zeroed by train-mode dropout",
+                                  fmt::arg("z", zeros), fmt::arg("n", cross_w0.size()))
+                            : trf("no mask and no dropout: every target token looks at every source token; {z} of "
+                                  "these {n} weights are 0",
+                                  fmt::arg("z", zeros), fmt::arg("n", cross_w0.size())),
+              Shown::Twin);
+    }
+    hopt.title = _("cross-attention, head 0: rows = target tokens (queries), columns = memory rows (keys)");
+    ch.figure(heatmap(cross_w0, tgt_tokens, key_tokens, hopt));
+    const Tensor cross_mean = head_mean(layer.src_attn.attn);  // (T,S)
+    hopt.title = trf("cross-attention, mean over the {H} heads", fmt::arg("H", heads));
+    ch.figure(heatmap(cross_mean, tgt_tokens, key_tokens, hopt));
+    {
+      const size_t at = static_cast<size_t>(std::max_element(cross_mean.begin(), cross_mean.end()) - cross_mean.begin());
+      const size_t K = cross_mean.shape()[1];
+      ch.say(trf("  The inputs are random and the weights untrained, so these weights mean nothing yet: the largest "
+                 "mean weight, {w:.3f}, goes from {t} to {s} by chance (a uniform row would give {u:.3f}). After "
+                 "training, the row of a French word would peak on the English words it translates. The shape is the "
+                 "point: T queries x S keys.",
+                 fmt::arg("w", cross_mean.data()[at]), fmt::arg("t", tgt_tokens[at / K]), fmt::arg("s", key_tokens[at % K]),
+                 fmt::arg("u", 1.0 / static_cast<double>(K))));
+    }
+
+    // ---------------------------------------------------------------- 4) sublayer 2: feed-forward
+    ch.section(_("Step 4: sublayer 2, the position-wise feed-forward"),
+               _("article 002 §9.2.1 注意力机制 (PositionwiseFeedForward) and §9.3.1 创建解码器层"));
+    // out = x2 + dropout(w_2(dropout(w_1(n)))), n = norm(x2)
+    // (B,T,C) -> (B,T,F) -> (B,T,C)
+    const Tensor out = layer.sublayer[2](x2, [&](const Tensor& n) { return layer.feed_forward(n); });
+    ch.show("out.shape", size_str(shape_of(out)), _("the decoder layer's output has its input's shape, (B, T, C)"));
+    ch.show("out", out, {"AddBackward0"},
+            _("three residual additions: out = tgt + self-attention part + cross-attention part + FFN part"),
+            Shown::Twin);
+
+    // ---------------------------------------------------------------- 5) post-LN (articles 001, 004)
+    ch.section(_("Step 5: the same weights wired post-LN, as articles 001 and 004 write the layer"),
+               _("article 001 Add & Norm, Decoder Block; article 004 §Decoder"));
+    // post-LN: x = norm(x + dropout(sublayer(x))), three times, on the same modules
+    // (B,T,C)
+    const Tensor p1 = layer.sublayer[0].norm(tgt + layer.sublayer[0].dropout(layer.self_attn(tgt, tgt, tgt, &tgt_mask)));
+    const Tensor p2 =
+        layer.sublayer[1].norm(p1 + layer.sublayer[1].dropout(layer.src_attn(p1, memory, memory, nullptr)));
+    const Tensor post = layer.sublayer[2].norm(p2 + layer.sublayer[2].dropout(layer.feed_forward(p2)));
+    ch.show("post", post, {"AddBackward0"},
+            _("the norm now comes AFTER each residual addition, so it is the last thing each row goes through"),
+            Shown::Twin);
+    {
+      const Tensor sd_pre = std_lastdim(out, 1), sd_post = std_lastdim(post, 1);  // (B,T,1)
+      float post_err = 0.0f;
+      for (float s : sd_post) post_err = std::max(post_err, std::fabs(s - 1.0f));
+      std::string rows = "  " + pad_right(_("token"), 9) + " " + pad_left(_("pre-LN out"), 12) + " " +
+                         pad_left(_("post-LN"), 12) + "\n";
+      for (size_t t = 0; t < T && t < 8; ++t)
+        rows += fmt::format("  {} {:>12.4f} {:>12.4f}\n", pad_right(tgt_tokens[t], 9), sd_pre.data()[t], sd_post.data()[t]);
+      const float gap = max_abs_diff(out, post)();
+      ch.say(trf("  Row std of the layer output (the tokens' scale as the next layer receives it):\n{rows}\n"
+                 "  {post}\n"
+                 "  Pre-LN rows keep the residual stream's own scale, so article 002's Decoder adds one final "
+                 "LayerNorm after its N layers.\n"
+                 "  {differ}",
+                 fmt::arg("rows", rows),
+                 fmt::arg("post", ch.verdict(post_err < 1e-3f,
+                                             trf("post-LN rows have std 1, the norm is last: max |std - 1| = {e:.1e} "
+                                                 "(eps = 1e-6 only).",
+                                                 fmt::arg("e", post_err)))),
+                 fmt::arg("differ", ch.verdict(gap > 1e-3f,
+                                               trf("max |out - post| = {d:.4f}: pre-LN and post-LN are two different "
+                                                   "functions of the same weights.",
+                                                   fmt::arg("d", gap))))));
+    }
+
+    // ---------------------------------------------------------------- 6) the key/value cache (article 001)
+    ch.section(_("Step 6: decoding one token at a time with a per-layer cache"),
+               _("article 001 Decoder Block, state[2]"));
+    ch.erratum(_("001 Decoder Block, line 44"),
+               _("state[2] is described as each layer's cache of keys and values. The code stores the layer's input "
+                 "rows X (key_values = X, then torch.cat) and hands them to attn1, which projects them into keys and "
+                 "values again at every step: it is an input cache. This step runs both it and a cache of projected "
+                 "keys and values; Step 7 counts what re-projecting costs."));
+    // N deep copies of the layer and a final norm (article 002's Decoder); inference = eval mode
+    Decoder decoder(layer, n_layers);
+    decoder.train(false);
+    // decoder.training: every dropout of the stack follows decoder.train(on)
+    const bool decoder_training = decoder.layers[0].sublayer[0].dropout.training;
+    ch.say("  " + (decoder_training
+                       ? ch.verdict(false, _("the decoder is still in train mode: its dropout draws new random masks "
+                                             "at every call, so a step-by-step pass cannot match the full pass."))
+                       : ch.verdict(true, _("inference runs in eval mode (decoder.eval()): train-mode dropout would "
+                                            "draw new random masks at every call, so a step-by-step pass could never "
+                                            "match the full pass."))));
+    ch.say(trf("  Decoder = {N} deep copies of the layer, then a final LayerNorm.", fmt::arg("N", n_layers)));
+    // full = decoder(tgt, memory, None, tgt_mask): all T rows at once, the future hidden by the mask
+    // (B,T,C)
+    const Tensor full = decoder(tgt, memory, nullptr, &tgt_mask);
+    ch.show("full = decoder(tgt, memory, None, tgt_mask)", full, {"AddBackward0"},
+            _("the full pass (teacher forcing), all T rows at once; with tgt_mask, row t reads tokens 0..t only"), Shown::Twin);
+    // Row t, one at a time: x_t (B,1,C) through each layer with that layer's cache; no mask needed
+    DecoderCache in_cache(CacheKind::Inputs, decoder.layers.size());
+    DecoderCache kv_cache(CacheKind::KeysValues, decoder.layers.size());
+    std::vector<Tensor> in_rows, kv_rows;
+    std::string table = "  " + pad_left(_("step"), 4) + "  " + pad_right(_("token"), 9) + " " +
+                        pad_left(_("K,V cache"), 14) + "  " + pad_left(_("no cache"), 16) + " " +
+                        pad_left(_("article 001"), 16) + " " + pad_left(_("K/V cache"), 16) + "\n";
+    uint64_t no_cache_total = 0;
+    for (size_t t = 0; t < T; ++t) {
+      const Tensor x_t = position(tgt, t, /*keepdim=*/true);  // (B,1,C)
+      const uint64_t in_before = in_cache.macs.total(), kv_before = kv_cache.macs.total();
+      in_rows.push_back(decoder_step(decoder, x_t, memory, nullptr, in_cache));
+      kv_rows.push_back(decoder_step(decoder, x_t, memory, nullptr, kv_cache));
+      // without a cache, step t re-runs the full masked pass on the t + 1 tokens so far
+      const uint64_t recompute = decoder_full_pass_macs(n_layers, 1, static_cast<int64_t>(t + 1),
+                                                        static_cast<int64_t>(S), d_model, d_ff).total();
+      no_cache_total += recompute;
+      table += fmt::format("  {:>4}  {} {:>14}  {:>16} {:>16} {:>16}\n", t + 1, pad_right(tgt_tokens[t], 9),
+                           py_tuple(shape_of(kv_cache.layers[0].k)), thousands(recompute),
+                           thousands(in_cache.macs.total() - in_before), thousands(kv_cache.macs.total() - kv_before));
+    }
+    // torch.cat(rows, dim=1): T x (B,1,C) -> (B,T,C)
+    const Tensor cached_in = cat(in_rows, 1), cached_kv = cat(kv_rows, 1);
+    ch.show("kv_cache[0].k.shape", size_str(shape_of(kv_cache.layers[0].k)),
+            _("layer 0's cached keys after the last step: one row per token decoded"), Shown::Twin);
+    ch.show("kv_cache[0].mem_k.shape", size_str(shape_of(kv_cache.layers[0].mem_k)),
+            _("the memory's keys, projected once at step 1 and reused (article 001 projects them at every step)"),
+            Shown::Twin);
+    ch.show("cached = torch.cat(rows, dim=1)", cached_kv, {"CatBackward0"},
+            _("the T rows decoded one at a time with the key/value cache"), Shown::Twin);
+    // NaN-aware, like torch: a NaN anywhere makes the difference NaN, and NaN is never "<= 1e-5"
+    const float diff_kv = max_abs_diff(full, cached_kv)(), diff_in = max_abs_diff(full, cached_in)();
+    const bool equal_kv = std::equal(full.begin(), full.end(), cached_kv.begin());
+    const float tol = 1e-5f;  // what "the same rows" means here: float32 rounding of a different product shape
+    ch.show("(full - cached).abs().max()", fmt::format("{:.2e}", diff_kv),
+            ch.verdict(diff_kv <= tol, trf("max |full - cached| = {d:.2e}: the key/value cache gives the rows of the "
+                                           "full pass (limit {tol:.0e})",
+                                           fmt::arg("d", diff_kv), fmt::arg("tol", tol))),
+            Shown::Twin);
+    ch.show("torch.equal(full, cached)", std::string(equal_kv ? "True" : "False"),
+            equal_kv ? _("bit for bit: each product sums in the same order one row at a time as in one block")
+                     : _("not to the last bit: a product over 1 row and one over T rows may round differently"),
+            Shown::Twin);
+    ch.show("(full - cached_inputs).abs().max()", fmt::format("{:.2e}", diff_in),
+            ch.verdict(diff_in <= tol, trf("max |full - cached_inputs| = {d:.2e}: article 001's input cache gives the "
+                                           "rows of the full pass (limit {tol:.0e})",
+                                           fmt::arg("d", diff_in), fmt::arg("tol", tol))),
+            Shown::Twin);
+
+    // ---------------------------------------------------------------- 7) what each way costs
+    ch.section(_("Step 7: multiply-adds of the matrix products, each way"),
+               _("article 001 Decoder Block cache; article 004 4) 模型测试 (evaluate)"));
+    ch.say(trf("  Per step (all {N} layers): a no-cache decoder re-runs the full masked pass on the t tokens so far; "
+               "article 001 caches the rows and re-projects their keys and values (and the memory's); a K/V cache "
+               "projects only the new row.\n\n{table}",
+               fmt::arg("N", n_layers), fmt::arg("table", table)));
+    const MacCount one_pass = decoder_full_pass_macs(n_layers, 1, tgt_len, src_len, d_model, d_ff);
+    auto line = [&](const std::string& name, const MacCount& m) {
+      return fmt::format("  {} {:>15} {:>13} {:>15} {:>13} {:>15} {:>16}\n", pad_right(name, 34), thousands(m.self_proj),
+                         thousands(m.self_attn), thousands(m.cross_proj), thousands(m.cross_attn), thousands(m.ffn),
+                         thousands(m.total()));
+    };
+    std::string totals = "  " + pad_right(trf("T = {T} tokens", fmt::arg("T", T)), 34) + " " +
+                         pad_left(_("self proj"), 15) + " " + pad_left(_("self QK,PV"), 13) + " " +
+                         pad_left(_("cross proj"), 15) + " " + pad_left(_("cross QK,PV"), 13) + " " +
+                         pad_left(_("FFN"), 15) + " " + pad_left(_("total"), 16) + "\n";
+    totals += line(_("one full masked pass (training)"), one_pass);
+    MacCount no_cache;
+    for (size_t t = 1; t <= T; ++t)
+      no_cache += decoder_full_pass_macs(n_layers, 1, static_cast<int64_t>(t), src_len, d_model, d_ff);
+    totals += line(_("generate, no cache (re-run prefix)"), no_cache);
+    totals += line(_("generate, article 001 input cache"), in_cache.macs);
+    totals += line(_("generate, K/V cache"), kv_cache.macs);
+    ch.say(totals);
+    ch.say(trf("  Generating takes T steps, one after another. Without a cache they cost {none} multiply-adds ({r:.1f}x "
+               "the cached {kv}), and the gap grows with T: re-running the prefix is O(T^2 C^2) in projections, the "
+               "K/V cache O(T C^2) plus O(T^2 C) for the scores. What the full pass has over it is parallelism: all T "
+               "rows in one batch of products, possible only when the whole target is known (training, teacher "
+               "forcing). The cache costs memory: 2 x N x T x C floats = {kvf} here, plus the memory's keys and "
+               "values, 2 x N x S x C = {memf}.\n"
+               "  {cheaper}\n"
+               "  {sum}",
+               fmt::arg("none", thousands(no_cache.total())),
+               fmt::arg("r", static_cast<double>(no_cache.total()) / static_cast<double>(kv_cache.macs.total())),
+               fmt::arg("kv", thousands(kv_cache.macs.total())),
+               fmt::arg("kvf", thousands(2 * static_cast<uint64_t>(n_layers) * T * static_cast<uint64_t>(d_model))),
+               fmt::arg("memf", thousands(2 * static_cast<uint64_t>(n_layers) * S * static_cast<uint64_t>(d_model))),
+               fmt::arg("cheaper", ch.verdict(kv_cache.macs.total() <= one_pass.total(),
+                                              trf("generating with the K/V cache ({kv}) costs no more than ONE full "
+                                                  "masked pass ({full}): it never scores the masked half.",
+                                                  fmt::arg("kv", thousands(kv_cache.macs.total())),
+                                                  fmt::arg("full", thousands(one_pass.total()))))),
+               fmt::arg("sum", ch.verdict(no_cache_total == no_cache.total(),
+                                          trf("the per-step no-cache column adds up to the total above: {a} = {b}.",
+                                              fmt::arg("a", thousands(no_cache_total)),
+                                              fmt::arg("b", thousands(no_cache.total())))))));
+  });
+}
 
 // The labels of article 002's running example when the sizes are its own, else t0.., s0..
 static std::vector<std::string> labels(size_t n, const std::vector<std::string>& example, const char* prefix) {
@@ -50,240 +434,8 @@ static Tensor head_mean(const Tensor& w) {
   return m;
 }
 
-int main(int argc, char** argv) {
-  Chapter ch("ch09_decoder", "The decoder layer: masked self-attention, cross-attention, a key/value cache",
-             "article 002 §9.3.1 (DecoderLayer), article 001 (DecoderBlock and its cache), article 004 (Decoder)");
-  int64_t d_model = 256, heads = 8, d_ff = 1024, tgt_len = 5, src_len = 6, n_layers = 6;
-  ch.option("--d-model", d_model, "C, the width of every token vector (default 256, article 002)");
-  ch.option("--heads", heads, "h, the attention heads; must divide --d-model (default 8)");
-  ch.option("--d-ff", d_ff, "F, the feed-forward width (default 1024 = 4 x 256)");
-  ch.option("--tgt-len", tgt_len, "T, target tokens the decoder reads (default 5: BOS comment et es-vous ?)");
-  ch.option("--src-len", src_len, "S, rows of the encoder output memory (default 6: BOS how are you ? EOS)");
-  ch.option("--layers", n_layers, "N, decoder layers in the key/value-cache demo (default 6, article 002's N)");
-
-  return ch.run(argc, argv, [&](Chapter& ch) {
-    check_range("--d-model", d_model, 2, 512, "LayerNorm's unbiased std divides by d_model - 1");
-    check_model_dims(d_model, heads, 2);
-    check_range("--d-ff", d_ff, 1, 8192);
-    check_range("--tgt-len", tgt_len, 1, 64, "target tokens");
-    check_range("--src-len", src_len, 1, 64, "memory rows");
-    check_range("--layers", n_layers, 1, 12);
-    const size_t T = static_cast<size_t>(tgt_len), S = static_cast<size_t>(src_len);
-    const std::vector<std::string> tgt_tokens = labels(T, {"BOS", "comment", "et", "es-vous", "?"}, "t");
-    const std::vector<std::string> src_tokens = labels(S, {"BOS", "how", "are", "you", "?", "EOS"}, "s");
-    HeatmapOptions hopt;
-    hopt.mode = heatmap_mode(ch.color);
-    hopt.cell_width = 8;
-
-    // ---------------------------------------------------------------- 1) the layer and its inputs
-    ch.section("Step 1: a DecoderLayer from deep copies, a target and a memory", "article 002 §9.3.1, listing 9.4");
-    // one MultiHeadedAttention (4 deep copies of ONE Linear), one PositionwiseFeedForward (w_1, w_2)
-    const MultiHeadedAttention attn(heads, d_model);
-    const PositionwiseFeedForward ff(d_model, d_ff, 0.1);
-    // DecoderLayer(C, deepcopy(attn), deepcopy(attn), deepcopy(ff), 0.1): self_attn and src_attn start equal
-    DecoderLayer layer(d_model, attn, attn, ff, 0.1);
-    layer.train(ch.training());
-    ch.show("layer", layer.repr().str(),
-            "two attention blocks (self_attn, src_attn), the feed-forward and three pre-LN sublayer wrappers",
-            Shown::Twin);
-    // tgt: the embedded target tokens, memory: the encoder's output (random stand-ins here)
-    const Tensor tgt = randn({1, T, static_cast<size_t>(d_model)});     // (B,T,C)
-    const Tensor memory = randn({1, S, static_cast<size_t>(d_model)});  // (B,S,C)
-    ch.show("tgt.shape", size_str(shape_of(tgt)),
-            "the decoder input: the French tokens BOS comment et es-vous ? (random vectors stand in for their "
-            "embeddings)");
-    ch.show("memory.shape", size_str(shape_of(memory)),
-            "the encoder output for BOS how are you ? EOS: one row per source token");
-    // tgt_mask[t,s] = s <= t
-    // (1,T,T) bool
-    const BTensor tgt_mask = subsequent_mask(tgt_len);
-    const BTensor tgt_mask2 = xt::view(tgt_mask, 0, xt::all(), xt::all());
-    ch.show("subsequent_mask(tgt.size(1))[0]", tgt_mask2,
-            "True = may attend: token t sees tokens 0..t (the article prints it on cuda:0, hence its device=)");
-    // article 001 builds the same training mask from valid lengths: query t sees keys s < t + 1
-    ITensor dec_valid_lens = ITensor::from_shape({1, T});
-    for (size_t t = 0; t < T; ++t) dec_valid_lens(0, t) = static_cast<int64_t>(t + 1);
-    ch.show("dec_valid_lens = torch.arange(1, num_steps + 1).repeat(batch, 1)", dec_valid_lens,
-            "article 001's training mask: query t may see the first t + 1 keys, the same lower triangle", Shown::Twin);
-
-    // ---------------------------------------------------------------- 2) sublayer 0: masked self-attention
-    ch.section("Step 2: sublayer 0, masked multi-head self-attention", "article 002 §9.3.1");
-    // x1 = tgt + dropout(self_attn(n, n, n, tgt_mask)), n = norm(tgt)
-    // (B,T,C)
-    const Tensor x1 =
-        layer.sublayer[0](tgt, [&](const Tensor& n) { return layer.self_attn(n, n, n, &tgt_mask); });
-    ch.show("x1.shape", size_str(shape_of(x1)), "the self-attention sublayer keeps the shape (1, T, 256)");
-    ch.show("x1", x1, {"AddBackward0"}, "the residual stream after the first sublayer", Shown::Twin);
-    ch.show("layer.self_attn.attn.shape", size_str(shape_of(layer.self_attn.attn)),
-            "(B, H, T, T): one T x T weight matrix per head", Shown::Twin);
-    const Tensor self_w0 = xt::view(layer.self_attn.attn, 0, 0, xt::all(), xt::all());
-    ch.show("layer.self_attn.attn[0, 0]", self_w0, {"SelectBackward0"},
-            ch.training() ? "head 0: zeros above the diagonal (the mask); train-mode dropout also zeroes a few "
-                            "weights and scales the rest by 1/0.9"
-                          : "head 0: zeros above the diagonal; each row sums to 1 over tokens 0..t",
-            Shown::Twin);
-    hopt.title = "masked self-attention, head 0: rows = target queries, columns = target keys";
-    ch.figure(heatmap(self_w0, tgt_tokens, tgt_tokens, hopt));
-    ch.say("  Why the diagonal dominates: self_attn's four Linears are deep copies of ONE Linear, so each token's\n"
-           "  query equals its key: scores[t,t] = |q_t|^2 / sqrt(D), usually the largest in its row. Training pulls them apart.");
-
-    // ---------------------------------------------------------------- 3) sublayer 1: cross-attention
-    ch.section("Step 3: sublayer 1, cross-attention: queries from the target, keys and values from memory",
-               "article 002 §9.3.1, figure 9.8");
-    // x2 = x1 + dropout(src_attn(n, memory, memory)), n = norm(x1)
-    // Q (B,T,C) from x1, K and V (B,S,C) from memory -> weights (B,H,T,S)
-    const Tensor x2 =
-        layer.sublayer[1](x1, [&](const Tensor& n) { return layer.src_attn(n, memory, memory, nullptr); });
-    ch.show("x2.shape", size_str(shape_of(x2)), "still (1, T, 256): one row per target token");
-    ch.show("x2", x2, {"AddBackward0"}, "", Shown::Twin);
-    ch.show("layer.src_attn.attn.shape", size_str(shape_of(layer.src_attn.attn)),
-            "(B, H, T, S): each head weighs the S memory rows for each of the T target tokens", Shown::Twin);
-    const Tensor cross_w0 = xt::view(layer.src_attn.attn, 0, 0, xt::all(), xt::all());
-    const Shape cw = shape_of(layer.src_attn.attn);  // (B,H,T,S)
-    ch.show("layer.src_attn.attn[:, 0].shape", size_str({cw[0], cw[2], cw[3]}),
-            "one head's cross-attention weights: the article's (1, 5, 6), target tokens x source tokens");
-    ch.show("layer.src_attn.attn[0, 0]", cross_w0, {"SelectBackward0"},
-            "no mask here: every target token may look at every source token, so no zeros except dropout's",
-            Shown::Twin);
-    hopt.title = "cross-attention, head 0: rows = target tokens (queries), columns = memory rows (keys)";
-    ch.figure(heatmap(cross_w0, tgt_tokens, src_tokens, hopt));
-    hopt.title = fmt::format("cross-attention, mean over the {} heads", heads);
-    ch.figure(heatmap(head_mean(layer.src_attn.attn), tgt_tokens, src_tokens, hopt));
-    ch.say("  The inputs are random, so these weights mean nothing yet; after training, the row of 'comment'\n"
-           "  would light up on 'how', and so on. The shape is the point: T queries x S keys.");
-
-    // ---------------------------------------------------------------- 4) sublayer 2: feed-forward
-    ch.section("Step 4: sublayer 2, the position-wise feed-forward", "article 002 §9.2.1 and §9.3.1");
-    // out = x2 + dropout(w_2(dropout(w_1(n)))), n = norm(x2)
-    // (B,T,C) -> (B,T,F) -> (B,T,C)
-    const Tensor out = layer.sublayer[2](x2, [&](const Tensor& n) { return layer.feed_forward(n); });
-    ch.show("out.shape", size_str(shape_of(out)), "the decoder layer's output: the input shape, (1, T, 256)");
-    ch.show("out", out, {"AddBackward0"},
-            "three residual additions: out = tgt + self-attention part + cross-attention part + FFN part",
-            Shown::Twin);
-
-    // ---------------------------------------------------------------- 5) post-LN (articles 001, 004)
-    ch.section("Step 5: the same weights wired post-LN, as articles 001 and 004 write the layer",
-               "article 001 AddNorm, article 004 DecoderLayer");
-    // post-LN: x = norm(x + dropout(sublayer(x))), three times, on the same modules
-    // (B,T,C)
-    const Tensor p1 = layer.sublayer[0].norm(tgt + layer.sublayer[0].dropout(layer.self_attn(tgt, tgt, tgt, &tgt_mask)));
-    const Tensor p2 =
-        layer.sublayer[1].norm(p1 + layer.sublayer[1].dropout(layer.src_attn(p1, memory, memory, nullptr)));
-    const Tensor post = layer.sublayer[2].norm(p2 + layer.sublayer[2].dropout(layer.feed_forward(p2)));
-    ch.show("post", post, {"AddBackward0"},
-            "the norm now comes AFTER each residual addition: every output row is normalised", Shown::Twin);
-    {
-      const Tensor sd_pre = std_lastdim(out, 1), sd_post = std_lastdim(post, 1);
-      std::string rows;
-      for (size_t t = 0; t < T && t < 8; ++t)
-        rows += fmt::format("  {:<9} {:>12.4f} {:>12.4f}\n", tgt_tokens[t], sd_pre.data()[t], sd_post.data()[t]);
-      ch.say(fmt::format(
-          "  Row std of the layer output (the tokens' scale as the next layer receives it):\n"
-          "  {:<9} {:>12} {:>12}\n{}"
-          "  post-LN rows have std 1 (the norm is last); pre-LN rows keep the residual stream's own scale, so\n"
-          "  article 002's Decoder adds one final LayerNorm after its N layers. Max |out - post| = {:.4f}:\n"
-          "  two different functions of the same weights.",
-          "token", "pre-LN out", "post-LN", rows, max_abs_diff(out, post)()));
-    }
-
-    // ---------------------------------------------------------------- 6) the key/value cache (article 001)
-    ch.section("Step 6: decoding one token at a time with a per-layer cache", "article 001, DecoderBlock state[2]");
-    // N deep copies of the layer and a final norm (article 002's Decoder); inference = eval mode
-    Decoder decoder(layer, n_layers);
-    decoder.train(false);
-    ch.say(fmt::format(
-        "  Inference runs in eval mode (decoder.eval()): train-mode dropout would draw new random masks at every\n"
-        "  call, so a step-by-step pass could never match the full pass. Decoder = {} deep copies of the layer.",
-        n_layers));
-    // full = decoder(tgt, memory, None, tgt_mask): all T rows at once, the future hidden by the mask
-    // (B,T,C)
-    const Tensor full = decoder(tgt, memory, nullptr, &tgt_mask);
-    ch.show("full = decoder(tgt, memory, None, tgt_mask)", full, {"AddBackward0"},
-            "the full masked pass (teacher forcing): row t was computed from tokens 0..t only", Shown::Twin);
-    // Row t, one at a time: x_t (B,1,C) through each layer with that layer's cache; no mask needed
-    DecoderCache in_cache(CacheKind::Inputs, decoder.layers.size());
-    DecoderCache kv_cache(CacheKind::KeysValues, decoder.layers.size());
-    std::vector<Tensor> in_rows, kv_rows;
-    std::string table = fmt::format("  {:>4}  {:<9} {:>14}  {:>16} {:>16} {:>16}\n", "step", "token", "K,V cache",
-                                    "no cache", "article 001", "K/V cache");
-    uint64_t no_cache_total = 0;
-    for (size_t t = 0; t < T; ++t) {
-      const Tensor x_t = position(tgt, t, /*keepdim=*/true);  // (B,1,C)
-      const uint64_t in_before = in_cache.macs.total(), kv_before = kv_cache.macs.total();
-      in_rows.push_back(decoder_step(decoder, x_t, memory, nullptr, in_cache));
-      kv_rows.push_back(decoder_step(decoder, x_t, memory, nullptr, kv_cache));
-      // without a cache, step t re-runs the full masked pass on the t + 1 tokens so far
-      const uint64_t recompute = decoder_full_pass_macs(n_layers, 1, static_cast<int64_t>(t + 1),
-                                                        static_cast<int64_t>(S), d_model, d_ff).total();
-      no_cache_total += recompute;
-      table += fmt::format("  {:>4}  {:<9} {:>14}  {:>16} {:>16} {:>16}\n", t + 1, tgt_tokens[t],
-                           py_tuple(shape_of(kv_cache.layers[0].k)), thousands(recompute),
-                           thousands(in_cache.macs.total() - in_before), thousands(kv_cache.macs.total() - kv_before));
-    }
-    Tensor cached_in = in_rows[0], cached_kv = kv_rows[0];
-    for (size_t t = 1; t < T; ++t) {
-      cached_in = cat_dim1(cached_in, in_rows[t]);
-      cached_kv = cat_dim1(cached_kv, kv_rows[t]);
-    }
-    ch.show("kv_cache[0].k.shape", size_str(shape_of(kv_cache.layers[0].k)),
-            "layer 0's cached keys after the last step: one row per token decoded (article 001's state[2][0])",
-            Shown::Twin);
-    ch.show("kv_cache[0].mem_k.shape", size_str(shape_of(kv_cache.layers[0].mem_k)),
-            "the memory's keys, projected once at step 1 and reused (article 001 projects them at every step)",
-            Shown::Twin);
-    ch.show("cached = torch.cat(rows, dim=1)", cached_kv, {"CatBackward0"},
-            "the T rows decoded one at a time with the key/value cache", Shown::Twin);
-    // NaN-aware, like torch: a NaN anywhere makes the difference NaN, and NaN is never "<= 1e-5"
-    const float diff_kv = max_abs_diff(full, cached_kv)(), diff_in = max_abs_diff(full, cached_in)();
-    const bool equal_kv = std::equal(full.begin(), full.end(), cached_kv.begin());
-    const float tol = 1e-5f;  // what "the same rows" means here: float32 rounding of a different product shape
-    const bool ok_kv = diff_kv <= tol, ok_in = diff_in <= tol;
-    ch.show("(full - cached).abs().max()", fmt::format("{:.2e}", diff_kv),
-            ch.verdict(ok_kv, fmt::format("max |full - cached| = {:.2e}: the cached rows {} the full pass (limit {:.0e})",
-                                          diff_kv, ok_kv ? "equal" : "differ from", tol)),
-            Shown::Twin);
-    ch.show("torch.equal(full, cached)", std::string(equal_kv ? "True" : "False"),
-            equal_kv ? "bit for bit: each product sums in the same order one row at a time as in one block"
-                     : "not to the last bit: a product over 1 row and one over T rows may round differently",
-            Shown::Twin);
-    ch.show("(full - cached_inputs).abs().max()", fmt::format("{:.2e}", diff_in),
-            ch.verdict(ok_in, fmt::format("max |full - cached_inputs| = {:.2e}: article 001's input cache {} the full "
-                                          "pass (limit {:.0e})",
-                                          diff_in, ok_in ? "gives the rows of" : "differs from", tol)),
-            Shown::Twin);
-
-    // ---------------------------------------------------------------- 7) what each way costs
-    ch.section("Step 7: multiply-adds of the matrix products, each way", "article 001 cache; article 004 greedy loop");
-    ch.say("  Per step (all " + std::to_string(n_layers) + " layers): a no-cache decoder re-runs the full masked pass "
-           "on the t tokens so far;\n  article 001 caches the rows and re-projects their keys and values (and the "
-           "memory's); a K/V cache\n  projects only the new row.\n" + table);
-    const MacCount one_pass = decoder_full_pass_macs(n_layers, 1, tgt_len, src_len, d_model, d_ff);
-    auto line = [&](const std::string& name, const MacCount& m) {
-      return fmt::format("  {:<34} {:>15} {:>13} {:>15} {:>13} {:>15} {:>16}\n", name, thousands(m.self_proj),
-                         thousands(m.self_attn), thousands(m.cross_proj), thousands(m.cross_attn), thousands(m.ffn),
-                         thousands(m.total()));
-    };
-    std::string totals = fmt::format("  {:<34} {:>15} {:>13} {:>15} {:>13} {:>15} {:>16}\n", "T = " + std::to_string(T) + " tokens",
-                                     "self proj", "self QK,PV", "cross proj", "cross QK,PV", "FFN", "total");
-    totals += line("one full masked pass (training)", one_pass);
-    MacCount no_cache;
-    for (size_t t = 1; t <= T; ++t)
-      no_cache += decoder_full_pass_macs(n_layers, 1, static_cast<int64_t>(t), src_len, d_model, d_ff);
-    totals += line("generate, no cache (re-run prefix)", no_cache);
-    totals += line("generate, article 001 input cache", in_cache.macs);
-    totals += line("generate, K/V cache", kv_cache.macs);
-    ch.say(totals);
-    ch.say(fmt::format(
-        "  Generating takes T steps, one after another. Without a cache they cost {} multiply-adds ({:.1f}x the\n"
-        "  cached {}), and the gap grows with T: re-running the prefix is O(T^2 C^2) in projections, the K/V cache\n"
-        "  O(T C^2) plus O(T^2 C) for the scores -- no more than ONE full masked pass (a little less: it never scores\n"
-        "  the masked half). What the full pass has over it is parallelism: all T rows in one batch of products,\n"
-        "  possible only when the whole target is known (training, teacher forcing). The cache costs memory:\n"
-        "  2 x N x T x C floats = {} here, plus the memory's keys and values, 2 x N x S x C = {}.",
-        thousands(no_cache.total()), static_cast<double>(no_cache.total()) / static_cast<double>(kv_cache.macs.total()),
-        thousands(kv_cache.macs.total()), thousands(2 * static_cast<uint64_t>(n_layers) * T * static_cast<uint64_t>(d_model)),
-        thousands(2 * static_cast<uint64_t>(n_layers) * S * static_cast<uint64_t>(d_model))));
-    if (no_cache_total != no_cache.total()) throw std::logic_error("MAC totals disagree");
-  });
+// Right-align by display columns (a CJK character takes two), for translated table headers.
+static std::string pad_left(const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
 }
