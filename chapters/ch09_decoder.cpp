@@ -86,16 +86,14 @@ int main(int argc, char** argv) {
                              max_abs_diff(layer.self_attn.linears[i].bias, layer.src_attn.linears[i].bias)()});
       // W_q vs W_k inside one block: two independent draws
       const float qk_gap = max_abs_diff(layer.self_attn.linears[0].weight, layer.self_attn.linears[1].weight)();
-      ch.say(trf("  {copies}\n  {draws}",
-                 fmt::arg("copies", ch.verdict(copy_gap == 0.0f,
-                                               trf("self_attn and src_attn are deep copies of one attn: max |difference| "
-                                                   "over their four Linears = {d:.3g}, they start equal.",
-                                                   fmt::arg("d", copy_gap)))),
-                 fmt::arg("draws", ch.verdict(qk_gap > 0.0f,
-                                              trf("inside one block the four Linears (q, k, v, output) are independent "
-                                                  "draws: max |W_q - W_k| = {d:.3g}, so a token's query and its key "
-                                                  "differ.",
-                                                  fmt::arg("d", qk_gap))))));
+      ch.say("  " +
+             ch.verdict(copy_gap == 0.0f, trf("self_attn and src_attn are deep copies of one attn: max |difference| "
+                                              "over their four Linears = {d:.3g}, they start equal.",
+                                              fmt::arg("d", copy_gap))) +
+             "\n  " +
+             ch.verdict(qk_gap > 0.0f, trf("inside one block the four Linears (q, k, v, output) are independent "
+                                           "draws: max |W_q - W_k| = {d:.3g}, so a token's query and its key differ.",
+                                           fmt::arg("d", qk_gap))));
     }
     // tgt: the embedded target tokens, memory: the encoder's output (random stand-ins here)
     const Tensor tgt = randn({1, T, static_cast<size_t>(d_model)});     // (B,T,C)
