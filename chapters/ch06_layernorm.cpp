@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
     ch.section("Step 2: nn.LayerNorm: (x - mean) / sqrt(var + 1e-5), biased var",
                "article 000, TransformerEncoderLayer's layer_norm_1");
     LayerNorm layer_norm(d_model);
-    ch.show("layer_norm", layer_norm.repr().str(), "weight = ones, bias = zeros: a fresh LayerNorm only normalises",
+    ch.show("layer_norm", layer_norm.repr(), "weight = ones, bias = zeros: a fresh LayerNorm only normalises",
             Shown::Twin);
     // y = (x - mean) / sqrt(var_n + eps) * weight + bias
     // (B,T,C) -> (B,T,C)
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     ch.section("Step 3: article 002's LayerNorm: (x - mean) / sqrt(std**2 + 1e-6), unbiased std",
                "article 002 §9.2.2, class LayerNorm");
     AnnotatedLayerNorm norm_002(d_model);
-    ch.show("norm_002", norm_002.repr().str(), "a_2 = ones, b_2 = zeros, eps = 1e-6 (its repr shows none of it)",
+    ch.show("norm_002", norm_002.repr(), "a_2 = ones, b_2 = zeros, eps = 1e-6 (its repr shows none of it)",
             Shown::Twin);
     // y = a_2 (x - mean) / sqrt(std_u^2 + eps) + b_2,  std_u^2 = sum (x - mean)^2 / (C - 1)
     // (B,T,C) -> (B,T,C)
@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
             Shown::Twin);
     AddNorm add_norm(d_model, config.hidden_dropout_prob);
     add_norm.dropout.training = ch.training();
-    ch.show("add_norm", add_norm.repr().str(), "the residual add and the LayerNorm in one module", Shown::Twin);
+    ch.show("add_norm", add_norm.repr(), "the residual add and the LayerNorm in one module", Shown::Twin);
     // summed = dropout(Y) + X   (B,T,C)
     Tensor summed = add_norm.dropout(attn_outputs) + inputs_embeds;
     ch.show("summed = add_norm.dropout(attn_outputs) + inputs_embeds", summed, {"AddBackward0"},

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
                "article 000, TransformerEncoderLayer");
     TransformerEncoderLayer encoder_layer(config);  // draws: attention heads, output_linear, linear_1, linear_2
     encoder_layer.train(ch.training());
-    ch.show("encoder_layer", encoder_layer.repr().str(),
+    ch.show("encoder_layer", encoder_layer.repr(),
             "two LayerNorms, chapter 4's 12-head attention, chapter 5's feed-forward", Shown::Twin);
     // 1) h = LN1(x)  2) x = x + MHA(h, h, h)  3) x = x + FFN(LN2(x))
     // (B,T,C) -> (B,T,C)
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     // Two fresh SublayerConnections (their LayerNorm has no random weights: no draws)
     std::vector<SublayerConnection> sublayer(2, SublayerConnection(config.hidden_size, config.hidden_dropout_prob));
     for (SublayerConnection& s : sublayer) s.train(ch.training());
-    ch.show("sublayer[0]", sublayer[0].repr().str(),
+    ch.show("sublayer[0]", sublayer[0].repr(),
             "article 002's LayerNorm (unbiased std, eps 1e-6) and a Dropout(0.1) on the sublayer's output",
             Shown::Twin);
     // x = x + dropout(MHA(norm(x)));  out = x + dropout(FFN(norm(x)))
