@@ -60,7 +60,6 @@ static float max_on_or_below_diagonal(const Tensor& w, const Tensor& keep);
 // the values masked_fill wrote, if they are all one value: "-inf", "-1e+09"; else "mixed"
 static std::string filled_value(const Tensor& filled, const Tensor& keep);
 // a table of text cells, columns padded by display width (CJK = 2 columns)
-static std::string text_table(const std::vector<std::vector<std::string>>& rows);
 
 // Two results that should be the same bits; any gap is a finding.
 constexpr double kSameWeights = 0.0;
@@ -555,18 +554,3 @@ static std::string filled_value(const Tensor& filled, const Tensor& keep) {
   return any ? fmt::format("{:g}", v) : std::string("-");
 }
 
-static std::string text_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (width.size() <= c) width.push_back(0);
-      width[c] = std::max(width[c], display_width(row[c]));
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (size_t c = 0; c < row.size(); ++c) line += " " + (c + 1 < row.size() ? pad_right(row[c], width[c] + 1) : row[c]);
-    out += line + "\n";
-  }
-  return out;
-}

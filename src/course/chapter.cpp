@@ -150,7 +150,7 @@ Chapter::Chapter(std::string id, std::string title, std::string follows)
       app_(std::make_unique<CLI::App>(title_ + " (follows " + follows_ + ")", id_)) {
   add_knob("--seed", kText, &seed_text, N_("torch.manual_seed(S) before the article's code (default 0)"));
   add_knob("--eval", kFlag, &eval, N_("modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)"));
-  add_knob("--plain", kFlag, &plain, N_("print only what the article's print() calls show, in its order"));
+  add_knob("--plain", kFlag, &plain, N_("print only what the article's print() calls show, in its order (nothing, and a note on stderr, where it prints nothing)"));
   add_knob("--transcript", kFlag, &transcript,
            N_("print every tensor shown as '>>> expr' + value (the twin test format)"));
   add_knob("--color", kText, &color_mode_,
@@ -450,6 +450,12 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     }
     manual_seed(seed);
     body(*this);
+    // an empty --plain is what the article prints, but it must not look like a broken run
+    if (plain && plain_shown_ == 0)
+      std::cerr << trf("{id}: --plain printed nothing: the article's code for this chapter calls print() on no "
+                       "tensor. Run without --plain for the explanation, or with --transcript for every tensor.",
+                       fmt::arg("id", id_))
+                << "\n";
     if (!failed_checks_.empty()) {
       std::cout.flush();
       std::cerr << trf("{id}: {n} check(s) did not hold (NOT OK): {first}: something changed in the code or the "
@@ -507,7 +513,10 @@ void Chapter::section(const std::string& title, const std::string& article_ref) 
 
 void Chapter::show(const std::string& expr, const std::string& printed, const std::string& why, Shown who) {
   if (plain) {
-    if (who == Shown::Article) std::cout << printed << "\n";
+    if (who == Shown::Article) {
+      std::cout << printed << "\n";
+      ++plain_shown_;
+    }
     return;
   }
   if (transcript) {

@@ -155,6 +155,7 @@ class Chapter {
   std::string lang_text_;
   std::vector<std::string> failed_checks_;
   int step_ = 0;
+  size_t plain_shown_ = 0;  // lines --plain printed: none at all gets a note on stderr
   int dumped_ = 0;
 };
 

@@ -196,4 +196,30 @@ std::string hang(const std::string& text, size_t width, const std::string& first
   return out + line + "\n";
 }
 
+std::string text_table(const std::vector<std::vector<std::string>>& rows, size_t right_from) {
+  // width of every column: its widest cell, in display columns
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], display_width(row[c]));
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const size_t gap = width[c] - std::min(width[c], display_width(row[c]));
+      if (c >= right_from) {
+        line += std::string(1 + gap, ' ') + row[c];
+      } else {
+        line += " " + row[c];
+        if (c + 1 < row.size()) line += std::string(gap, ' ');
+      }
+      if (c + 1 < row.size()) line += " ";
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace ts

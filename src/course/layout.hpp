@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ std::string pad_right(const std::string& s, size_t width);
 // `s` cut to at most `width` columns, the cut marked with '~' (the '~' takes the last column;
 // a wide character that would not fit is left out whole).
 std::string fit(const std::string& s, size_t width);
+
+// A table of text cells, one string per row, each row starting with two spaces; the columns
+// are as wide as their widest cell in display columns (CJK headers align), 2 spaces apart.
+// Columns from `right_from` on are right-aligned (numbers); the others left-aligned.
+std::string text_table(const std::vector<std::vector<std::string>>& rows, size_t right_from = SIZE_MAX);
 
 // Multi-line blocks side by side, as many per row as fit in `width` columns, 3 spaces apart;
 // a blank line after each row of blocks.
