@@ -139,7 +139,7 @@ static void row_stats(Chapter& ch, const std::string& name, const Tensor& y, con
 }
 
 // What a LayerNorm divided the row x by, measured: (x_k - mean) / y_k at the k farthest from
-// the mean (bias 0, weight 1); 0 when the row is constant (then every y_k is 0 too).
+// the mean (bias 0, weight 1); 0 when the row is constant (then every y_k is 0, up to rounding).
 // x (1,n), y (1,n) -> a number
 static double divisor_of(const Tensor& x, const Tensor& y) {
   const size_t n = x.size();
@@ -152,7 +152,7 @@ static double divisor_of(const Tensor& x, const Tensor& y) {
 
 // A divisor note: the measured one against the formula's, OK within 1e-4 relative.
 static std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how) {
-  if (measured == 0.0) return _("a constant row: every value is its mean, so every output is 0 whatever the divisor");
+  if (measured == 0.0) return _("a constant row: every value is its mean, so every output is 0 (up to float rounding) whatever the divisor");
   return ch.verdict(std::fabs(measured - formula) <= 1e-4 * formula,
                     trf("divided by {m:.6g}; the formula says {how} = {f:.6g}", fmt::arg("m", measured),
                         fmt::arg("how", how), fmt::arg("f", formula)));
@@ -292,8 +292,8 @@ int main(int argc, char** argv) {
       const double predicted = max_abs * (1.0 - shrink), measured = gap.data()[0];
       ch.show("(ln_002 - ln_000).abs().max()", gap, {"MaxBackward1"},
               ch.verdict(std::fabs(measured - predicted) <= 0.01 * predicted + 1e-5,
-                         trf("{d:.4f}, as predicted: the largest |value| of ln_000, {m:.4f}, times 1 - sqrt((C-1)/C) "
-                             "= 1 - {s:.6f} is {p:.4f}",
+                         trf("{d:.4f}; the unbiased std predicts {p:.4f}: the largest |value| of ln_000, {m:.4f}, times 1 - "
+                             "sqrt((C-1)/C) = 1 - {s:.6f}",
                              fmt::arg("d", measured), fmt::arg("m", max_abs), fmt::arg("s", shrink),
                              fmt::arg("p", predicted))),
               Shown::Twin);
@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
       const double d = gap.data()[0];
       ch.show("(ln_004 - ln_000).abs().max()", gap, {"MaxBackward1"},
               ch.verdict(std::fabs(d - predicted) <= 1e-5 + 0.01 * predicted,
-                         trf("{d:.2g} apart, as eps alone predicts ({p:.2g}): both divide by the population std, only "
+                         trf("{d:.2g} apart; eps alone accounts for {p:.2g}, if both divide by the population std and only "
                              "eps differs (sqrt(var + 1e-5) vs std + 1e-6)",
                              fmt::arg("d", d), fmt::arg("p", predicted))),
               Shown::Twin);
@@ -394,14 +394,14 @@ int main(int argc, char** argv) {
       const bool flat = d002 == 0.0 || d004 == 0.0;
       ratio_002[pass] = flat ? 1.0 : d000 / d002;
       ch.show("y_002 - y_000", y_002 - y_000, {"SubBackward0"},
-              flat ? _("a constant row: both outputs are 0")
+              flat ? _("a constant row: both outputs are 0, up to float rounding")
                    : trf("y_002 = y_000 x {r:.4f}: the unbiased std alone gives x {s:.4f} (sqrt((C-1)/C)), the two "
                          "eps the rest (x {e:.4f})",
                          fmt::arg("r", ratio_002[pass]), fmt::arg("s", by_std), fmt::arg("e", ratio_002[pass] / by_std)),
               Shown::Twin);
       ch.show("y_004 - y_000", y_004 - y_000, {"SubBackward0"},
-              flat ? _("a constant row: both outputs are 0")
-                   : trf("y_004 = y_000 x {r:.6f}: the two divide by the same std; eps makes the gap (1e-5 inside "
+              flat ? _("a constant row: both outputs are 0, up to float rounding")
+                   : trf("y_004 = y_000 x {r:.7g}: the two divide by the same std; eps makes the gap (1e-5 inside "
                          "the sqrt of the variance, 1e-6 added to the std)",
                          fmt::arg("r", d000 / d004)),
               Shown::Twin);
