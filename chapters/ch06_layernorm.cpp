@@ -85,14 +85,7 @@ static Tensor squeeze_last(Tensor t) {
   return t;
 }
 
-// The smallest and largest value of a tensor or a list, in double.
-struct Range {
-  double lo, hi;
-};
-static Range range_of(const Tensor& t) {
-  const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
-  return {*lo, *hi};
-}
+// The smallest and largest value of a list, in double.
 static Range range_of(const std::vector<double>& v) {
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   return {*lo, *hi};

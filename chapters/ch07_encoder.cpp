@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 
 #include "course/chapter.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -33,82 +35,51 @@
 using namespace ts;
 
 // x.std(-1): the unbiased std of every row.   x (...,C) -> (...)
-static Tensor row_std(const Tensor& x) {
-  Tensor s = std_lastdim(x, 1);  // (...,1)
-  Shape shape = shape_of(s);
-  shape.pop_back();
-  s.reshape(shape);
-  return s;
-}
-
+static Tensor row_std(const Tensor& x);
 // x.std(-1).mean().item(): the typical spread of one token's vector.   x (B,T,C) -> scalar
-static float mean_row_std(const Tensor& x) {
-  Tensor s = row_std(x);  // (B,T)
-  s.reshape({1, s.size()});
-  return mean_lastdim_keepdim(s).data()[0];
-}
+static float mean_row_std(const Tensor& x);
+// The parameters of one Linear, of one encoder layer.
+static size_t count(const Linear& l);
+static size_t count(const TransformerEncoderLayer& layer);
+// The Step 6 table: per row l (0 = embeddings) the mean row std of the pre-LN and post-LN
+// streams, with a bar for the pre-LN one.   layer_std (L,2) -> text
+static std::string std_table(const Tensor& layer_std);
+// Median wall time of fn() in milliseconds (budget_ms 0: a warm-up and 3 runs).
+static double median_ms(const std::function<void()>& fn, double budget_ms);
 
-static size_t count(const Linear& l) { return l.weight.size() + l.bias.size(); }
-static size_t count(const TransformerEncoderLayer& layer) {
-  size_t n = 2 * (layer.layer_norm_1.weight.size() + layer.layer_norm_1.bias.size());
-  for (const AttentionHead& h : layer.attention.heads) n += count(h.q) + count(h.k) + count(h.v);
-  return n + count(layer.attention.output_linear) + count(layer.feed_forward.linear_1) +
-         count(layer.feed_forward.linear_2);
-}
-
-// Median wall time of fn() in milliseconds: one warm-up call, then at least 3 repeats and
-// more until budget_ms is spent (at most 25); a single call when one already takes longer
-// than the budget (e.g. the plain loops).
-static double median_ms(const std::function<void()>& fn, double budget_ms) {
-  using clock = std::chrono::steady_clock;
-  auto once = [&] {
-    const auto t0 = clock::now();
-    fn();
-    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-  };
-  const double first = once();
-  if (first > budget_ms) return first;
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 3 || (total < budget_ms && times.size() < 25)) {
-    times.push_back(once());
-    total += times.back();
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
+// The fast path equals the exact one within this (its sums round in another order).
+constexpr float kFastTolerance = 1e-4f;
 
 int main(int argc, char** argv) {
-  Chapter ch("ch07_encoder", "The encoder: pre-LN vs post-LN, and the 12-layer stack",
-             "article 000 (Layer Normalization, Positional Embeddings, TransformerEncoder), 001 (AddNorm), "
-             "002 §9.2.2 (SublayerConnection, Encoder), 004 (EncoderLayer)");
+  Chapter ch("ch07_encoder", _("The encoder: pre-LN vs post-LN, and the 12-layer stack"),
+             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Layer Normalization, §Positional "
+               "Embeddings; article 001 (d2l-style notes) §Add & Norm, EncoderBlock; article 002 "
+               "《第九章：注意力和 Transformer 的逐行实现》 §9.2.2 创建编码器 (SublayerConnection, Encoder); article 004 "
+               "《GPT （一）transformer原理和代码详解》 Encoder (EncoderLayer)"));
   ch.add_text_flag();
   ch.add_vocab_flag();
   Config config;  // BERT-base
   bool full_timing = false;
-  ch.flag("--time", full_timing, "time each path for ~0.4 s instead of 3 quick runs (steadier figures)");
-  ch.option("--layers", config.num_hidden_layers, "number N of encoder layers (default 12, BERT-base)");
-  ch.option("--d-model", config.hidden_size, "width C of every token vector (default 768)");
-  ch.option("--heads", config.num_attention_heads, "number H of attention heads, dividing C (default 12)");
-  ch.option("--d-ff", config.intermediate_size, "inner width F of the feed-forward network (default 3072)");
+  ch.flag("--time", full_timing, _("time each path for ~0.4 s instead of 3 quick runs (steadier figures)"));
+  ch.option("--layers", config.num_hidden_layers, _("number N of encoder layers (default 12, BERT-base)"), 1, 48);
+  ch.option("--d-model", config.hidden_size, _("width C of every token vector (default 768)"), 2, 2048,
+            _("a row's unbiased std (article 002's LayerNorm, the .std(-1) checks) needs 2 values; the 30522-row "
+              "tables must fit in memory"));
+  ch.option("--heads", config.num_attention_heads, _("number H of attention heads, dividing C (default 12)"));
+  ch.option("--d-ff", config.intermediate_size, _("inner width F of the feed-forward network (default 3072)"), 1,
+            16384);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    // ---- the knobs: impossible values are refused before any work
-    check_range("--d-model", config.hidden_size, 2, 2048,
-                "a row's unbiased std (article 002's LayerNorm, the .std(-1) checks) needs 2 values; the 30522-row "
-                "tables must fit in memory");
     check_model_dims(config.hidden_size, config.num_attention_heads, 2);
-    check_range("--layers", config.num_hidden_layers, 1, 48);
-    check_range("--d-ff", config.intermediate_size, 1, 16384);
     const double C = static_cast<double>(config.hidden_size), F = static_cast<double>(config.intermediate_size);
     const double params = 2.0 * config.vocab_size * C + (config.num_hidden_layers + 1) * (4 * C * C + 2 * C * F);
     if (params > 400e6)
-      throw UsageError(fmt::format("this model would have {:.0f}M parameters ({:.1f} GB): choose fewer --layers or "
-                                   "a smaller --d-model / --d-ff (at most 400M)",
-                                   params / 1e6, params * 4 / 1e9));
+      throw UsageError(trf("this model would have {m:.0f}M parameters ({gb:.1f} GB): choose fewer --layers or "
+                           "a smaller --d-model / --d-ff (at most 400M)",
+                           fmt::arg("m", params / 1e6), fmt::arg("gb", params * 4 / 1e9)));
 
     // ---------------------------------------------------------------- 1) the input
-    ch.section("Step 1: the input of the encoder layer", "article 000, Layer Normalization");
+    ch.section(_("Step 1: the input of the encoder layer"), _("article 000 §Layer Normalization"));
     // text -> WordPiece tokens -> ids   (B,T), B = 1
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
     const std::vector<std::string>& tokens = sentence.tokens;
@@ -120,85 +91,108 @@ int main(int argc, char** argv) {
       ch.budget(2 * 4 * params, 10.0 * static_cast<double>(config.num_hidden_layers) * (4 * T * C * C + 2 * T * C * F + 2 * T * T * C),
                 "--layers, --d-model, --d-ff or --text");
     }
-    ch.show("inputs.input_ids", input_ids, "the ids of chapter 1", Shown::Twin);
+    ch.show("inputs.input_ids", input_ids, _("the ids of chapter 1"), Shown::Twin);
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);
     Tensor inputs_embeds = token_emb(input_ids);
-    ch.show("inputs_embeds.shape", size_str(shape_of(inputs_embeds)), "(B,T,C): what goes in must come out");
+    ch.show("inputs_embeds.shape", size_str(shape_of(inputs_embeds)), _("(B,T,C): what goes in must come out"));
+    const float input_spread = mean_row_std(inputs_embeds);
     ch.show("inputs_embeds.std(-1)", row_std(inputs_embeds), {"StdBackward0"},
-            "each token's spread: ~1, the N(0,1) table of nn.Embedding", Shown::Twin);
+            trf("each token's spread, {s:.4f} on average: nn.Embedding's table is drawn from N(0, 1)",
+                fmt::arg("s", input_spread)),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 2) pre-LN
-    ch.section("Step 2: article 000's layer, pre-LN: x = x + MHA(LN1(x)); x = x + FFN(LN2(x))",
-               "article 000, TransformerEncoderLayer");
+    ch.section(_("Step 2: article 000's layer, pre-LN: x = x + MHA(LN1(x)); x = x + FFN(LN2(x))"),
+               _("article 000 §Layer Normalization, TransformerEncoderLayer"));
     TransformerEncoderLayer encoder_layer(config);  // draws: attention heads, output_linear, linear_1, linear_2
     encoder_layer.train(ch.training());
     ch.show("encoder_layer", encoder_layer.repr(),
-            "two LayerNorms, chapter 4's 12-head attention, chapter 5's feed-forward", Shown::Twin);
+            trf("two LayerNorms, chapter 4's {H}-head attention, chapter 5's feed-forward",
+                fmt::arg("H", config.num_attention_heads)),
+            Shown::Twin);
     // 1) h = LN1(x)  2) x = x + MHA(h, h, h)  3) x = x + FFN(LN2(x))
     // (B,T,C) -> (B,T,C)
     Tensor pre_ln = encoder_layer(inputs_embeds);
     ch.show("encoder_layer(inputs_embeds).size()", size_str(shape_of(pre_ln)),
-            "the article's check: the layer keeps the shape, so layers can be stacked");
+            _("the article's check: the layer keeps the shape, so layers can be stacked"));
     ch.show("pre_ln = encoder_layer(inputs_embeds)", pre_ln, {"AddBackward0"},
-            "the input plus two corrections; the last op is an add, not a LayerNorm", Shown::Twin);
-    ch.show("pre_ln.std(-1)", row_std(pre_ln), {"StdBackward0"},
-            "a little above the input's spread: the corrections add variance, nothing removes it", Shown::Twin);
+            _("the input plus two corrections; the last op is an add, not a LayerNorm"), Shown::Twin);
+    {
+      const double r = mean_row_std(pre_ln) / input_spread;
+      ch.show("pre_ln.std(-1)", row_std(pre_ln), {"StdBackward0"},
+              r >= 1 ? trf("{r:.4f} times the input's spread on average: the corrections add to the stream and "
+                           "nothing divides it back",
+                           fmt::arg("r", r))
+                     : trf("{r:.4f} times the input's spread on average: here the corrections partly cancel the "
+                           "input; still nothing divides the stream back",
+                           fmt::arg("r", r)),
+              Shown::Twin);
+    }
 
     // ---------------------------------------------------------------- 3) post-LN
-    ch.section("Step 3: the same weights, post-LN: x = LN1(x + MHA(x)); x = LN2(x + FFN(x))",
-               "article 001 AddNorm / EncoderBlock, article 004 EncoderLayer");
+    ch.section(_("Step 3: the same weights, post-LN: x = LN1(x + MHA(x)); x = LN2(x + FFN(x))"),
+               _("article 001 §Add & Norm, EncoderBlock; article 004 Encoder, EncoderLayer"));
     // 1) x = LN1(x + MHA(x, x, x))  2) x = LN2(x + FFN(x))
     // (B,T,C) -> (B,T,C)
     Tensor post_ln = encoder_layer.post_ln(inputs_embeds);
     ch.show("post_ln = encoder_layer.post_ln(inputs_embeds)", post_ln, {"NativeLayerNormBackward0"},
-            "the original paper's order: normalise after each residual add", Shown::Twin);
-    ch.show("post_ln.std(-1)", row_std(post_ln), {"StdBackward0"},
-            fmt::format("LayerNorm's output: variance 1 (divided by C), which the unbiased std (divided by C-1) "
-                        "shows as about sqrt(C/(C-1)) = {:.5f}",
-                        std::sqrt(C / (C - 1))),
-            Shown::Twin);
+            _("the original paper's order: normalise after each residual add"), Shown::Twin);
+    {
+      // a LayerNorm's output has variance ~1 (divided by C); the unbiased std shows sqrt(C/(C-1))
+      const Range s = range_of(row_std(post_ln));
+      const double want = std::sqrt(C / (C - 1));
+      ch.show("post_ln.std(-1)", row_std(post_ln), {"StdBackward0"},
+              ch.verdict(std::fabs(s.lo - want) <= 1e-3 && std::fabs(s.hi - want) <= 1e-3,
+                         trf("{lo:.5f} to {hi:.5f}: LayerNorm's output has variance 1 (divided by C), which the "
+                             "unbiased std (divided by C-1) shows as sqrt(C/(C-1)) = {w:.5f}, up to eps",
+                             fmt::arg("lo", s.lo), fmt::arg("hi", s.hi), fmt::arg("w", want))),
+              Shown::Twin);
+    }
     Tensor pre_minus_post = pre_ln - post_ln;
     ch.show("pre_ln - post_ln", pre_minus_post, {"SubBackward0"},
-            ch.training() ? "same weights, same input; the arrangement changes every number (and in train mode the "
-                            "feed-forward's Dropout drew a new mask for this call)"
-                          : "same weights, same input, no dropout: the arrangement alone changes every number",
+            ch.training() ? _("same weights, same input; the arrangement changes every number (and in train mode the "
+                              "feed-forward's Dropout drew a new mask for this call)")
+                          : _("same weights, same input, no dropout: the arrangement alone changes every number"),
             Shown::Twin);
     ch.show("(pre_ln - post_ln).abs().max()", max_abs_diff(pre_ln, post_ln), {"MaxBackward1"},
-            "pre-LN normalises what enters each sublayer; post-LN normalises the sums that leave it", Shown::Twin);
+            _("pre-LN normalises what enters each sublayer; post-LN normalises the sums that leave it"), Shown::Twin);
 
     // ---------------------------------------------------------------- 4) article 002's form
-    ch.section("Step 4: article 002's SublayerConnection around the same two sublayers",
-               "article 002 §9.2.2, SublayerConnection: x + dropout(sublayer(norm(x)))");
+    ch.section(_("Step 4: article 002's SublayerConnection around the same two sublayers"),
+               _("article 002 §9.2.2 创建编码器, SublayerConnection: x + dropout(sublayer(norm(x)))"));
     // Two fresh SublayerConnections (their LayerNorm has no random weights: no draws)
     std::vector<SublayerConnection> sublayer(2, SublayerConnection(config.hidden_size, config.hidden_dropout_prob));
     for (SublayerConnection& s : sublayer) s.train(ch.training());
     ch.show("sublayer[0]", sublayer[0].repr(),
-            "article 002's LayerNorm (unbiased std, eps 1e-6) and a Dropout(0.1) on the sublayer's output",
+            trf("article 002's LayerNorm (unbiased std, eps 1e-6) and a Dropout(p = {p}) on the sublayer's output",
+                fmt::arg("p", sublayer[0].dropout.p)),
             Shown::Twin);
     // x = x + dropout(MHA(norm(x)));  out = x + dropout(FFN(norm(x)))
     // (B,T,C) -> (B,T,C)
     Tensor x_002 = sublayer[0](inputs_embeds, [&](const Tensor& h) { return encoder_layer.attention(h, h, h); });
     Tensor out_002 = sublayer[1](x_002, [&](const Tensor& h) { return encoder_layer.feed_forward(h); });
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
-            "the same pre-LN idea written as a wrapper around any sublayer", Shown::Twin);
+            _("the same pre-LN idea written as a wrapper around any sublayer"), Shown::Twin);
     ch.show("(out_002 - pre_ln).abs().max()", max_abs_diff(out_002, pre_ln), {"MaxBackward1"},
-            ch.training() ? "train mode: each call draws new dropout masks (the feed-forward's own, and article "
-                            "002's Dropout after each sublayer); run --eval to see what is left"
-                          : "eval mode: only chapter 6's LayerNorm difference is left (unbiased std, eps 1e-6)",
+            ch.training() ? _("train mode: each call draws new dropout masks (the feed-forward's own, and article "
+                              "002's Dropout after each sublayer); run --eval to see what is left")
+                          : _("eval mode: no dropout masks, so the gap is the LayerNorm formulas' (chapter 6: unbiased "
+                              "std, eps 1e-6)"),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 5) the whole encoder
-    ch.section(fmt::format("Step 5: TransformerEncoder: Embeddings, then {} layers", config.num_hidden_layers),
-               "article 000, Positional Embeddings and TransformerEncoder");
+    ch.section(trf("Step 5: TransformerEncoder: Embeddings, then {n} layers", fmt::arg("n", config.num_hidden_layers)),
+               _("article 000 §Positional Embeddings, TransformerEncoder"));
     TransformerEncoder encoder(config);  // draws: token table, position table, then layer 1..N
     encoder.train(ch.training());
     {
       const size_t emb = encoder.embeddings.token_embeddings.weight.size() +
                          encoder.embeddings.position_embeddings.weight.size() + 2 * static_cast<size_t>(C);
       const size_t per_layer = count(encoder.layers[0]);
-      ch.say(fmt::format("  parameters: embeddings {:.1f}M + {} layers x {:.2f}M = {:.1f}M", emb / 1e6,
-                         encoder.layers.size(), per_layer / 1e6, (emb + per_layer * encoder.layers.size()) / 1e6));
+      ch.say(trf("  parameters: embeddings {e:.1f}M + {n} layers x {l:.2f}M = {t:.1f}M", fmt::arg("e", emb / 1e6),
+                 fmt::arg("n", encoder.layers.size()), fmt::arg("l", per_layer / 1e6),
+                 fmt::arg("t", (emb + per_layer * encoder.layers.size()) / 1e6)));
     }
     // x = Embeddings(ids); then x = layer_l(x), keeping every intermediate x (the same ops as encoder(ids))
     // (B,T) -> (B,T,C) -> ... -> (B,T,C)
@@ -206,30 +200,50 @@ int main(int argc, char** argv) {
     for (const TransformerEncoderLayer& layer : encoder.layers) pre_hidden.push_back(layer(pre_hidden.back()));
     const Tensor& encoded = pre_hidden.back();
     ch.show("encoder(inputs.input_ids).size()", size_str(shape_of(encoded)),
-            "one C-vector per token, now mixed with every other token's, N times over");
+            trf("one C-vector per token, now mixed with every other token's, {n} times over",
+                fmt::arg("n", config.num_hidden_layers)));
     ch.show("encoder(inputs.input_ids)", encoded, {"AddBackward0"},
-            "article 000 stops here: no LayerNorm after the last layer", Shown::Twin);
-    ch.show("encoder(inputs.input_ids).std(-1)", row_std(encoded), {"StdBackward0"},
-            "the residual stream has grown, layer after layer (table below)", Shown::Twin);
+            _("article 000 stops here: no LayerNorm after the last layer"), Shown::Twin);
+    {
+      const double first = mean_row_std(pre_hidden.front()), last = mean_row_std(encoded);
+      ch.show("encoder(inputs.input_ids).std(-1)", row_std(encoded), {"StdBackward0"},
+              trf("the residual stream's spread went from {a:.4f} (embeddings) to {b:.4f} after {n} layers (table "
+                  "below)",
+                  fmt::arg("a", first), fmt::arg("b", last), fmt::arg("n", config.num_hidden_layers)),
+              Shown::Twin);
+    }
     // article 002's Encoder ends with self.norm(x)
     AnnotatedLayerNorm norm(config.hidden_size);
     Tensor final_norm = norm(encoded);
     ch.show("norm(encoder(inputs.input_ids))  # article 002's Encoder.norm", final_norm, {"AddBackward0"},
-            "article 002 normalises once more after the stack: a pre-LN stack needs it, its output is never "
-            "normalised otherwise",
+            _("article 002 normalises once more after the stack: a pre-LN stack needs it, its output is never "
+              "normalised otherwise"),
             Shown::Twin);
-    ch.show("norm(encoder(inputs.input_ids)).std(-1)", row_std(final_norm), {"StdBackward0"},
-            "back to 1.0000: article 002's LayerNorm divides by the unbiased std, the same yardstick as .std(-1)",
-            Shown::Twin);
+    ch.erratum(_("002 §9.2.2, lines 323-327"),
+               _("Encoder.forward computes output = self.norm(x) inside the loop, after every layer, and keeps only "
+                 "the last one: the same result as one norm after the loop (what runs here), at the cost of N-1 "
+                 "unused LayerNorms (and with N = 0, output is never assigned). The Annotated Transformer writes "
+                 "the norm after the loop."));
+    {
+      const Range s = range_of(row_std(final_norm));
+      ch.show("norm(encoder(inputs.input_ids)).std(-1)", row_std(final_norm), {"StdBackward0"},
+              ch.verdict(std::fabs(s.lo - 1) <= 1e-4 && std::fabs(s.hi - 1) <= 1e-4,
+                         trf("{lo:.5f} to {hi:.5f}: 1 up to eps, since article 002's LayerNorm divides by the "
+                             "unbiased std, the same yardstick as .std(-1)",
+                             fmt::arg("lo", s.lo), fmt::arg("hi", s.hi))),
+              Shown::Twin);
+    }
 
     // ---------------------------------------------------------------- 6) the scale, layer by layer
-    ch.section("Step 6: how the activation scale grows, pre-LN vs post-LN", "articles 000 vs 001/004");
+    ch.section(_("Step 6: how the activation scale grows, pre-LN vs post-LN"),
+               _("article 000 vs articles 001 / 004"));
     // post-LN stack: the same layers, from the same embedding output
     // (B,T,C) -> ... -> (B,T,C)
     std::vector<Tensor> post_hidden{pre_hidden[0]};
     for (const TransformerEncoderLayer& layer : encoder.layers) post_hidden.push_back(layer.post_ln(post_hidden.back()));
     ch.show("post_ln_stack[-1]", post_hidden.back(), {"NativeLayerNormBackward0"},
-            "the post-LN stack's output, for comparison with encoder(inputs.input_ids)", Shown::Twin);
+            _("the post-LN stack's output, for comparison with encoder(inputs.input_ids)"), Shown::Twin);
+    // x.std(-1).mean() after every layer   (L,2): pre-LN, post-LN
     const size_t L = pre_hidden.size();
     Tensor layer_std = Tensor::from_shape({L, 2});
     for (size_t l = 0; l < L; ++l) {
@@ -237,33 +251,28 @@ int main(int argc, char** argv) {
       layer_std(l, 1) = mean_row_std(post_hidden[l]);
     }
     ch.show("layer_std  # row l: after l layers (0 = embeddings); columns: pre-LN, post-LN", layer_std, {},
-            "x.std(-1).mean() after every layer", Shown::Twin);
+            _("x.std(-1).mean() after every layer"), Shown::Twin);
     {
-      float top = 0;
-      for (float v : layer_std) top = std::max(top, v);
-      std::string table = fmt::format("  {:<12} {:>8} {:<24} {:>8}\n", "after", "pre-LN", "", "post-LN");
-      for (size_t l = 0; l < L; ++l) {
-        const int bar = static_cast<int>(std::lround(24.0 * layer_std(l, 0) / top));
-        table += fmt::format("  {:<12} {:>8.4f} {:<24} {:>8.4f}\n", l == 0 ? "embeddings" : "layer " + std::to_string(l),
-                             layer_std(l, 0), std::string(static_cast<size_t>(bar), '#'), layer_std(l, 1));
-      }
+      ch.figure(std_table(layer_std));
       const double v0 = layer_std(0, 0) * layer_std(0, 0), vN = layer_std(L - 1, 0) * layer_std(L - 1, 0);
-      ch.figure(table);
-      ch.say(fmt::format(
-          "  Pre-LN: every layer adds its attention and feed-forward outputs to the stream and nothing divides\n"
-          "  it back: its variance {} from {:.3f} to {:.3f}, {:+.4f} per layer with these fresh weights (sublayers\n"
-          "  that write larger outputs move it faster). Post-LN ends every layer with a LayerNorm, so the\n"
-          "  stream stays at 1 ({:.4f} in the table: the unbiased std of a unit-variance row, ~sqrt(C/(C-1))).{}",
-          vN >= v0 ? "grows" : "goes", v0, vN, (vN - v0) / static_cast<double>(L - 1), layer_std(L - 1, 1),
-          ch.training() ? fmt::format("\n  Row 0 is {:.4f}, not 1: Embeddings ends with nn.Dropout() (p = 0.5), whose "
-                                      "kept values are doubled\n  (train mode; std x sqrt(1/(1-p)) = x 1.414).",
-                                      layer_std(0, 0))
-                        : ""));
+      const double per = (vN - v0) / static_cast<double>(L - 1);
+      ch.say(trf("  Pre-LN: every layer adds its attention and feed-forward outputs to the stream and nothing divides "
+                 "it back: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer with these weights "
+                 "(sublayers that write larger outputs move it faster). Post-LN ends every layer with a LayerNorm: "
+                 "its column reads {post:.4f} after the last layer, the unbiased std of a unit-variance row, "
+                 "sqrt(C/(C-1)) = {want:.4f}.",
+                 fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", layer_std(L - 1, 1)),
+                 fmt::arg("want", std::sqrt(C / (C - 1)))));
+      if (ch.training())
+        ch.say(trf("  Row 0 is {r:.4f}, not 1: Embeddings ends with nn.Dropout() (p = 0.5), whose kept values are "
+                   "doubled (train mode; std x sqrt(1/(1-p)) = x 1.414).",
+                   fmt::arg("r", layer_std(0, 0))));
     }
 
     // ---------------------------------------------------------------- 7) timing (default mode only)
     if (!ch.rich()) return;
-    ch.section("Step 7: the same encoder, timed: PyTorch-exact path, fast path, plain loops", "issue 5, performance");
+    ch.section(_("Step 7: the same encoder, timed: PyTorch-exact path, fast path, plain loops"),
+               _("the course's fast path, docs/performance.md"));
     encoder.train(false);  // every path in eval mode (FastEncoder has no dropout): no random draws from here on
     // The two BLAS paths always run on OpenBLAS and the torch-exact row kernels; with --naive the plain
     // loops are timed as a third row (the exact path's code, every product and row kernel a plain loop).
@@ -286,34 +295,94 @@ int main(int argc, char** argv) {
     // output 2TC^2, FFN 4TCF
     const double flops = fast.flops(1, static_cast<int64_t>(tokens.size()));
     const double weight_bytes = 4.0 * static_cast<double>(count(encoder.layers[0]) * encoder.layers.size());
-    std::string table = fmt::format("  {:<50} {:>10} {:>9}\n",
-                                    "path (eval mode, 1 thread, OpenBLAS " + blas_core() + ")",
-                                    full_timing ? "ms/forward" : "ms (3 runs)",
-                                    "GFLOP/s");
+    std::vector<std::vector<std::string>> rows = {
+        {trf("path (eval mode, 1 thread, OpenBLAS {core})", fmt::arg("core", blas_core())),
+         full_timing ? "ms/forward" : _("ms (3 runs)"), "GFLOP/s"}};
     auto row = [&](const std::string& name, double ms) {
-      table += fmt::format("  {:<50} {:>10.2f} {:>9.2f}\n", name, ms, flops / ms / 1e6);
+      rows.push_back({name, fmt::format("{:.2f}", ms), fmt::format("{:.2f}", flops / ms / 1e6)});
     };
-    row("exact: TransformerEncoder::operator() (nn.hpp)", exact_ms);
-    row("fast:  FastEncoder (fast_encoder.hpp)", fast_ms);
-    if (ch.naive) row("plain loops: the exact path's code with --naive", naive_ms);
-    ch.figure(table);
-    ch.say(fmt::format(
-        "  Workload: {} layers on (1, {}, {}), {:.2f} GFLOP of matrix products per forward; the fast path runs at\n"
-        "  {:.2f}x the exact path's speed{}.\n"
-        "  max |fast - exact| = {:.3g} ({} the 1e-4 the course allows): the fast path packs the heads' weights\n"
-        "  into one product and folds bias and residual into it, so its sums round in another order.\n"
-        "  The exact path replays PyTorch op by op ({} small Linears, {} bmm pairs and a cat per layer) so\n"
-        "  that every printed digit equals the twin's.\n"
-        "  Each forward also reads all {:.0f} MB of layer weights from memory ({:.1f} GB/s for the exact path)\n"
-        "  and uses each weight for only T = {} rows: at short T the time goes to moving weights, not to\n"
-        "  arithmetic, whichever path runs it. Timings vary with what else the machine is doing.{}{}",
-        encoder.layers.size(), tokens.size(), config.hidden_size, flops / 1e9, exact_ms / fast_ms,
-        ch.naive ? fmt::format(", the plain loops {:.1f}x slower (max |plain - exact| = {:.3g})", naive_ms / exact_ms,
-                               max_abs_diff(naive_out, exact_out)())
-                 : "",
-        max_diff, max_diff <= 1e-4f ? "within" : "OUTSIDE", 3 * config.num_attention_heads,
-        config.num_attention_heads, weight_bytes / 1e6, weight_bytes / exact_ms / 1e6, tokens.size(),
-        full_timing ? "" : "\n  These are medians of 3 quick runs: --time times each path for ~0.4 s.",
-        ch.naive ? "" : "\n  Run with --naive to time the plain loops as well."));
+    row(_("exact: TransformerEncoder::operator() (nn.hpp)"), exact_ms);
+    row(_("fast:  FastEncoder (fast_encoder.hpp)"), fast_ms);
+    if (ch.naive) row(_("plain loops: the exact path's code with --naive"), naive_ms);
+    ch.figure(text_table(rows, 1));
+    ch.say(trf("  Workload: {n} layers on (1, {T}, {C}), {g:.2f} GFLOP of matrix products per forward; the fast path "
+               "runs at {x:.2f}x the exact path's speed.",
+               fmt::arg("n", encoder.layers.size()), fmt::arg("T", tokens.size()), fmt::arg("C", config.hidden_size),
+               fmt::arg("g", flops / 1e9), fmt::arg("x", exact_ms / fast_ms)));
+    if (ch.naive)
+      ch.say(trf("  The plain loops are {x:.1f}x slower than the exact path (max |plain - exact| = {d:.3g}).",
+                 fmt::arg("x", naive_ms / exact_ms), fmt::arg("d", max_abs_diff(naive_out, exact_out)())));
+    ch.say("  " + ch.verdict(max_diff <= kFastTolerance,
+                      trf("max |fast - exact| = {d:.3g}, within the {tol:g} the course allows: the fast path packs "
+                          "the heads' weights into one product and folds bias and residual into it, so its sums "
+                          "round in another order.",
+                          fmt::arg("d", max_diff), fmt::arg("tol", kFastTolerance))));
+    ch.say(trf("  The exact path replays PyTorch op by op ({lin} small Linears, {bmm} bmm pairs and a cat per layer) "
+               "so that every printed digit equals the twin's. Each forward also reads all {mb:.0f} MB of layer "
+               "weights from memory ({gbs:.1f} GB/s for the exact path) and uses each weight for only T = {T} rows: "
+               "at short T the time goes to moving weights, not to arithmetic, whichever path runs it. Timings vary "
+               "with what else the machine is doing.",
+               fmt::arg("lin", 3 * config.num_attention_heads), fmt::arg("bmm", config.num_attention_heads),
+               fmt::arg("mb", weight_bytes / 1e6), fmt::arg("gbs", weight_bytes / exact_ms / 1e6),
+               fmt::arg("T", tokens.size())));
+    ch.say(full_timing ? std::string() : _("  These are medians of 3 quick runs: --time times each path for ~0.4 s."));
+    if (!ch.naive) ch.say(_("  Run with --naive to time the plain loops as well."));
   });
 }
+
+static Tensor row_std(const Tensor& x) {
+  Tensor s = std_lastdim(x, 1);  // (...,1)
+  Shape shape = shape_of(s);
+  shape.pop_back();
+  s.reshape(shape);
+  return s;
+}
+
+static float mean_row_std(const Tensor& x) {
+  Tensor s = row_std(x);  // (B,T)
+  s.reshape({1, s.size()});
+  return mean_lastdim_keepdim(s).data()[0];
+}
+
+static size_t count(const Linear& l) { return l.weight.size() + l.bias.size(); }
+static size_t count(const TransformerEncoderLayer& layer) {
+  size_t n = 2 * (layer.layer_norm_1.weight.size() + layer.layer_norm_1.bias.size());
+  for (const AttentionHead& h : layer.attention.heads) n += count(h.q) + count(h.k) + count(h.v);
+  return n + count(layer.attention.output_linear) + count(layer.feed_forward.linear_1) +
+         count(layer.feed_forward.linear_2);
+}
+
+static std::string std_table(const Tensor& layer_std) {
+  const size_t L = layer_std.shape()[0];
+  float top = 0;
+  for (float v : layer_std) top = std::max(top, v);
+  std::vector<std::vector<std::string>> rows = {{_("after"), "pre-LN", "", "post-LN"}};
+  for (size_t l = 0; l < L; ++l) {
+    // a bar of up to 24 '#' for the pre-LN column
+    const int bar = static_cast<int>(std::lround(24.0 * layer_std(l, 0) / top));
+    rows.push_back({l == 0 ? std::string(_("embeddings")) : trf("layer {l}", fmt::arg("l", l)),
+                    fmt::format("{:.4f}", layer_std(l, 0)), pad_right(std::string(static_cast<size_t>(bar), '#'), 24),
+                    fmt::format("{:.4f}", layer_std(l, 1))});
+  }
+  return text_table(rows, 1);
+}
+
+static double median_ms(const std::function<void()>& fn, double budget_ms) {
+  using clock = std::chrono::steady_clock;
+  auto once = [&] {
+    const auto t0 = clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  };
+  const double first = once();
+  if (first > budget_ms) return first;
+  std::vector<double> times;
+  double total = 0;
+  while (times.size() < 3 || (total < budget_ms && times.size() < 25)) {
+    times.push_back(once());
+    total += times.back();
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+

@@ -113,4 +113,10 @@ Tensor mean_lastdim_keepdim(const Tensor& x) {
   });
 }
 
+Range range_of(const Tensor& t) {
+  if (t.size() == 0) throw std::invalid_argument("range_of: an empty tensor has no range");
+  const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
+  return {*lo, *hi};
+}
+
 }  // namespace ts

@@ -38,4 +38,11 @@ Tensor std_lastdim(const Tensor& x, int64_t correction = 1);
 // x (..., N) -> (..., 1): x.mean(-1, keepdim=True), torch's bits whatever kernel_path() says
 Tensor mean_lastdim_keepdim(const Tensor& x);
 
+// The smallest and largest value, in double, for a chapter's notes ("from 0.89 to 1.05").
+// t: any shape, at least one value -> {lo, hi}
+struct Range {
+  double lo, hi;
+};
+Range range_of(const Tensor& t);
+
 }  // namespace ts
