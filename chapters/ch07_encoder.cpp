@@ -175,10 +175,13 @@ int main(int argc, char** argv) {
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
             _("the same pre-LN idea written as a wrapper around any sublayer"), Shown::Twin);
     ch.show("(out_002 - pre_ln).abs().max()", max_abs_diff(out_002, pre_ln), {"MaxBackward1"},
-            ch.training() ? _("train mode: each call draws new dropout masks (the feed-forward's own, and article "
-                              "002's Dropout after each sublayer); run --eval to see what is left")
-                          : _("eval mode: no dropout masks, so the gap is the LayerNorm formulas' (chapter 6: unbiased "
-                              "std, eps 1e-6)"),
+            !ch.training() ? _("eval mode: no dropout masks, so the gap is the LayerNorm formulas' (chapter 6: unbiased "
+                              "std, eps 1e-6)")
+            : sublayer[0].dropout.p > 0
+                ? _("train mode: each call draws new dropout masks (the feed-forward's own, and article 002's "
+                    "Dropout after each sublayer); run --eval to see what is left")
+                : _("train mode: the feed-forward's own dropout draws a new mask for this call (article 002's Dropout "
+                    "has p = 0 and draws none); run --eval to see what is left"),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 5) the whole encoder
@@ -263,10 +266,17 @@ int main(int argc, char** argv) {
                  "sqrt(C/(C-1)) = {want:.4f}.",
                  fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", layer_std(L - 1, 1)),
                  fmt::arg("want", std::sqrt(C / (C - 1)))));
-      if (ch.training())
-        ch.say(trf("  Row 0 is {r:.4f}, not 1: Embeddings ends with nn.Dropout() (p = 0.5), whose kept values are "
-                   "doubled (train mode; std x sqrt(1/(1-p)) = x 1.414).",
-                   fmt::arg("r", layer_std(0, 0))));
+      if (ch.training()) {
+        // the embeddings without their dropout (eval mode draws nothing): what row 0 would be
+        Embeddings quiet = encoder.embeddings;
+        quiet.train(false);
+        const double p = encoder.embeddings.dropout.p;
+        ch.say(trf("  Row 0 is {r:.4f}; the same embeddings in eval mode spread {e:.4f}. Embeddings ends with "
+                   "nn.Dropout() (p = {p}), which in train mode scales its kept values by 1/(1-p): the std by about "
+                   "sqrt(1/(1-p)) = {f:.3f}.",
+                   fmt::arg("r", layer_std(0, 0)), fmt::arg("e", mean_row_std(quiet(input_ids))), fmt::arg("p", p),
+                   fmt::arg("f", std::sqrt(1.0 / (1.0 - p)))));
+      }
     }
 
     // ---------------------------------------------------------------- 7) timing (default mode only)
