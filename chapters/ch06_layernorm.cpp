@@ -77,104 +77,23 @@ struct AddNorm {
   ModuleRepr repr() const { return {"AddNorm", "", {{"dropout", dropout.repr()}, {"ln", ln.repr()}}}; }
 };
 
+// The chapter's helpers, after main: shapes, statistics for the notes, the --row parser.
 // t (..., 1) -> (...): drop the kept last dim (what torch prints for x.mean(-1) without keepdim)
-static Tensor squeeze_last(Tensor t) {
-  Shape s = shape_of(t);
-  s.pop_back();
-  t.reshape(s);
-  return t;
-}
-
+static Tensor squeeze_last(Tensor t);
 // The smallest and largest value of a list, in double.
-static Range range_of(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return {*lo, *hi};
-}
-
+static Range range_of(const std::vector<double>& v);
 // f(v) for every value v of a per-row statistic: (T) -> T doubles
 template <class F>
-static std::vector<double> per_row(const Tensor& stat, F f) {
-  std::vector<double> out;
-  for (float v : stat) out.push_back(f(static_cast<double>(v)));
-  return out;
-}
-
-// What a LayerNorm makes of every row, checked. With a uniform weight w and bias b (fresh: 1
-// and 0), y = w z + b, where z has mean 0 and the formula's own variance unit[t] (a hair under
-// 1 because of eps), so
-//   y.mean(-1) = b       y.var(-1, unbiased=False) = w^2 unit[t]
-// y (B,T,C), weight (C), bias (C), unit (T); `formula` names unit[t] for the note.
+static std::vector<double> per_row(const Tensor& stat, F f);
+// y.mean(-1) and y.var(-1, unbiased=False) of a LayerNorm's output, shown and checked against
+// its bias and weight² x `unit` (the formula's own variance per row, named by `formula`).
 static void row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tensor& weight,
-                      const Tensor& bias, const std::vector<double>& unit, const std::string& formula) {
-  const Tensor mean = squeeze_last(mean_lastdim_keepdim(y)), var = squeeze_last(var_lastdim(y, 0));
-  const Range w = range_of(weight), b = range_of(bias), u = range_of(unit);
-  const bool uniform = w.lo == w.hi && b.lo == b.hi;
-  double mean_gap = 0, var_gap = 0;  // largest |measured - expected| (the variance's relative to w^2)
-  for (size_t t = 0; t < mean.size(); ++t) {
-    mean_gap = std::max(mean_gap, std::fabs(mean.data()[t] - b.lo));
-    var_gap = std::max(var_gap, std::fabs(var.data()[t] - w.lo * w.lo * unit[t]) / std::max(w.lo * w.lo, 1e-30));
-  }
-  // a float32 mean of C values of size ~1 is off by ~1e-7 at most: 1e-5 is rounding; 1e-4 for variances
-  ch.show(name + ".mean(-1)", mean, {"MeanBackward1"},
-          uniform ? ch.verdict(mean_gap <= 1e-5, trf("every row's mean is the bias, {b:.4g}, up to float rounding "
-                                                     "(largest gap {g:.2g}): the input's own mean is gone",
-                                                     fmt::arg("b", b.lo), fmt::arg("g", mean_gap)))
-                  : _("weight or bias is not a single value: each row's mean depends on the row"),
-          Shown::Twin);
-  ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
-          uniform ? ch.verdict(var_gap <= 1e-4,
-                               trf("each row's variance is {w2:.4g} x {formula}, {lo:.6f} to {hi:.6f} for these rows "
-                                   "(largest gap {g:.2g})",
-                                   fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula), fmt::arg("lo", u.lo),
-                                   fmt::arg("hi", u.hi), fmt::arg("g", var_gap)))
-                  : _("weight or bias is not a single value: each row's variance depends on the row"),
-          Shown::Twin);
-}
-
-// What a LayerNorm divided the row x by, measured: (x_k - mean) / y_k at the k farthest from
-// the mean (bias 0, weight 1); 0 when the row is constant (then every y_k is 0, up to rounding).
-// x (1,n), y (1,n) -> a number
-static double divisor_of(const Tensor& x, const Tensor& y) {
-  const size_t n = x.size();
-  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
-  size_t k = 0;
-  for (size_t i = 1; i < n; ++i)
-    if (std::fabs(x.data()[i] - mean) > std::fabs(x.data()[k] - mean)) k = i;
-  return y.data()[k] == 0.0f ? 0.0 : (x.data()[k] - mean) / y.data()[k];
-}
-
-// A divisor note: the measured one against the formula's, OK within 1e-4 relative.
-static std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how) {
-  if (measured == 0.0) return _("a constant row: every value is its mean, so every output is 0 (up to float rounding) whatever the divisor");
-  return ch.verdict(std::fabs(measured - formula) <= 1e-4 * formula,
-                    trf("divided by {m:.6g}; the formula says {how} = {f:.6g}", fmt::arg("m", measured),
-                        fmt::arg("how", how), fmt::arg("f", formula)));
-}
-
-// "1,2,3,4" -> {1, 2, 3, 4}: plain decimal numbers only (what Python's float() reads the same way)
-static std::vector<float> parse_row(const std::string& text) {
-  std::vector<float> row;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    const bool chars_ok = !item.empty() && item.find_first_not_of("0123456789+-.eE") == std::string::npos;
-    char* end = nullptr;
-    const double v = chars_ok ? std::strtod(item.c_str(), &end) : 0.0;
-    if (!chars_ok || end != item.c_str() + item.size() || !std::isfinite(static_cast<float>(v)))
-      throw UsageError(trf("--row must be comma-separated finite numbers such as \"1,2,3,4\", got '{text}'",
-                           fmt::arg("text", text)));
-    row.push_back(static_cast<float>(v));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (row.size() < 2)
-    throw UsageError(_("--row needs at least 2 numbers (the unbiased std of one number is undefined), got 1"));
-  if (row.size() > 64) throw UsageError(trf("--row takes at most 64 numbers, got {n}", fmt::arg("n", row.size())));
-  return row;
-}
+                      const Tensor& bias, const std::vector<double>& unit, const std::string& formula);
+// What a LayerNorm divided a row by, measured; and the note that checks it against the formula.
+static double divisor_of(const Tensor& x, const Tensor& y);
+static std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how);
+// "1,2,3,4" -> {1, 2, 3, 4}
+static std::vector<float> parse_row(const std::string& text);
 
 int main(int argc, char** argv) {
   Chapter ch("ch06_layernorm", _("LayerNorm: three formulas, and Add & Norm"),
@@ -471,4 +390,103 @@ int main(int argc, char** argv) {
                  "(forward(X, Y) = ln(dropout(Y) + X), called as addnorm1(X, attention(X, X, X))) drops out Y, the "
                  "sublayer's output, and adds the residual X. The code is what runs here."));
   });
+}
+
+// t (..., 1) -> (...): drop the kept last dim (what torch prints for x.mean(-1) without keepdim)
+static Tensor squeeze_last(Tensor t) {
+  Shape s = shape_of(t);
+  s.pop_back();
+  t.reshape(s);
+  return t;
+}
+
+// The smallest and largest value of a list, in double.
+static Range range_of(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {*lo, *hi};
+}
+
+// f(v) for every value v of a per-row statistic: (T) -> T doubles
+template <class F>
+static std::vector<double> per_row(const Tensor& stat, F f) {
+  std::vector<double> out;
+  for (float v : stat) out.push_back(f(static_cast<double>(v)));
+  return out;
+}
+
+// What a LayerNorm makes of every row, checked. With a uniform weight w and bias b (fresh: 1
+// and 0), y = w z + b, where z has mean 0 and the formula's own variance unit[t] (a hair under
+// 1 because of eps), so
+//   y.mean(-1) = b       y.var(-1, unbiased=False) = w^2 unit[t]
+// y (B,T,C), weight (C), bias (C), unit (T); `formula` names unit[t] for the note.
+static void row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tensor& weight,
+                      const Tensor& bias, const std::vector<double>& unit, const std::string& formula) {
+  const Tensor mean = squeeze_last(mean_lastdim_keepdim(y)), var = squeeze_last(var_lastdim(y, 0));
+  const Range w = range_of(weight), b = range_of(bias), u = range_of(unit);
+  const bool uniform = w.lo == w.hi && b.lo == b.hi;
+  double mean_gap = 0, var_gap = 0;  // largest |measured - expected| (the variance's relative to w^2)
+  for (size_t t = 0; t < mean.size(); ++t) {
+    mean_gap = std::max(mean_gap, std::fabs(mean.data()[t] - b.lo));
+    var_gap = std::max(var_gap, std::fabs(var.data()[t] - w.lo * w.lo * unit[t]) / std::max(w.lo * w.lo, 1e-30));
+  }
+  // a float32 mean of C values of size ~1 is off by ~1e-7 at most: 1e-5 is rounding; 1e-4 for variances
+  ch.show(name + ".mean(-1)", mean, {"MeanBackward1"},
+          uniform ? ch.verdict(mean_gap <= 1e-5, trf("every row's mean is the bias, {b:.4g}, up to float rounding "
+                                                     "(largest gap {g:.2g}): the input's own mean is gone",
+                                                     fmt::arg("b", b.lo), fmt::arg("g", mean_gap)))
+                  : _("weight or bias is not a single value: each row's mean depends on the row"),
+          Shown::Twin);
+  ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
+          uniform ? ch.verdict(var_gap <= 1e-4,
+                               trf("each row's variance is {w2:.4g} x {formula}, {lo:.6f} to {hi:.6f} for these rows "
+                                   "(largest gap {g:.2g})",
+                                   fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula), fmt::arg("lo", u.lo),
+                                   fmt::arg("hi", u.hi), fmt::arg("g", var_gap)))
+                  : _("weight or bias is not a single value: each row's variance depends on the row"),
+          Shown::Twin);
+}
+
+// What a LayerNorm divided the row x by, measured: (x_k - mean) / y_k at the k farthest from
+// the mean (bias 0, weight 1); 0 when the row is constant (then every y_k is 0, up to rounding).
+// x (1,n), y (1,n) -> a number
+static double divisor_of(const Tensor& x, const Tensor& y) {
+  const size_t n = x.size();
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
+  size_t k = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (std::fabs(x.data()[i] - mean) > std::fabs(x.data()[k] - mean)) k = i;
+  return y.data()[k] == 0.0f ? 0.0 : (x.data()[k] - mean) / y.data()[k];
+}
+
+// A divisor note: the measured one against the formula's, OK within 1e-4 relative.
+static std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how) {
+  if (measured == 0.0) return _("a constant row: every value is its mean, so every output is 0 (up to float rounding) whatever the divisor");
+  return ch.verdict(std::fabs(measured - formula) <= 1e-4 * formula,
+                    trf("divided by {m:.6g}; the formula says {how} = {f:.6g}", fmt::arg("m", measured),
+                        fmt::arg("how", how), fmt::arg("f", formula)));
+}
+
+// "1,2,3,4" -> {1, 2, 3, 4}: plain decimal numbers only (what Python's float() reads the same way)
+static std::vector<float> parse_row(const std::string& text) {
+  std::vector<float> row;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    const bool chars_ok = !item.empty() && item.find_first_not_of("0123456789+-.eE") == std::string::npos;
+    char* end = nullptr;
+    const double v = chars_ok ? std::strtod(item.c_str(), &end) : 0.0;
+    if (!chars_ok || end != item.c_str() + item.size() || !std::isfinite(static_cast<float>(v)))
+      throw UsageError(trf("--row must be comma-separated finite numbers such as \"1,2,3,4\", got '{text}'",
+                           fmt::arg("text", text)));
+    row.push_back(static_cast<float>(v));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (row.size() < 2)
+    throw UsageError(_("--row needs at least 2 numbers (the unbiased std of one number is undefined), got 1"));
+  if (row.size() > 64) throw UsageError(trf("--row takes at most 64 numbers, got {n}", fmt::arg("n", row.size())));
+  return row;
 }
