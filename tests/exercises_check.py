@@ -5,7 +5,8 @@ usage: exercises_check.py BUILD_DIR [FILTER]
 
 The pages' "## Exercises" sections are numbered lists. Exercise N of docs/chNN_x.md is
 done by docs/exercises/chNN_x/N.patch: a few header lines, then (for an edit of the code)
-a unified diff of chapters/chNN_x.cpp. The header says how to run the result and what the
+a unified diff of chapters/chNN_x.cpp (and of src/**/*.cpp files, for an exercise inside the
+core: those are compiled too and linked ahead of libts_core.a). The header says how to run the result and what the
 output must then say:
 
     # run: --eval --d-ff 16          the chapter's arguments (optional)
@@ -62,37 +63,54 @@ def parse(path):
     return header, body
 
 
+def compile_one(build, cc, rel, src, obj):
+    """Compile `src` (a copy of ROOT/rel) into `obj` with the build's own command for rel."""
+    entry = next((e for e in cc if os.path.normpath(e["file"]) == os.path.join(ROOT, rel)), None)
+    if entry is None:
+        raise RuntimeError("no compile command for %s in %s" % (rel, build))
+    args = shlex.split(entry["command"])
+    args[args.index("-o") + 1] = obj
+    args[-1] = src
+    r = subprocess.run(args, cwd=entry["directory"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("the edited %s does not compile:\n%s" % (rel, r.stderr[-3000:]))
+
+
 def build_variant(build, chapter, patch, tmp):
-    """Apply `patch` to a copy of the chapter, compile and link it as the build does; the binary's path."""
-    src_dir = os.path.join(tmp, "chapters")
-    os.makedirs(src_dir, exist_ok=True)
-    src = os.path.join(src_dir, chapter + ".cpp")
-    with open(os.path.join(ROOT, "chapters", chapter + ".cpp"), encoding="utf-8") as f:
-        original = f.read()
-    with open(src, "w", encoding="utf-8") as f:
-        f.write(original)
+    """Apply `patch` to copies of the files it edits (the chapter, and .cpp files of src/ for an
+    exercise inside the core), compile them as the build does and link the chapter with them
+    ahead of the build's libts_core.a (an edited core object replaces the library's); the binary's path."""
+    main_rel = os.path.join("chapters", chapter + ".cpp")
+    edited = [main_rel]
+    if patch:
+        for rel in re.findall(r"^\+\+\+ b/(\S+)", patch, re.M):
+            if rel not in edited:
+                if not (rel.startswith("src/") and rel.endswith(".cpp")):
+                    raise RuntimeError("an exercise may edit its chapter and src/*.cpp files, not %s" % rel)
+                edited.append(rel)
+    for rel in edited:
+        os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+        with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+            original = f.read()
+        with open(os.path.join(tmp, rel), "w", encoding="utf-8") as f:
+            f.write(original)
     if patch:
         p = os.path.join(tmp, "edit.patch")
         with open(p, "w", encoding="utf-8") as f:
             f.write(patch)
         r = subprocess.run(["git", "apply", "--whitespace=nowarn", p], cwd=tmp, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError("the patch no longer applies to chapters/%s.cpp: %s" % (chapter, r.stderr.strip()))
+            raise RuntimeError("the patch no longer applies to %s: %s" % (", ".join(edited), r.stderr.strip()))
     cc = json.load(open(os.path.join(build, "compile_commands.json")))
-    entry = next((e for e in cc if os.path.basename(e["file"]) == chapter + ".cpp"), None)
-    if entry is None:
-        raise RuntimeError("no compile command for %s in %s" % (chapter, build))
-    obj = os.path.join(tmp, chapter + ".o")
-    args = shlex.split(entry["command"])
-    out_i = args.index("-o")
-    args[out_i + 1] = obj
-    args[-1] = src
-    r = subprocess.run(args, cwd=entry["directory"], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("the edited chapter does not compile:\n" + r.stderr[-3000:])
+    objs = []
+    for i, rel in enumerate(edited):
+        obj = os.path.join(tmp, "edit%d.o" % i)
+        compile_one(build, cc, rel, os.path.join(tmp, rel), obj)
+        objs.append(obj)
     link = shlex.split(open(os.path.join(build, "CMakeFiles", chapter + ".dir", "link.txt")).read())
     exe = os.path.join(tmp, chapter)
-    link = [obj if a.endswith(".cpp.o") else a for a in link]
+    at = next(i for i, a in enumerate(link) if a.endswith(".cpp.o"))
+    link = link[:at] + objs + link[at + 1:]
     link[link.index("-o") + 1] = exe
     r = subprocess.run(link, cwd=build, capture_output=True, text=True)
     if r.returncode != 0:

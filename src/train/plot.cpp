@@ -6,10 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
+
 namespace ts::train {
 
 std::string loss_curve(const std::vector<double>& losses, int width, int height) {
-  if (losses.empty()) return "(no steps)\n";
+  if (losses.empty()) return std::string(_("(no steps)")) + "\n";
   const size_t n = losses.size(), W = std::min<size_t>(static_cast<size_t>(width), n);
   // 1) mean loss per column
   std::vector<double> col(W, 0.0);
@@ -36,15 +39,18 @@ std::string loss_curve(const std::vector<double>& losses, int width, int height)
     out += "\n";
   }
   out += fmt::format("{:>8} +{}\n", "", std::string(W, '-'));
-  const std::string first = "step 1", last = fmt::format("step {}", n);
-  out += fmt::format("{:>8}  {}{:>{}}\n", "", first, last, W > first.size() ? W - first.size() : last.size());
+  // the first and the last step under the axis, measured in terminal columns (CJK labels are wide)
+  const std::string first = trf("step {n}", fmt::arg("n", 1)), last = trf("step {n}", fmt::arg("n", n));
+  const size_t fw = display_width(first), lw = display_width(last);
+  out += std::string(10, ' ') + first + std::string(W > fw + lw ? W - fw - lw : 1, ' ') + last + "\n";
   return out;
 }
 
 std::string progress_bar(long done, long total, double loss, double steps_per_s, int width) {
   const int fill = total > 0 ? static_cast<int>(width * done / total) : width;
-  return fmt::format("[{}{}] {:>5}/{}  loss {:.4f}  {:.1f} steps/s", std::string(static_cast<size_t>(fill), '#'),
-                     std::string(static_cast<size_t>(width - fill), '.'), done, total, loss, steps_per_s);
+  return "[" + std::string(static_cast<size_t>(fill), '#') + std::string(static_cast<size_t>(width - fill), '.') + "] " +
+         trf("{done:>5}/{total}  loss {loss:.4f}  {rate:.1f} steps/s", fmt::arg("done", done), fmt::arg("total", total),
+             fmt::arg("loss", loss), fmt::arg("rate", steps_per_s));
 }
 
 }  // namespace ts::train
