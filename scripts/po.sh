@@ -23,6 +23,9 @@ pot_of() {  # the template, written to $1
   # the walkthrough's pause (scripts/walkthrough.sh, read with gettext(1))
   xgettext --join-existing --language=Shell --from-code=UTF-8 --keyword=tr --add-comments=TRANSLATORS: \
     --no-wrap -o "$1" scripts/walkthrough.sh
+  # the messages are fmt formats, never printf ones: a "%" before a letter ("{pct}% of") is not a
+  # C directive, so drop xgettext's c-format guess (msgfmt --check would hold translations to it)
+  sed -i -e '/^#, c-format$/d' -e 's/^\(#,.*\), c-format/\1/' -e 's/^#, c-format, /#, /' "$1"
 }
 case "${1:-}" in
   update)
