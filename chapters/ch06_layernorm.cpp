@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       for (size_t t = 0; t < unit.size(); ++t)
         unit[t] = var_n.data()[t] / (static_cast<double>(var_u.data()[t]) + 1e-6);
       row_stats(ch, "ln_002", ln_002, norm_002.a_2, norm_002.b_2, unit,
-                fmt::format("var_n / (var_u + 1e-6) = (C-1)/C = {}/{} = {:.5f} up to eps", C - 1, C, (c - 1) / c));
+                fmt::format("var_n / (var_u + 1e-6) ~ (C-1)/C = {}/{} = {:.5f}", C - 1, C, (c - 1) / c));
       ch.say(_("  x.std() divides by C-1, so by nn.LayerNorm's yardstick article 002's rows come out a little "
                "narrow."));
     }
