@@ -30,102 +30,32 @@ using namespace ts;
 
 // Article 004's get_angles rate for column i: 1 / 10000^(2*(i//2) / d_model), in double like numpy
 // (the exponent divides by float32(d_model), as the article's np.float32(d_model) does).
-static double angle_rate(int64_t i, int64_t d_model) {
-  return 1.0 / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / static_cast<double>(static_cast<float>(d_model)));
-}
+static double angle_rate(int64_t i, int64_t d_model);
 
 // Article 004's positional_encoding(l_1, d_model), computed in double like numpy, then cast.
 // -> (L, C)
-static Tensor positional_encoding(int64_t length, int64_t d_model) {
-  Tensor pe = Tensor::from_shape({static_cast<size_t>(length), static_cast<size_t>(d_model)});
-  for (int64_t pos = 0; pos < length; ++pos) {
-    for (int64_t i = 0; i < d_model; ++i) {
-      // angle = pos / 10000^(2*(i//2) / d_model)
-      double angle = static_cast<double>(pos) * angle_rate(i, d_model);
-      // even dimensions take the sine, odd ones the cosine
-      pe(pos, i) = static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
-    }
-  }
-  return pe;
-}
+static Tensor positional_encoding(int64_t length, int64_t d_model);
 
 // Python's repr of a str: single quotes unless the text has a ' and no ", backslashes doubled.
 // (Tokens come out of the tokenizer's cleaning step: no control characters are left to escape.)
-static std::string py_repr(const std::string& s) {
-  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
-  const char q = dq ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == '\\' || c == q) out += '\\';
-    out += c;
-  }
-  return out + q;
-}
+static std::string py_repr(const std::string& s);
 
 // Python's repr of a list: ['time', 'flies'] or [2051, 10029].
-static std::string py_list(const std::vector<std::string>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + py_repr(items[i]);
-  return s + "]";
-}
-static std::string py_list(const std::vector<int64_t>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
-  return s + "]";
-}
+static std::string py_list(const std::vector<std::string>& items);
+static std::string py_list(const std::vector<int64_t>& items);
 
 // Root mean square of all elements: the typical size of an entry (for the sqrt(d_model) discussion).
-static double rms(const Tensor& t) {
-  double sq = 0;
-  for (float v : t) sq += static_cast<double>(v) * v;
-  return std::sqrt(sq / static_cast<double>(t.size()));
-}
+static double rms(const Tensor& t);
 
 // Share of the token part in x = token + pe, by energy: |token|^2 / (|token|^2 + |pe|^2).
-static double token_share(const Tensor& token, const Tensor& pe) {
-  const double a = rms(token), b = rms(pe);
-  return a * a / (a * a + b * b);
-}
+static double token_share(const Tensor& token, const Tensor& pe);
 
 // The note on the train-mode Embeddings output: how many entries Dropout zeroed, and whether it
 // doubled the others (compared with the same layer's output without Dropout, `normed`).
-static std::string dropout_note(Chapter& ch, const Tensor& out, const Tensor& normed) {
-  size_t zeros = 0;
-  double worst = 0;  // largest |out - 2 normed| over the kept entries
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out.data()[i] == 0.0f) {
-      zeros += normed.data()[i] != 0.0f;  // (with C = 1 LayerNorm itself gives 0)
-    } else {
-      worst = std::max(worst, std::fabs(static_cast<double>(out.data()[i]) - 2.0 * normed.data()[i]));
-    }
-  }
-  const size_t n = out.size();
-  return ch.verdict(worst <= 1e-6,
-                    trf("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = 0.5) and doubled the "
-                        "other {k}: each is exactly twice the LayerNorm output (largest gap {d:.2g}); try --eval",
-                        fmt::arg("z", zeros), fmt::arg("n", n),
-                        fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
-                        fmt::arg("k", n - zeros), fmt::arg("d", worst)));
-}
+static std::string dropout_note(Chapter& ch, const Tensor& out, const Tensor& normed);
 
 // The note on the eval-mode Embeddings output: LayerNorm leaves each row with mean 0 and variance 1.
-static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
-  const size_t C = out.shape()[2];
-  if (C == 1) return _("eval mode: Dropout is the identity; with C = 1 each row is one number, its own mean, so LayerNorm makes it 0");
-  double worst_mean = 0, worst_var = 0;
-  for (size_t t = 0; t < out.shape()[1]; ++t) {
-    double sum = 0, sq = 0;
-    for (size_t c = 0; c < C; ++c) sum += out(0, t, c);
-    const double mean = sum / static_cast<double>(C);
-    for (size_t c = 0; c < C; ++c) sq += (out(0, t, c) - mean) * (out(0, t, c) - mean);
-    worst_mean = std::max(worst_mean, std::fabs(mean));
-    worst_var = std::max(worst_var, std::fabs(sq / static_cast<double>(C) - 1.0));
-  }
-  return ch.verdict(worst_mean <= 1e-5 && worst_var <= 1e-4,
-                    trf("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 (largest |mean| "
-                        "{m:.2g}, largest |variance - 1| {v:.2g})",
-                        fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
-}
+static std::string layer_norm_note(Chapter& ch, const Tensor& out);
 
 int main(int argc, char** argv) {
   Chapter ch("ch01_embedding", _("Embeddings: tokens, vectors and positions"),
@@ -368,4 +298,92 @@ int main(int argc, char** argv) {
                  "argument needs (entries of N(0, 1) would have variance 1 already), and its own code uses Keras's "
                  "Embedding, whose default draws uniformly from [-0.05, 0.05]."));
   });
+}
+
+static double angle_rate(int64_t i, int64_t d_model) {
+  return 1.0 / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / static_cast<double>(static_cast<float>(d_model)));
+}
+
+static Tensor positional_encoding(int64_t length, int64_t d_model) {
+  Tensor pe = Tensor::from_shape({static_cast<size_t>(length), static_cast<size_t>(d_model)});
+  for (int64_t pos = 0; pos < length; ++pos) {
+    for (int64_t i = 0; i < d_model; ++i) {
+      // angle = pos / 10000^(2*(i//2) / d_model)
+      double angle = static_cast<double>(pos) * angle_rate(i, d_model);
+      // even dimensions take the sine, odd ones the cosine
+      pe(pos, i) = static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  }
+  return pe;
+}
+
+static std::string py_repr(const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : s) {
+    if (c == '\\' || c == q) out += '\\';
+    out += c;
+  }
+  return out + q;
+}
+
+static std::string py_list(const std::vector<std::string>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + py_repr(items[i]);
+  return s + "]";
+}
+
+static std::string py_list(const std::vector<int64_t>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
+  return s + "]";
+}
+
+static double rms(const Tensor& t) {
+  double sq = 0;
+  for (float v : t) sq += static_cast<double>(v) * v;
+  return std::sqrt(sq / static_cast<double>(t.size()));
+}
+
+static double token_share(const Tensor& token, const Tensor& pe) {
+  const double a = rms(token), b = rms(pe);
+  return a * a / (a * a + b * b);
+}
+
+static std::string dropout_note(Chapter& ch, const Tensor& out, const Tensor& normed) {
+  size_t zeros = 0;
+  double worst = 0;  // largest |out - 2 normed| over the kept entries
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out.data()[i] == 0.0f) {
+      zeros += normed.data()[i] != 0.0f;  // (with C = 1 LayerNorm itself gives 0)
+    } else {
+      worst = std::max(worst, std::fabs(static_cast<double>(out.data()[i]) - 2.0 * normed.data()[i]));
+    }
+  }
+  const size_t n = out.size();
+  return ch.verdict(worst <= 1e-6,
+                    trf("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = 0.5) and doubled the "
+                        "other {k}: each is exactly twice the LayerNorm output (largest gap {d:.2g}); try --eval",
+                        fmt::arg("z", zeros), fmt::arg("n", n),
+                        fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
+                        fmt::arg("k", n - zeros), fmt::arg("d", worst)));
+}
+
+static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
+  const size_t C = out.shape()[2];
+  if (C == 1) return _("eval mode: Dropout is the identity; with C = 1 each row is one number, its own mean, so LayerNorm makes it 0");
+  double worst_mean = 0, worst_var = 0;
+  for (size_t t = 0; t < out.shape()[1]; ++t) {
+    double sum = 0, sq = 0;
+    for (size_t c = 0; c < C; ++c) sum += out(0, t, c);
+    const double mean = sum / static_cast<double>(C);
+    for (size_t c = 0; c < C; ++c) sq += (out(0, t, c) - mean) * (out(0, t, c) - mean);
+    worst_mean = std::max(worst_mean, std::fabs(mean));
+    worst_var = std::max(worst_var, std::fabs(sq / static_cast<double>(C) - 1.0));
+  }
+  return ch.verdict(worst_mean <= 1e-5 && worst_var <= 1e-4,
+                    trf("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 (largest |mean| "
+                        "{m:.2g}, largest |variance - 1| {v:.2g})",
+                        fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
 }

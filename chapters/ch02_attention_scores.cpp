@@ -32,96 +32,24 @@ using namespace ts;
 // that round to 0 at numpy's 8 decimals print as "0.". tfprint.hpp has no suppress switch, so the
 // tiny entries are set to (signed) zero first; that is the same text whenever the other entries
 // need no scientific notation, which this function checks.
-static std::string tf_str_suppressed(const Tensor& t) {
-  Tensor shown = t;
-  double mn = INFINITY, mx = 0;
-  for (float& x : shown) {
-    if (std::fabs(x) < 5e-9f) x = std::copysign(0.0f, x);
-    if (x != 0 && std::isfinite(x)) {
-      mn = std::min(mn, static_cast<double>(std::fabs(x)));
-      mx = std::max(mx, static_cast<double>(std::fabs(x)));
-    }
-  }
-  if (mx > 0 && (mn < 1e-4 || mx / mn > 1000.0 || mx >= 1e8))
-    throw std::logic_error("tf_str_suppressed: these values need numpy's suppress mode, which tfprint lacks");
-  return tf_str(shown);
-}
+static std::string tf_str_suppressed(const Tensor& t);
 
-static Tensor matrix(const std::vector<std::vector<float>>& rows) {
-  Tensor m = Tensor::from_shape({rows.size(), rows[0].size()});
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
-  return m;
-}
+static Tensor matrix(const std::vector<std::vector<float>>& rows);
 
 // A list of numbers as "[550, 5.5]" (6 significant digits).
-static std::string num_list(const std::vector<double>& xs) {
-  std::string s = "[";
-  // |x| < 5e-9 shows as 0, as in the suppressed printouts
-  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.6g}", std::fabs(xs[i]) < 5e-9 ? 0.0 : xs[i]);
-  return s + "]";
-}
+static std::string num_list(const std::vector<double>& xs);
 
 // Does PyTorch print this tensor in scientific notation? (its "e+01"/"e-02" suffixes)
-static bool printed_in_sci_mode(const std::string& printed) {
-  for (size_t i = 1; i + 2 < printed.size(); ++i)
-    if (printed[i] == 'e' && std::isdigit(static_cast<unsigned char>(printed[i - 1])) &&
-        (printed[i + 1] == '+' || printed[i + 1] == '-') && std::isdigit(static_cast<unsigned char>(printed[i + 2])))
-      return true;
-  return false;
-}
+static bool printed_in_sci_mode(const std::string& printed);
 
 // The note under one query's output in article 004's toy example: which keys it attends to (the
 // weights above 1e-3) and, when they share the weight equally, a check that the output is the plain
 // mean of their value rows, computed from v directly.  attn (1,S), out (1,Dv), v (S,Dv)
-static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor& out, const Tensor& v) {
-  std::vector<double> keys, weights;
-  for (size_t s = 0; s < attn.shape()[1]; ++s)
-    if (attn(0, s) > 1e-3f) keys.push_back(static_cast<double>(s)), weights.push_back(attn(0, s));
-  std::vector<double> got(out.shape()[1]), mean(out.shape()[1], 0.0);
-  for (size_t j = 0; j < got.size(); ++j) {
-    got[j] = out(0, j);
-    for (double s : keys) mean[j] += v(static_cast<size_t>(s), j) / static_cast<double>(keys.size());
-  }
-  const auto [lo, hi] = std::minmax_element(weights.begin(), weights.end());
-  if (keys.empty() || *hi - *lo > 1e-6)
-    return trf("weights {w} on keys {keys}: the output {out} is the weighted mean of their value rows",
-               fmt::arg("w", num_list(weights)), fmt::arg("keys", num_list(keys)), fmt::arg("out", num_list(got)));
-  double gap = 0;
-  for (size_t j = 0; j < got.size(); ++j) gap = std::max(gap, std::fabs(got[j] - mean[j]) / std::max(1.0, std::fabs(mean[j])));
-  if (keys.size() == 1)
-    return ch.verdict(gap <= 1e-5, trf("matches key {key} only (weight {w:.6g}): the output {out} is value row {key}, "
-                                       "{mean}",
-                                       fmt::arg("key", keys[0]), fmt::arg("w", weights[0]),
-                                       fmt::arg("out", num_list(got)), fmt::arg("mean", num_list(mean))));
-  return ch.verdict(gap <= 1e-5, trf("matches keys {keys} equally ({w:.6g} each): the output {out} is the mean of "
-                                     "their value rows, {mean}",
-                                     fmt::arg("keys", num_list(keys)), fmt::arg("w", weights[0]),
-                                     fmt::arg("out", num_list(got)), fmt::arg("mean", num_list(mean))));
-}
+static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor& out, const Tensor& v);
 
 // The note under a query's weights: its scores q.k / sqrt(D) and what softmax makes of the gap
 // between the best key and the next.  q (1,D), k (S,D)
-static std::string toy_scores_note(const Tensor& q, const Tensor& k) {
-  const size_t S = k.shape()[0], D = k.shape()[1];
-  std::vector<double> scores(S, 0.0);
-  for (size_t s = 0; s < S; ++s) {
-    for (size_t j = 0; j < D; ++j) scores[s] += static_cast<double>(q(0, j)) * k(s, j);
-    scores[s] /= std::sqrt(static_cast<double>(D));
-  }
-  const double best = *std::max_element(scores.begin(), scores.end());
-  double next = -INFINITY;
-  for (double x : scores)
-    if (x < best) next = std::max(next, x);
-  if (!std::isfinite(next))
-    return trf("q.k / sqrt({D}) = {scores}: every key scores the same, so softmax gives each 1/{S}",
-               fmt::arg("D", D), fmt::arg("scores", num_list(scores)), fmt::arg("S", S));
-  const double gap = best - next;
-  return trf("q.k / sqrt({D}) = {scores}: a key {gap:.3g} below the best gets e^-{gap:.3g} = {w:.2g} times its "
-             "weight",
-             fmt::arg("D", D), fmt::arg("scores", num_list(scores)), fmt::arg("gap", gap),
-             fmt::arg("w", std::exp(-gap)));
-}
+static std::string toy_scores_note(const Tensor& q, const Tensor& k);
 
 int main(int argc, char** argv) {
   Chapter ch("ch02_attention_scores", _("Attention scores: Q K^T / sqrt(d_k)"),
@@ -309,4 +237,88 @@ int main(int argc, char** argv) {
     ch.show("att  # np.set_printoptions(suppress=False)", tf_str(att), hidden, Shown::Twin);
     ch.show("out  # np.set_printoptions(suppress=False)", tf_str(out), "", Shown::Twin);
   });
+}
+
+static std::string tf_str_suppressed(const Tensor& t) {
+  Tensor shown = t;
+  double mn = INFINITY, mx = 0;
+  for (float& x : shown) {
+    if (std::fabs(x) < 5e-9f) x = std::copysign(0.0f, x);
+    if (x != 0 && std::isfinite(x)) {
+      mn = std::min(mn, static_cast<double>(std::fabs(x)));
+      mx = std::max(mx, static_cast<double>(std::fabs(x)));
+    }
+  }
+  if (mx > 0 && (mn < 1e-4 || mx / mn > 1000.0 || mx >= 1e8))
+    throw std::logic_error("tf_str_suppressed: these values need numpy's suppress mode, which tfprint lacks");
+  return tf_str(shown);
+}
+
+static Tensor matrix(const std::vector<std::vector<float>>& rows) {
+  Tensor m = Tensor::from_shape({rows.size(), rows[0].size()});
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
+  return m;
+}
+
+static std::string num_list(const std::vector<double>& xs) {
+  std::string s = "[";
+  // |x| < 5e-9 shows as 0, as in the suppressed printouts
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.6g}", std::fabs(xs[i]) < 5e-9 ? 0.0 : xs[i]);
+  return s + "]";
+}
+
+static bool printed_in_sci_mode(const std::string& printed) {
+  for (size_t i = 1; i + 2 < printed.size(); ++i)
+    if (printed[i] == 'e' && std::isdigit(static_cast<unsigned char>(printed[i - 1])) &&
+        (printed[i + 1] == '+' || printed[i + 1] == '-') && std::isdigit(static_cast<unsigned char>(printed[i + 2])))
+      return true;
+  return false;
+}
+
+static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor& out, const Tensor& v) {
+  std::vector<double> keys, weights;
+  for (size_t s = 0; s < attn.shape()[1]; ++s)
+    if (attn(0, s) > 1e-3f) keys.push_back(static_cast<double>(s)), weights.push_back(attn(0, s));
+  std::vector<double> got(out.shape()[1]), mean(out.shape()[1], 0.0);
+  for (size_t j = 0; j < got.size(); ++j) {
+    got[j] = out(0, j);
+    for (double s : keys) mean[j] += v(static_cast<size_t>(s), j) / static_cast<double>(keys.size());
+  }
+  const auto [lo, hi] = std::minmax_element(weights.begin(), weights.end());
+  if (keys.empty() || *hi - *lo > 1e-6)
+    return trf("weights {w} on keys {keys}: the output {out} is the weighted mean of their value rows",
+               fmt::arg("w", num_list(weights)), fmt::arg("keys", num_list(keys)), fmt::arg("out", num_list(got)));
+  double gap = 0;
+  for (size_t j = 0; j < got.size(); ++j) gap = std::max(gap, std::fabs(got[j] - mean[j]) / std::max(1.0, std::fabs(mean[j])));
+  if (keys.size() == 1)
+    return ch.verdict(gap <= 1e-5, trf("matches key {key} only (weight {w:.6g}): the output {out} is value row {key}, "
+                                       "{mean}",
+                                       fmt::arg("key", keys[0]), fmt::arg("w", weights[0]),
+                                       fmt::arg("out", num_list(got)), fmt::arg("mean", num_list(mean))));
+  return ch.verdict(gap <= 1e-5, trf("matches keys {keys} equally ({w:.6g} each): the output {out} is the mean of "
+                                     "their value rows, {mean}",
+                                     fmt::arg("keys", num_list(keys)), fmt::arg("w", weights[0]),
+                                     fmt::arg("out", num_list(got)), fmt::arg("mean", num_list(mean))));
+}
+
+static std::string toy_scores_note(const Tensor& q, const Tensor& k) {
+  const size_t S = k.shape()[0], D = k.shape()[1];
+  std::vector<double> scores(S, 0.0);
+  for (size_t s = 0; s < S; ++s) {
+    for (size_t j = 0; j < D; ++j) scores[s] += static_cast<double>(q(0, j)) * k(s, j);
+    scores[s] /= std::sqrt(static_cast<double>(D));
+  }
+  const double best = *std::max_element(scores.begin(), scores.end());
+  double next = -INFINITY;
+  for (double x : scores)
+    if (x < best) next = std::max(next, x);
+  if (!std::isfinite(next))
+    return trf("q.k / sqrt({D}) = {scores}: every key scores the same, so softmax gives each 1/{S}",
+               fmt::arg("D", D), fmt::arg("scores", num_list(scores)), fmt::arg("S", S));
+  const double gap = best - next;
+  return trf("q.k / sqrt({D}) = {scores}: a key {gap:.3g} below the best gets e^-{gap:.3g} = {w:.2g} times its "
+             "weight",
+             fmt::arg("D", D), fmt::arg("scores", num_list(scores)), fmt::arg("gap", gap),
+             fmt::arg("w", std::exp(-gap)));
 }
