@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "course/layout.hpp"
 
@@ -54,4 +55,21 @@ TEST_CASE("layout: CJK characters take two columns, marks none", "[layout]") {
   CHECK(row == "\xe6\xb3\xa8\xe6\x84\x8f   x\n\n");
   // prose wraps by columns: 10 wide characters are 20 columns
   CHECK(ts::wrap("  \xe6\xb3\xa8\xe6\x84\x8f \xe6\xb3\xa8\xe6\x84\x8f", 7) == "  \xe6\xb3\xa8\xe6\x84\x8f\n  \xe6\xb3\xa8\xe6\x84\x8f\n");
+}
+
+TEST_CASE("layout: text_table aligns columns by display width, numbers to the right", "[layout]") {
+  // a CJK header (2 columns per character) over ASCII cells: every row's columns start at the
+  // same terminal column, and right-aligned numbers end at the same column
+  const std::string t = ts::text_table({{"经过", "pre-LN", "post-LN"}, {"嵌入层", "1.4011", "1.4011"},
+                                        {"第 12 层", "1.6819", "10.0006"}},
+                                       1);
+  std::vector<std::string> rows;
+  for (size_t a = 0, b; (b = t.find('\n', a)) != std::string::npos; a = b + 1) rows.push_back(t.substr(a, b - a));
+  REQUIRE(rows.size() == 3);
+  for (const std::string& r : rows) CHECK(ts::display_width(r) == ts::display_width(rows[0]));
+  CHECK(rows[0] == "  经过      pre-LN  post-LN");
+  CHECK(rows[1] == "  嵌入层    1.4011   1.4011");
+  CHECK(rows[2] == "  第 12 层  1.6819  10.0006");
+  // left-aligned only (the default): the last column is not padded
+  CHECK(ts::text_table({{"a", "b"}, {"ccc", "d"}}) == "  a    b\n  ccc  d\n");
 }
