@@ -61,8 +61,7 @@ int main(int argc, char** argv) {
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;
   const std::string not_given = "\x01";  // --translate "" must be refused, not ignored
   std::string translate_text = not_given, save_dir, load_dir, loss_name = "article";
-  ch.option("--steps", steps, _("training steps (batches) (default 1000; 0 more with --load unless given)"), -1,
-            1000000);
+  ch.option("--steps", steps, _("training steps (batches) (default 1000; 0 more with --load unless given)"));
   ch.option("--batch", batch, _("B, numbers per batch (default 64, the article's BATCH_SIZE)"), 1, 4096);
   ch.option("--layers", layers, _("N encoder and N decoder layers (default 2)"), 1, 12);
   ch.option("--d-model", d_model, _("C, the model width (default 64)"), 2, 1024);
@@ -86,7 +85,7 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---------------------------------------------------------------- knobs
-    if (steps == 0 || steps < -1) check_range("--steps", steps, 1, 1000000);  // -1: not given
+    if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);  // not given: 1000, or 0 after --load
     check_model_dims(d_model, heads);
     if (!(dropout >= 0.0 && dropout < 1.0))
       throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
