@@ -143,7 +143,7 @@ TEST_CASE("fast encoder equals the exact encoder on small sizes, every tail", "[
 
 TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fast_encoder]") {
   // C = 784 > 768 steps per pass: Q/K/V, the output and FFN1 take two passes over k (the
-  // bias goes in with the first), and FFN1's tiles cannot go straight into FFN2's packing
+  // bias goes in with the first, FFN1's GELU after the last)
   Switches keep;
   FOR_EACH_ROUTE();
   const ts::Config config = small_config(784, 4, 40, 1);

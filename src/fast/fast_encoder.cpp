@@ -54,9 +54,7 @@ struct FastEncoder::Impl {
   const TransformerEncoder& enc;
   const simd::Route& rt;  // the kernels, chosen when the encoder is built (the panels' layout)
   bool packed = false;    // the route's packed GEMM (else OpenBLAS sgemm / the few-rows kernel)
-  int64_t kMR = 1, kNR = 1;  // the route's micro-tile: rows of x, outputs per panel
-
-  int64_t tiles_of(int64_t rows) const { return (rows + kMR - 1) / kMR; }
+  int64_t kNR = 1;        // outputs per panel of the route's packed GEMM
   int64_t C = 0, H = 0, D = 0, F = 0;
   struct Layer {
     FastLinear qkv, out, ff1, ff2;
@@ -64,17 +62,11 @@ struct FastEncoder::Impl {
   std::vector<Layer> layers;
   // buffers, sized for the largest (N, T, threads) seen
   std::vector<float> ln, qkv, ctx, ff, scores;
-  Aligned xpack;               // the rows of a product's x, packed by pack_tiles (shared)
-  Aligned xpack_ff;            // ff packed straight from FFN1's tiles, for FFN2 (shared)
-  std::vector<Aligned> lnbuf;  // per thread: 12 rows of LayerNorm output on their way to xpack
-  std::vector<Aligned> apack;  // per thread: one head's Q, K, P, V packed for the micro-tiles
+  std::vector<Aligned> apack;  // per thread: one head's K and V packed as panels
 
   Impl(const TransformerEncoder& e, Gemm gemm) : enc(e), rt(simd::route()), layers(e.layers.size()) {
     packed = gemm != Gemm::Sgemm && rt.packed_product != nullptr;
-    if (packed) {
-      kMR = rt.mr;
-      kNR = rt.nr;
-    }
+    if (packed) kNR = rt.nr;
     if (e.layers.empty()) return;
     const MultiHeadAttention& a0 = e.layers[0].attention;
     H = int64_t(a0.heads.size());
@@ -117,11 +109,7 @@ struct FastEncoder::Impl {
     grow(ff, N * F);
     grow(scores, int64_t(nt) * T * T);
     if (packed) {
-      xpack.resize(size_t(tiles_of(N) * kMR * std::max(C, F)));
-      if (C <= rt.kc) xpack_ff.resize(size_t(tiles_of(N) * kMR * F));
       if (int(apack.size()) < nt) apack = std::vector<Aligned>(size_t(nt));
-      if (int(lnbuf.size()) < nt) lnbuf = std::vector<Aligned>(size_t(nt));
-      for (Aligned& a : lnbuf) a.resize(size_t(kMR * C));
       for (Aligned& a : apack) a.resize(size_t(attention_scratch(T)));
     }
   }
@@ -129,21 +117,14 @@ struct FastEncoder::Impl {
   // ---- the phases of one layer, each run by every thread `tid` of a team of `nt` ----
 
   // y (N, M) = epilogue(x (N, K) W^T) for the team's share of the M output columns.
-  // Packed GEMM: the team packs x's row tiles (each thread a share) unless `xpacked` already
-  // holds them, waits, then each thread runs its share of W's panels against all of them;
-  // with pack_out the result goes there packed for the next product instead of into y.
-  void linear(const FastLinear& L, const float* x, const float* xpacked, int64_t N, float* y, int64_t ldy,
-              const simd::Epilogue& epi, int tid, int nt, Barrier& sync, float* pack_out = nullptr) {
+  // Packed GEMM: each thread runs its share of W's panels against all rows of x, read in
+  // place (x is not packed).
+  void linear(const FastLinear& L, const float* x, int64_t N, float* y, int64_t ldy, const simd::Epilogue& epi, int tid,
+              int nt) {
     if (packed && matmul_path() == MatmulPath::Blas) {
-      if (!xpacked) {
-        const auto [t0, t1] = part_of(tiles_of(N), nt, tid);
-        rt.pack_tiles(x, L.K, N, L.K, t0, t1, xpack.p);
-        sync.wait();
-        xpacked = xpack.p;
-      }
       const int64_t P = (L.M + kNR - 1) / kNR;
       const auto [p0, p1] = part_of(P, nt, tid);
-      if (p0 < p1) rt.packed_product(xpacked, N, L.K, L.panels.p, L.M, p0, p1, y, ldy, epi, pack_out);
+      if (p0 < p1) rt.packed_product(x, L.K, N, L.K, L.panels.p, L.M, p0, p1, y, ldy, epi);
       return;
     }
     // OpenBLAS (or, on the naive path, the triple loop): prepare C, add the product, then GELU
@@ -172,21 +153,6 @@ struct FastEncoder::Impl {
       naive::layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
     else
       rt.layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
-  }
-
-  // The same, written straight into xpack as row tiles for the next (packed) product: the
-  // team splits the tiles; each thread normalises 12 rows into its lnbuf (L1), then packs.
-  void norm_packed(const LayerNorm& n, const float* x, int64_t N, int tid, int nt) {
-    const auto [t0, t1] = part_of(tiles_of(N), nt, tid);
-    float* buf = lnbuf[size_t(tid)].p;
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t mr = std::min<int64_t>(kMR, N - t * kMR);
-      if (kernel_path() == KernelPath::Naive)
-        naive::layer_norm_rows(x + t * kMR * C, buf, mr, C, n.weight.data(), n.bias.data(), float(n.eps));
-      else
-        rt.layer_norm_rows(x + t * kMR * C, buf, mr, C, n.weight.data(), n.bias.data(), float(n.eps));
-      rt.pack_tiles(buf, C, mr, C, 0, 1, xpack.p + t * C * kMR);
-    }
   }
 
   // one (batch, head): ctx[b, :, h*D:(h+1)*D] = softmax(Q K^T / sqrt(D) [masked]) V
@@ -226,53 +192,41 @@ struct FastEncoder::Impl {
   }
 
   int64_t attention_scratch(int64_t T) const {
-    const int64_t Tr = (T + kMR - 1) / kMR * kMR, Sp = (T + kNR - 1) / kNR * kNR, Dp = (D + kNR - 1) / kNR * kNR;
+    const int64_t Sp = (T + kNR - 1) / kNR * kNR, Dp = (D + kNR - 1) / kNR * kNR;
     auto up = [](int64_t n) { return (n + 15) / 16 * 16; };
-    return up(Tr * D) + up(Sp * D) + up(Tr * T) + up(Dp * T);
+    return up(Sp * D) + up(Dp * T);
   }
 
-  // The same with the packed micro-tiles: Q and P as row tiles, K (scaled) and V as panels.
+  // The same with the packed micro-tiles: K (scaled) and V packed as panels, the rows of Q
+  // and P read where they are.
   void attention_head_packed(const float* q, const float* k, const float* v, int64_t ld, int64_t T, int64_t S,
                              float scale, const float* m, float* p, float* out, float* scratch) {
-    const int64_t Tr = (T + kMR - 1) / kMR * kMR, Sp = (S + kNR - 1) / kNR * kNR;
+    const int64_t Sp = (S + kNR - 1) / kNR * kNR;
     auto up = [](int64_t n) { return (n + 15) / 16 * 16; };
-    float* qp = scratch;           // (Tr, D) Q in row tiles
-    float* kp = qp + up(Tr * D);   // (Sp, D) K / sqrt(D) in panels
-    float* pp = kp + up(Sp * D);   // (Tr, S) P in row tiles
-    float* vp = pp + up(Tr * S);   // V in panels of nr features
+    float* kp = scratch;           // (Sp, D) K / sqrt(D) in panels
+    float* vp = kp + up(Sp * D);   // V in panels of nr features
     const simd::Epilogue none;
     // 1) p (T,S) = Q K^T / sqrt(D): rows of Q against panels of keys (1/sqrt(D) folded
     //    into the packed K: a power of two for D = 64, so the product is unchanged)
-    rt.pack_tiles(q, ld, T, D, 0, tiles_of(T), qp);
     rt.pack_panels(k, ld, S, D, scale, kp);
-    rt.packed_product(qp, T, D, kp, S, 0, (S + kNR - 1) / kNR, p, S, none, nullptr);
+    rt.packed_product(q, ld, T, D, kp, S, 0, (S + kNR - 1) / kNR, p, S, none);
     // 2) p = softmax(masked_fill(p, mask == 0, -inf)) over S
     masked_softmax(p, T, S, m);
     // 3) out (T,D) = P (T,S) V (S,D): rows of P against panels of features of V
-    rt.pack_tiles(p, S, T, S, 0, tiles_of(T), pp);
     rt.pack_panels_kmajor(v, ld, D, S, vp);
-    rt.packed_product(pp, T, S, vp, D, 0, (D + kNR - 1) / kNR, out, C, none, nullptr);
+    rt.packed_product(p, S, T, S, vp, D, 0, (D + kNR - 1) / kNR, out, C, none);
   }
 
   // x (N,C) <- layer li (x), in place; every thread of the team calls it.
-  // With the packed GEMM the LayerNorms write their rows straight into the packed layout
-  // the next product reads, and FFN1's tiles go straight into FFN2's (ln and ff are never
-  // written row by row).
   void run_layer(size_t li, float* x, int64_t B, int64_t T, const Tensor* mask, int tid, int nt, Barrier& sync) {
     const TransformerEncoderLayer& L = enc.layers[li];
     const Layer& W = layers[li];
     const int64_t N = B * T;
-    const bool fused = packed && matmul_path() == MatmulPath::Blas;
-    const bool ff_fused = fused && C <= rt.kc;  // FFN1 in one pass: its tiles are final at once
     // 1) ln = LN1(x)                                                    (N,C)
-    if (fused)
-      norm_packed(L.layer_norm_1, x, N, tid, nt);
-    else
-      norm(L.layer_norm_1, x, N, tid, nt);
+    norm(L.layer_norm_1, x, N, tid, nt);
     sync.wait();
     // 2) qkv = ln Wqkv^T + bqkv, the team splits the 3C columns         (N,3C)
-    linear(W.qkv, ln.data(), fused ? xpack.p : nullptr, N, qkv.data(), 3 * C, simd::Epilogue{W.qkv.bias, false, false}, tid,
-           nt, sync);
+    linear(W.qkv, ln.data(), N, qkv.data(), 3 * C, simd::Epilogue{W.qkv.bias, false, false}, tid, nt);
     sync.wait();
     // 3) ctx = the heads side by side, the team splits (b, h)            (N,C)
     {
@@ -283,21 +237,16 @@ struct FastEncoder::Impl {
     }
     sync.wait();
     // 4) x = x + (ctx Wo^T + bo), the team splits the C columns         (N,C)
-    linear(W.out, ctx.data(), nullptr, N, x, C, simd::Epilogue{W.out.bias, true, false}, tid, nt, sync);
+    linear(W.out, ctx.data(), N, x, C, simd::Epilogue{W.out.bias, true, false}, tid, nt);
     sync.wait();
     // 5) ln = LN2(x)                                                    (N,C)
-    if (fused)
-      norm_packed(L.layer_norm_2, x, N, tid, nt);
-    else
-      norm(L.layer_norm_2, x, N, tid, nt);
+    norm(L.layer_norm_2, x, N, tid, nt);
     sync.wait();
     // 6) ff = GELU(ln W1^T + b1), the team splits the F columns         (N,F)
-    linear(W.ff1, ln.data(), fused ? xpack.p : nullptr, N, ff.data(), F, simd::Epilogue{W.ff1.bias, false, true}, tid, nt,
-           sync, ff_fused ? xpack_ff.p : nullptr);
+    linear(W.ff1, ln.data(), N, ff.data(), F, simd::Epilogue{W.ff1.bias, false, true}, tid, nt);
     sync.wait();
     // 7) x = x + (ff W2^T + b2), the team splits the C columns          (N,C)
-    linear(W.ff2, ff.data(), ff_fused ? xpack_ff.p : nullptr, N, x, C, simd::Epilogue{W.ff2.bias, true, false}, tid, nt,
-           sync);
+    linear(W.ff2, ff.data(), N, x, C, simd::Epilogue{W.ff2.bias, true, false}, tid, nt);
     sync.wait();
   }
 

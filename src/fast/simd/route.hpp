@@ -44,14 +44,10 @@ struct Route {
   void (*pack_panels)(const float* W, int64_t ldw, int64_t M, int64_t K, float scale, float* out) = nullptr;
   // W^T given as (K,M), rows ldw apart -> the same panels
   void (*pack_panels_kmajor)(const float* Wt, int64_t ldw, int64_t M, int64_t K, float* out) = nullptr;
-  // x (rows, K), rows ldx apart -> row tiles [t0, t1): tile t at xp + t*K*mr holds
-  // x[mr*t + r][k] at [k*m + r], m = that tile's rows (mr but the last)
-  void (*pack_tiles)(const float* x, int64_t ldx, int64_t rows, int64_t K, int64_t t0, int64_t t1, float* xp) = nullptr;
-  // y (rows, outputs of panels [p0,p1)) = epilogue(x W^T), x in row tiles; with pack_out
-  // (needs K <= kc) the finished tiles go there as row tiles of a (rows, M) x instead of y
-  void (*packed_product)(const float* xp, int64_t rows, int64_t K, const float* panels, int64_t M, int64_t p0,
-                         int64_t p1, float* y, int64_t ldy, const Epilogue& epi, float* pack_out) = nullptr;
-  int64_t kc = 0;  // steps of k per pass of packed_product
+  // y (rows, outputs of panels [p0,p1)), rows ldy apart, = epilogue(x W^T); x (rows, K) rows
+  // ldx apart, read where it is (x is never packed)
+  void (*packed_product)(const float* x, int64_t ldx, int64_t rows, int64_t K, const float* panels, int64_t M,
+                         int64_t p0, int64_t p1, float* y, int64_t ldy, const Epilogue& epi) = nullptr;
 };
 
 const Route& route_scalar();

@@ -256,10 +256,11 @@ void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, f
 // ================================================================================
 // W is packed once (when the FastEncoder is built) into panels of NR = 2W outputs:
 //   panel p, step k: the NR floats W[NR p .. NR p + NR-1][k]   (zeros past the last output)
-// and x into row tiles of MR rows, k-major. The micro-kernel computes an MR x NR tile: per
-// k, 2 vector loads of the panel, MR broadcasts of x, 2 MR fused multiply-adds into 2 MR
-// accumulator registers (AVX-512: 12 x 32 in 24 of 32 zmm; AVX2: 6 x 16 in 12 of 16 ymm).
-// Blocks: kNC rows of x (in L2) x kKC steps x kMCp panels (in L2); a row tile in L1.
+// x is not packed: the micro-kernel reads MR of its rows where they are. It computes an
+// MR x NR tile: per k, 2 vector loads of the panel, MR broadcasts of x (one from each row),
+// 2 MR fused multiply-adds into 2 MR accumulator registers (AVX-512: 12 x 32 in 24 of 32
+// zmm; AVX2: 6 x 16 in 12 of 16 ymm).
+// Blocks: kNC rows of x (in L2) x kKC steps x kMCp panels (in L2); MR rows of x in L1.
 constexpr int kNR = int(2 * W);
 constexpr int kMR = W == 16 ? 12 : 6;
 constexpr int kLinesPerStep = kNR * 4 / 64;  // 64-byte cache lines in one step of a panel
@@ -267,12 +268,12 @@ constexpr int64_t kKC = 768;                    // one pass when K = C = 768
 constexpr int64_t kNC = W == 16 ? 20 * kMR : 14 * kMR;
 constexpr int64_t kMCp = W == 16 ? 6 : 8;       // panels per block: 576 KB (AVX-512), 384 KB (AVX2: Zen 3's L2 is 512 KB)
 
-// c (MR, nvalid), rows ldc apart, = [c +] [bias] + xp (kc, MR) . wp (kc, NR)
-//   xp: the tile's rows of x, k-major; wp: one panel's kc steps; wp_next: the panel the
-//   next call reads, fetched towards L2 meanwhile
+// c (MR, nvalid), rows ldc apart, = [c +] [bias] + x (MR, kc) . wp (kc, NR)
+//   x: MR rows of x, ldx apart; wp: one panel's kc steps; wp_next: the panel the next call
+//   reads, fetched towards L2 meanwhile
 template <int MR>
-void micro_tile(int64_t kc, const float* __restrict xp, const float* __restrict wp, const float* wp_next, float* c,
-                int64_t ldc, int nvalid, const float* bias, bool load_c) {
+void micro_tile(int64_t kc, const float* __restrict x, int64_t ldx, const float* __restrict wp, const float* wp_next,
+                float* c, int64_t ldc, int nvalid, const float* bias, bool load_c) {
   for (int r = 0; r < MR; ++r) {  // fetch the tile now: it is read once the sums are done
     __builtin_prefetch(c + r * ldc, 1, 3);
     __builtin_prefetch(c + r * ldc + kNR - 1, 1, 3);
@@ -287,7 +288,7 @@ void micro_tile(int64_t kc, const float* __restrict xp, const float* __restrict 
     }
     const V w0 = V::load_aligned(wp + k * kNR), w1 = V::load_aligned(wp + k * kNR + W);
     for (int r = 0; r < MR; ++r) {
-      const V xr(xp[k * MR + r]);
+      const V xr(x[r * ldx + k]);
       acc0[r] = xsimd::fma(xr, w0, acc0[r]);
       acc1[r] = xsimd::fma(xr, w1, acc1[r]);
     }
@@ -320,7 +321,8 @@ void micro_tile(int64_t kc, const float* __restrict xp, const float* __restrict 
   }
 }
 
-using MicroTile = void (*)(int64_t, const float*, const float*, const float*, float*, int64_t, int, const float*, bool);
+using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, const float*, float*, int64_t, int, const float*,
+                           bool);
 template <int... I>
 constexpr auto micro_tiles(std::integer_sequence<int, I...>) {
   return std::array<MicroTile, sizeof...(I) + 1>{nullptr, &micro_tile<I + 1>...};
@@ -354,30 +356,12 @@ void pack_panels_kmajor(const float* Wt, int64_t ldw, int64_t M, int64_t K, floa
   }
 }
 
-// src (mr rows, n columns), rows ld apart -> dst[c*mr + r]
-inline void pack_block(const float* src, int64_t ld, int64_t mr, int64_t n, float* dst) {
-  for (int64_t r = 0; r < mr; ++r)
-    for (int64_t c = 0; c < n; ++c) dst[c * mr + r] = src[r * ld + c];
-}
-
-// x (rows, K), rows ldx apart -> row tiles [t0, t1), k-major (16 columns at a time: the
-// source rows stay in L1 while their columns are spread)
-void pack_tiles(const float* x, int64_t ldx, int64_t rows, int64_t K, int64_t t0, int64_t t1, float* xp) {
-  for (int64_t t = t0; t < t1; ++t) {
-    const int64_t mr = std::min<int64_t>(kMR, rows - t * kMR);
-    for (int64_t k0 = 0; k0 < K; k0 += 16)
-      pack_block(x + t * kMR * ldx + k0, ldx, mr, std::min<int64_t>(16, K - k0), xp + t * K * kMR + k0 * mr);
-  }
-}
-
-// y (rows, outputs of panels [p0,p1)) = epilogue(x (rows, K) W^T); x in row tiles, W in panels.
-// Loops: blocks of kNC rows, passes of kKC steps, blocks of kMCp panels, then each row tile
-// against each panel of the block. pack_out (K <= kKC): each finished tile goes, after the
-// epilogue, into pack_out as row tiles for a product with K' = M (FFN1 -> FFN2).
-void packed_product(const float* xp, int64_t rows, int64_t K, const float* panels, int64_t M, int64_t p0, int64_t p1,
-                    float* y, int64_t ldy, const Epilogue& epi, float* pack_out) {
+// y (rows, outputs of panels [p0,p1)) = epilogue(x (rows, K) W^T); x rows ldx apart, W in panels.
+// Loops: blocks of kNC rows, passes of kKC steps, blocks of kMCp panels, then each MR rows
+// of x against each panel of the block.
+void packed_product(const float* x, int64_t ldx, int64_t rows, int64_t K, const float* panels, int64_t M, int64_t p0,
+                    int64_t p1, float* y, int64_t ldy, const Epilogue& epi) {
   const bool naive_gelu = kernel_path() == KernelPath::Naive;
-  alignas(64) float tile[kMR * kNR];  // the finished tile when it goes to pack_out
   for (int64_t r0 = 0; r0 < rows; r0 += kNC) {
     const int64_t nc = std::min(kNC, rows - r0);
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -387,23 +371,21 @@ void packed_product(const float* xp, int64_t rows, int64_t K, const float* panel
         const int64_t pe = std::min(p1, pb + kMCp);
         for (int64_t t = 0; t * kMR < nc; ++t) {
           const int64_t mr = std::min<int64_t>(kMR, nc - t * kMR);
-          const float* xt = xp + (r0 / kMR + t) * K * kMR + pc * mr;
+          const float* xt = x + (r0 + t * kMR) * ldx + pc;
           float* c_rows = y + (r0 + t * kMR) * ldy;
           for (int64_t p = pb; p < pe; ++p) {
             const int nvalid = int(std::min<int64_t>(kNR, M - p * kNR));
-            float* c = pack_out ? tile : c_rows + p * kNR;
-            const int64_t ldc = pack_out ? kNR : ldy;
+            float* c = c_rows + p * kNR;
             // the next call's panel: the next one of this block, or the first of the next block
             const int64_t pn = p + 1 < pe ? p + 1 : (t + 1) * kMR < nc ? pb : std::min(pe, p1 - 1);
-            kMicroTiles[size_t(mr)](kc, xt, panels + (p * K + pc) * kNR, panels + (pn * K + pc) * kNR, c, ldc, nvalid,
-                                    first && epi.bias ? epi.bias + p * kNR : nullptr, !first || epi.residual);
+            kMicroTiles[size_t(mr)](kc, xt, ldx, panels + (p * K + pc) * kNR, panels + (pn * K + pc) * kNR, c, ldy,
+                                    nvalid, first && epi.bias ? epi.bias + p * kNR : nullptr, !first || epi.residual);
             if (last && epi.gelu) {
               if (naive_gelu)
-                for (int64_t r = 0; r < mr; ++r) naive::gelu(c + r * ldc, c + r * ldc, nvalid);
+                for (int64_t r = 0; r < mr; ++r) naive::gelu(c + r * ldy, c + r * ldy, nvalid);
               else
-                bias_gelu_rows(c, c, mr, nvalid, ldc, nullptr);
+                bias_gelu_rows(c, c, mr, nvalid, ldy, nullptr);
             }
-            if (pack_out) pack_block(c, kNR, mr, nvalid, pack_out + (r0 / kMR + t) * M * kMR + p * kNR * mr);
           }
         }
       }
@@ -420,10 +402,8 @@ Route make_route(Isa isa) {
   r.few_rows = few_rows;
   r.mr = kMR;
   r.nr = kNR;
-  r.kc = kKC;
   r.pack_panels = pack_panels;
   r.pack_panels_kmajor = pack_panels_kmajor;
-  r.pack_tiles = pack_tiles;
   r.packed_product = packed_product;
   return r;
 }
