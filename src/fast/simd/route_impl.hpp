@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "exact/kernels.hpp"  // kernel_path(), naive::gelu (--naive)
+#include "fast/simd/erf_fit.hpp"
 #include "fast/simd/route.hpp"
 
 namespace ts::simd {
@@ -68,30 +69,21 @@ inline V exp_v(V x) {
   return xsimd::select(tiny, V(0.0f), p * two_n);
 }
 
-// GELU(x) = x/2 (1 + erf(x / sqrt 2)). erf(z) as z P(z^2) / Q(z^2), the minimax fit Eigen's and
-// XLA's float erf use (|error| < 5e-7 on [-4, 4]). With z = x / sqrt 2, z^2 = x^2 / 2, so the fit's
-// coefficients are folded into polynomials in x^2 here: P's k-th one times 2^-k / sqrt 2, Q's times
-// 2^-k (powers of two: exact for Q). That saves the product x / sqrt 2 and, with
-// x/2 + (x/2) erf as one fma, the separate add; 14 multiply-adds and one division per vector.
-// Beyond |z| = 3.9 erf is +-1 to float precision and is set so, which keeps GELU(x) = x and 0
-// exactly in the tails, as torch has it.
+// GELU(x) = x/2 (1 + erf(x / sqrt 2)), erf from erf_fit.hpp with the 1 / sqrt 2 folded into its
+// coefficients (erf_fit::gelu_fold, computed at compile time): no product x / sqrt 2, and
+// x/2 + (x/2) erf is one fma. Clamped to the fit's interval; +-1 where erf is +-1 to float
+// precision, which keeps GELU(x) = x and 0 exactly in the tails, as torch has it.
+constexpr erf_fit::GeluFold kGeluErf = erf_fit::gelu_fold();
+
 inline V erf_of_x_over_sqrt2(V x) {
-  const V xc = xsimd::min(xsimd::max(x, V(-5.65685424949238f)), V(5.65685424949238f));  // |z| <= 4
+  const V xc = xsimd::min(xsimd::max(x, V(-kGeluErf.clamp)), V(kGeluErf.clamp));
   const V x2 = xc * xc;
-  V p(-3.0119901798381088e-12f);
-  p = xsimd::fma(x2, p, V(6.122398699126563e-10f));
-  p = xsimd::fma(x2, p, V(-9.285302127182149e-08f));
-  p = xsimd::fma(x2, p, V(-5.031512500863755e-06f));
-  p = xsimd::fma(x2, p, V(-1.299292198382318e-04f));
-  p = xsimd::fma(x2, p, V(-1.0446087690070271e-03f));
-  p = xsimd::fma(x2, p, V(-1.138161402195692e-02f));
-  V q(-9.103794695874967e-07f);
-  q = xsimd::fma(x2, q, V(-2.6671756131690927e-05f));
-  q = xsimd::fma(x2, q, V(-4.207067540846765e-04f));
-  q = xsimd::fma(x2, q, V(-3.6866646260023117e-03f));
-  q = xsimd::fma(x2, q, V(-1.4264739118516445e-02f));
+  V p(kGeluErf.p[0]);
+  for (int i = 1; i < erf_fit::kNP; ++i) p = xsimd::fma(x2, p, V(kGeluErf.p[i]));
+  V q(kGeluErf.q[0]);
+  for (int i = 1; i < erf_fit::kNQ; ++i) q = xsimd::fma(x2, q, V(kGeluErf.q[i]));
   const V e = xc * p / q;
-  return xsimd::select(xsimd::abs(x) >= V(5.515432834625244f), xsimd::copysign(V(1.0f), x), e);  // |z| >= 3.9
+  return xsimd::select(xsimd::abs(x) >= V(kGeluErf.saturate), xsimd::copysign(V(1.0f), x), e);
 }
 
 inline V gelu_v(V x) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fast/simd/erf_fit.hpp"
 #include "fast/simd/route.hpp"
 
 namespace ts::simd {
@@ -38,18 +39,16 @@ float exp_fast(float x) {
   return x < -87.33f ? 0.0f : p * two_n;
 }
 
-// erf(z) as a ratio of two polynomials in z^2 (the minimax fit of Eigen's and XLA's float
-// erf), |error| < 5e-7 on [-4, 4]; +-1 beyond |z| = 3.9 (float's own erf is +-1 there)
+// erf(z) = z P(z^2) / Q(z^2) (erf_fit.hpp: Eigen's and XLA's float fit), |error| < 5e-7 on
+// [-4, 4]; +-1 beyond |z| = 3.9 (float's own erf is +-1 there)
 float erf_fast(float z) {
-  if (std::fabs(z) >= 3.9f) return std::copysign(1.0f, z);
+  using namespace erf_fit;
+  if (std::fabs(z) >= kSaturate) return std::copysign(1.0f, z);
   const float x2 = z * z;
-  float p = -2.72614225801306e-10f;  // odd numerator: z (a1 + a3 z^2 + ... + a13 z^12)
-  for (float a : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f, -7.34990630326855e-04f,
-                  -2.95459980854025e-03f, -1.60960333262415e-02f})
-    p = std::fma(x2, p, a);
-  float q = -1.45660718464996e-05f;  // even denominator: b0 + b2 z^2 + ... + b8 z^8
-  for (float b : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f, -1.42647390514189e-02f})
-    q = std::fma(x2, q, b);
+  float p = kP[0];
+  for (int i = 1; i < kNP; ++i) p = std::fma(x2, p, kP[i]);
+  float q = kQ[0];
+  for (int i = 1; i < kNQ; ++i) q = std::fma(x2, q, kQ[i]);
   return z * p / q;
 }
 
