@@ -449,7 +449,10 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
                 << "\n";
     }
     manual_seed(seed);
+    if (rich()) recorder_ = std::make_unique<CodeSiteRecorder>(step_sites_);
     body(*this);
+    end_step();
+    recorder_.reset();
     // an empty --plain is what the article prints, but it must not look like a broken run
     if (plain && plain_shown_ == 0)
       std::cerr << trf("{id}: --plain printed nothing: the article's code for this chapter calls print() on no "
@@ -506,9 +509,25 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
               << "\n";
 }
 
-void Chapter::section(const std::string& title, const std::string& article_ref) {
+void Chapter::section(const std::string& title, const std::string& article_ref, const char* file, int line) {
   if (!rich()) return;
+  end_step();
+  step_file_ = file;
+  step_line_ = line;
+  step_sites_.clear();
   std::cout << "\n" << accent("── " + title + " ") << dim("(" + article_ref + ")") << "\n";
+}
+
+void Chapter::end_step() {
+  if (!rich() || step_file_ == nullptr) return;
+  std::string sites = fmt::format("{}:{}", code_site_path(step_file_), step_line_);
+  for (const CodeSite* s : step_sites_)
+    sites += fmt::format(" · {}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
+  const std::string note =
+      hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
+  std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
+  step_file_ = nullptr;
+  step_sites_.clear();
 }
 
 void Chapter::show(const std::string& expr, const std::string& printed, const std::string& why, Shown who) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/code_site.hpp"
 #include "course/errors.hpp"
 #include "exact/print.hpp"
 #include "exact/tensor.hpp"
@@ -91,8 +92,13 @@ class Chapter {
   bool rich() const { return !plain && !transcript; }  // default, explanatory mode
 
   // ---- output ----
-  // A section header: the article step this part follows.
-  void section(const std::string& title, const std::string& article_ref);
+  // A section header: the article step this part follows. A step ends at the next section
+  // (or the chapter's end) with one line naming its code (default mode only): the chapter
+  // line that opened it and every TS_CODE_SITE() function it ran (base/code_site.hpp), e.g.
+  //   code: chapters/ch04_multihead.cpp:120 · src/transformer/nn.cpp:186 TransformerEncoderLayer::operator()
+  // `file` and `line` are the caller's, filled in by the compiler.
+  void section(const std::string& title, const std::string& article_ref, const char* file = __builtin_FILE(),
+               int line = __builtin_LINE());
   // One printed value: `expr` is the PyTorch expression mirrored, `printed` what print() shows.
   void show(const std::string& expr, const std::string& printed, const std::string& why,
             Shown who = Shown::Article);
@@ -143,6 +149,7 @@ class Chapter {
   void scan_args(int argc, char** argv);
   void read_knobs();
   int finish_output(int code);
+  void end_step();  // prints the step's code line (section)
   void dump(const std::string& expr, const std::function<void(const std::string&)>& write);
   std::string id_, title_, follows_;
   std::unique_ptr<CLI::App> app_;
@@ -157,6 +164,11 @@ class Chapter {
   int step_ = 0;
   size_t plain_shown_ = 0;  // lines --plain printed: none at all gets a note on stderr
   int dumped_ = 0;
+  // the current step's code: where the chapter opened it, and the marked functions it ran
+  const char* step_file_ = nullptr;
+  int step_line_ = 0;
+  std::vector<const CodeSite*> step_sites_;
+  std::unique_ptr<CodeSiteRecorder> recorder_;
 };
 
 // The sentence a chapter starts from (introduced in ch01): --text, tokenized with the

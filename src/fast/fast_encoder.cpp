@@ -18,6 +18,7 @@
 // through ts::gemm, i.e. the plain triple loop. For sgemm, a row-major (R,K) block with row
 // stride ld is a column-major (K,R) one.
 #include "fast/fast_encoder.hpp"
+#include "base/code_site.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -291,6 +292,7 @@ FastEncoder::FastEncoder(const TransformerEncoder& encoder, Gemm gemm) : impl_(s
 FastEncoder::~FastEncoder() = default;
 
 Tensor FastEncoder::operator()(const ITensor& ids, const Tensor* mask) {
+  TS_CODE_SITE();
   // x = Embeddings(ids) (the exact path: a lookup and one LayerNorm); then the N layers,
   // fused, in place on x
   // (B,T) -> (B,T,C)

@@ -1,5 +1,6 @@
 // train/model.cpp: forward with caches, and the backward pass walked by hand in reverse.
 #include "train/model.hpp"
+#include "base/code_site.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -244,6 +245,7 @@ static void sublayer_backward(SublayerCache<F>& s, const Layout::Norm& L, const 
 // ================================================================ forward
 template <class F>
 F forward(const Model<F>& m, Workspace<F>& w, const Batch& b, bool training, Rng& rng) {
+  TS_CODE_SITE();
   const ModelConfig& cfg = m.cfg;
   const Layout& L = m.layout;
   const F* P = m.params.data();
@@ -324,6 +326,7 @@ F forward(const Model<F>& m, Workspace<F>& w, const Batch& b, bool training, Rng
 // ================================================================ backward
 template <class F>
 void backward(const Model<F>& m, Workspace<F>& w, const Batch& b, F denom) {
+  TS_CODE_SITE();
   const ModelConfig& cfg = m.cfg;
   const Layout& L = m.layout;
   const F* P = m.params.data();

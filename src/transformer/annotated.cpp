@@ -1,6 +1,7 @@
 // annotated.cpp: article 002's modules. Each forward reads top to bottom like the
 // article's Python (tests/twins/article002.py); comments give the formula, then the shape.
 #include "transformer/annotated.hpp"
+#include "base/code_site.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +85,7 @@ ModuleRepr dropout_child(const Dropout& d) { return d.repr(); }
 
 // ---------------------------------------------------------------- masks
 BTensor subsequent_mask(int64_t size) {
+  TS_CODE_SITE();
   // triu(ones, k=1) == 0  ->  keep (t, s) when s <= t
   // (1,T,T)
   if (size < 0) fail("subsequent_mask: size must be >= 0");
@@ -97,6 +99,7 @@ BTensor subsequent_mask(int64_t size) {
 // ---------------------------------------------------------------- attention
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTensor* mask, const Dropout* dropout,
                  Tensor* p_attn_out) {
+  TS_CODE_SITE();
   if (q.dimension() != 4 || k.dimension() != 4 || v.dimension() != 4)
     fail("attention: q, k, v must be (B,H,T,D), (B,H,S,D), (B,H,S,D)");
   const size_t B = q.shape()[0], H = q.shape()[1], T = q.shape()[2], D = q.shape()[3];
@@ -126,6 +129,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTenso
 
 Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
                        const Dropout* dropout, Tensor* p_attn_out) {
+  TS_CODE_SITE();
   if (q.dimension() != 3 || k.dimension() != 3 || v.dimension() != 3)
     fail("attention_heads: q must be (B,T,C), k and v (B,S,C)");
   if (h <= 0 || q.shape()[2] % static_cast<size_t>(h) != 0) fail("attention_heads: C must be divisible by h");
@@ -149,6 +153,7 @@ AnnotatedLayerNorm::AnnotatedLayerNorm(int64_t features, double eps)
 }
 
 TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
+  TS_CODE_SITE();
   const size_t C = a_2.size();
   if (x.dimension() == 0 || x.shape().back() != C)
     fail("LayerNorm: input's last dim is not " + std::to_string(C));
@@ -185,6 +190,7 @@ ModuleRepr AnnotatedLayerNorm::repr() const { return {"LayerNorm", "", {}}; }
 SublayerConnection::SublayerConnection(int64_t size, double p) : norm(size), dropout(p) {}
 
 Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
+  TS_CODE_SITE();
   // out = x + dropout(sublayer(norm(x)))
   // (B,T,C) -> (B,T,C)
   Tensor y = dropout(sublayer(norm(x)));
@@ -207,6 +213,7 @@ MultiHeadedAttention::MultiHeadedAttention(int64_t h_, int64_t d_model, double p
 
 Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                         const BTensor* mask) {
+  TS_CODE_SITE();
   if (query.dimension() != 3 || key.dimension() != 3 || value.dimension() != 3)
     fail("MultiHeadedAttention: query, key, value must be (B,T,C), (B,S,C), (B,S,C)");
   // 0) mask.unsqueeze(1): the same mask for every head   (B,1,T,S)
@@ -238,6 +245,7 @@ PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, 
 }
 
 Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
+  TS_CODE_SITE();
   // h1 = w_1(x)   (B,T,F);  h2 = dropout(h1)   (B,T,F);  out = w_2(h2)   (B,T,C)
   const Tensor h1 = w_1(x);
   const Tensor h2 = dropout(h1);
@@ -254,6 +262,7 @@ EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, cons
     : self_attn(attn), feed_forward(ff), sublayer(2, SublayerConnection(size_, dropout)), size(size_) {}
 
 Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
+  TS_CODE_SITE();
   // x = x + dropout(self_attn(norm(x)))   (B,S,C)
   Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask); });
   // out = x + dropout(feed_forward(norm(x)))   (B,S,C)
@@ -277,6 +286,7 @@ Encoder::Encoder(const EncoderLayer& layer, int64_t N)
     : layers(static_cast<size_t>(std::max<int64_t>(N, 0)), layer), norm(layer.size) {}
 
 Tensor Encoder::operator()(const Tensor& x_in, const BTensor* mask) {
+  TS_CODE_SITE();
   // x = layer(x) for each of the N layers, then the final norm   (B,S,C)
   // (the article re-applies self.norm inside the loop; only the last result is kept, and the
   // norm draws no random numbers, so applying it once after the loop gives the same tensor)
@@ -302,6 +312,7 @@ DecoderLayer::DecoderLayer(int64_t size_, const MultiHeadedAttention& self, cons
 
 Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                                 const BTensor* tgt_mask) {
+  TS_CODE_SITE();
   // 1) masked self-attention: x = x + dropout(self_attn(n, n, n, tgt_mask)), n = norm(x)   (B,T,C)
   Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, tgt_mask); });
   // 2) cross-attention: x = x + dropout(src_attn(n, memory, memory, src_mask))   (B,T,C)
@@ -332,6 +343,7 @@ Decoder::Decoder(const DecoderLayer& layer, int64_t N)
 
 Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                            const BTensor* tgt_mask) {
+  TS_CODE_SITE();
   // x = layer(x, memory) for each of the N layers, then the final norm   (B,T,C)
   Tensor x = x_in;
   for (DecoderLayer& layer : layers) x = layer(x, memory, src_mask, tgt_mask);
@@ -379,6 +391,7 @@ TS_NO_FP_CONTRACT PositionalEncoding::PositionalEncoding(int64_t d_model, double
 }
 
 Tensor PositionalEncoding::operator()(const Tensor& x) const {
+  TS_CODE_SITE();
   // out = dropout(x + pe[:, :T])
   // (B,T,C) + (1,T,C) -> (B,T,C)
   if (x.dimension() != 3 || x.shape()[2] != pe.shape()[2]) fail("PositionalEncoding: x must be (B,T,C)");
@@ -396,6 +409,7 @@ ModuleRepr PositionalEncoding::repr() const { return {"PositionalEncoding", "", 
 AnnotatedEmbeddings::AnnotatedEmbeddings(int64_t d_model_, int64_t vocab) : lut(vocab, d_model_), d_model(d_model_) {}
 
 Tensor AnnotatedEmbeddings::operator()(const ITensor& x) const {
+  TS_CODE_SITE();
   // out = lut(x) * sqrt(d_model)   (the Python float, cast to float32 by torch)
   // (B,T) -> (B,T,C)
   Tensor out = lut(x);
@@ -411,6 +425,7 @@ ModuleRepr EmbedSequential::repr() const { return {"Sequential", "", {{"0", embe
 AnnotatedGenerator::AnnotatedGenerator(int64_t d_model, int64_t vocab) : proj(d_model, vocab) {}
 
 Tensor AnnotatedGenerator::operator()(const Tensor& x) const {
+  TS_CODE_SITE();
   // log p = log_softmax(x W^T + b)
   // (B,T,C) -> (B,T,V)
   return log_softmax(proj(x));
@@ -420,12 +435,14 @@ ModuleRepr AnnotatedGenerator::repr() const { return {"Generator", "", {{"proj",
 
 // ---------------------------------------------------------------- EncoderDecoder
 Tensor EncoderDecoder::encode(const ITensor& src, const BTensor* src_mask) {
+  TS_CODE_SITE();
   // memory = encoder(src_embed(src))   (B,S) -> (B,S,C)
   return encoder(src_embed(src), src_mask);
 }
 
 Tensor EncoderDecoder::decode(const Tensor& memory, const BTensor* src_mask, const ITensor& tgt,
                               const BTensor* tgt_mask) {
+  TS_CODE_SITE();
   // out = decoder(tgt_embed(tgt), memory)   (B,T) -> (B,T,C)
   return decoder(tgt_embed(tgt), memory, src_mask, tgt_mask);
 }

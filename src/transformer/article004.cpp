@@ -1,5 +1,6 @@
 // article004.cpp: article 004's functions (see article004.hpp); formula line, then shape line.
 #include "transformer/article004.hpp"
+#include "base/code_site.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 namespace ts {
 
 Tensor create_padding_mask(const std::vector<std::vector<int64_t>>& seq) {
+  TS_CODE_SITE();
   // seq = cast(equal(seq, 0), float32);  return seq[:, newaxis, newaxis, :]
   // (B,S) -> (B,1,1,S)
   if (seq.empty() || seq[0].empty()) throw std::invalid_argument("create_padding_mask: empty batch");
@@ -28,6 +30,7 @@ Tensor create_padding_mask(const std::vector<std::vector<int64_t>>& seq) {
 }
 
 Tensor create_look_ahead_mask(int64_t size) {
+  TS_CODE_SITE();
   // mask = 1 - band_part(ones((size, size)), -1, 0): band_part keeps the lower triangle
   // (size,size)
   if (size < 1) throw std::invalid_argument("create_look_ahead_mask: size must be positive");
@@ -96,6 +99,7 @@ MutilHeadAttention::MutilHeadAttention(int64_t d_model_, int64_t num_heads_)
 }
 
 Tensor MutilHeadAttention::operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const {
+  TS_CODE_SITE();
   // 1) q = wq(q), k = wk(k), v = wv(v)                                 (B,T|S,C)
   const Tensor qp = wq(q), kp = wk(k), vp = wv(v);
   // 2) split_heads: reshape (B,-1,H,D), transpose [0,2,1,3]; 3) attend   (B,H,T,D)

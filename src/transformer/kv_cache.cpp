@@ -2,6 +2,7 @@
 // Each step reads like article 002's DecoderLayer.forward with the causal mask replaced by the
 // cache; tests/twins/ch09_decoder.py runs the same steps in PyTorch.
 #include "transformer/kv_cache.hpp"
+#include "base/code_site.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -63,6 +64,7 @@ Tensor attend_row(MultiHeadedAttention& mha, const Tensor& q, const Tensor& k, c
 
 Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                           LayerCache& cache, CacheKind kind, MacCount& macs) {
+  TS_CODE_SITE();
   if (x_in.dimension() != 3 || x_in.shape()[1] != 1) throw std::invalid_argument("decoder_layer_step: x must be (B,1,C)");
   const size_t B = x_in.shape()[0], C = x_in.shape()[2], S = memory.shape()[1];
   const size_t F = static_cast<size_t>(layer.feed_forward.w_1.out_features);
@@ -125,6 +127,7 @@ Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x_in, const Tensor&
 
 Tensor decoder_step(Decoder& decoder, const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                     DecoderCache& cache) {
+  TS_CODE_SITE();
   if (cache.layers.size() != decoder.layers.size())
     throw std::invalid_argument("decoder_step: the cache has " + std::to_string(cache.layers.size()) +
                                 " layers, the decoder " + std::to_string(decoder.layers.size()));

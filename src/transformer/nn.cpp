@@ -1,5 +1,6 @@
 // nn.cpp: article 000's modules. Each forward reads top to bottom like the article's Python.
 #include "transformer/nn.hpp"
+#include "base/code_site.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -37,6 +38,7 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim)
 }
 
 Tensor Embedding::operator()(const ITensor& ids) const {
+  TS_CODE_SITE();
   // out[b, t, :] = weight[ids[b, t], :]
   // (B,T) -> (B,T,C)
   const size_t V = weight.shape()[0], C = weight.shape()[1];
@@ -76,6 +78,7 @@ ModuleRepr Dropout::repr() const { return dropout_repr(p); }
 
 // ---------------------------------------------------------------- attention
 Tensor masked_fill_zero(const Tensor& scores, const Tensor& mask, float value) {
+  TS_CODE_SITE();
   // scores.masked_fill(mask == 0, value)
   // (B,T,S), mask (1|B,T,S) -> (B,T,S)
   if (mask.dimension() != scores.dimension() || mask.shape()[1] != scores.shape()[1] ||
@@ -93,6 +96,7 @@ Tensor masked_fill_zero(const Tensor& scores, const Tensor& mask, float value) {
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask) {
+  TS_CODE_SITE();
   // 1) scores = Q K^T / sqrt(d_k)
   //    (B,T,D) x (B,S,D)^T -> (B,T,S)
   const double d_k = static_cast<double>(q.shape()[2]);
@@ -117,6 +121,7 @@ AttentionHead::AttentionHead(int64_t embed_dim, int64_t head_dim) {
 
 Tensor AttentionHead::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                  const Tensor* mask) const {
+  TS_CODE_SITE();
   // head = Attention(query W_q, key W_k, value W_v)
   // (B,T,C) -> (B,T,D)
   return scaled_dot_product_attention(q(query), k(key), v(value), mask);
@@ -136,6 +141,7 @@ MultiHeadAttention::MultiHeadAttention(const Config& config) {
 
 Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                       const Tensor* mask) const {
+  TS_CODE_SITE();
   // 1) every head attends on its own projection
   //    (B,T,C) -> H x (B,T,D)
   std::vector<Tensor> outs;
@@ -162,6 +168,7 @@ FeedForward::FeedForward(const Config& config) {
 }
 
 Tensor FeedForward::operator()(const Tensor& x) const {
+  TS_CODE_SITE();
   // FFN(x) = Dropout(GELU(x W1^T + b1) W2^T + b2)
   // (B,T,C) -> (B,T,F) -> (B,T,C)
   Tensor h = gelu(linear_1(x));
@@ -183,6 +190,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const Config& config) {
 }
 
 Tensor TransformerEncoderLayer::operator()(const Tensor& x_in, const Tensor* mask) const {
+  TS_CODE_SITE();
   // 1) h = LN1(x)                       (B,T,C)
   Tensor hidden_state = layer_norm_1(x_in);
   // 2) x = x + MHA(h, h, h)             (B,T,C)
@@ -193,6 +201,7 @@ Tensor TransformerEncoderLayer::operator()(const Tensor& x_in, const Tensor* mas
 }
 
 Tensor TransformerEncoderLayer::post_ln(const Tensor& x_in, const Tensor* mask) const {
+  TS_CODE_SITE();
   // 1) x = LN1(x + MHA(x, x, x))        (B,T,C)
   Tensor a = x_in + attention(x_in, x_in, x_in, mask);
   Tensor x = layer_norm_1(a);
@@ -216,6 +225,7 @@ Embeddings::Embeddings(const Config& config) {
 }
 
 Tensor Embeddings::operator()(const ITensor& input_ids) const {
+  TS_CODE_SITE();
   // 1) position ids 0..T-1              (1,T)
   const size_t T = input_ids.shape()[1];
   if (T > position_embeddings.weight.shape()[0])
@@ -242,6 +252,7 @@ TransformerEncoder::TransformerEncoder(const Config& config) {
 }
 
 Tensor TransformerEncoder::operator()(const ITensor& input_ids, const Tensor* mask) const {
+  TS_CODE_SITE();
   // x = Embeddings(ids); then x = layer(x) for each of the N layers
   // (B,T) -> (B,T,C)
   Tensor x = embeddings(input_ids);
