@@ -2,6 +2,7 @@
 """Every exercise of every docs page, done as the page says, and the chapter's notes checked.
 
 usage: exercises_check.py BUILD_DIR [FILTER]
+       exercises_check.py BUILD_DIR [FILTER] --edits   the learner-edit suite instead (below)
 
 The pages' "## Exercises" sections are numbered lists. Exercise N of docs/chNN_x.md is
 done by docs/exercises/chNN_x/N.patch: a few header lines, then (for an edit of the code)
@@ -19,6 +20,13 @@ is compiled and linked exactly as the build does (compile_commands.json and the 
 link line), against the build's libts_core.a. Nothing in the source tree changes.
 An exercise in a page without its file, or a file for no exercise, fails the check.
 Prints OK / NOT OK per exercise; exit 0 if all hold.
+
+With --edits: the edits a curious learner makes that no docs page asks for (a size constant,
+an activation, a residual, a mask's polarity, the sqrt(d) scaling, a layer count...), in
+tests/edits/chNN_x/NAME.patch, same format, plus
+    # why: what the learner changed and what must follow from it   (required)
+Each needs at least one '# expect:' (a sentence that must now say the new truth) and one
+'# reject:' (a sentence the edit made false, which must no longer be printed).
 """
 import concurrent.futures
 import json
@@ -33,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DOCS = os.path.join(ROOT, "docs")
 EXERCISES = os.path.join(DOCS, "exercises")
+EDITS = os.path.join(ROOT, "tests", "edits")
 
 
 def exercises_of(page):
@@ -118,7 +127,7 @@ def build_variant(build, chapter, patch, tmp):
     return exe
 
 
-def check(build, chapter, n, path):
+def check(build, chapter, n, path, edits=False):
     header, patch = parse(path)
     with tempfile.TemporaryDirectory(prefix="ts-exercise-") as tmp:
         exe = build_variant(build, chapter, patch, tmp) if patch else os.path.join(build, chapter)
@@ -140,14 +149,40 @@ def check(build, chapter, n, path):
             problems.append("a line matches %r: %s" % (rx, hit.strip()))
     if not header.get("expect"):
         problems.append("the file has no '# expect:' line: the exercise checks nothing")
+    if edits and not header.get("reject"):
+        problems.append("the file has no '# reject:' line: an edit must name the sentence it would make false")
+    if edits and not header.get("why"):
+        problems.append("the file has no '# why:' line")
+    if edits and not patch:
+        problems.append("the file has no patch: an edit edits the code")
     return problems
 
 
+def edit_jobs(only):
+    """(messages, jobs) for tests/edits/chNN_x/*.patch"""
+    messages, jobs = [], []
+    for chapter in sorted(os.listdir(EDITS)) if os.path.isdir(EDITS) else []:
+        folder = os.path.join(EDITS, chapter)
+        if not os.path.isdir(folder) or only not in chapter:
+            continue
+        if not os.path.exists(os.path.join(ROOT, "chapters", chapter + ".cpp")):
+            messages.append("NOT OK tests/edits/%s: no chapters/%s.cpp" % (chapter, chapter))
+            continue
+        for f in sorted(os.listdir(folder)):
+            if f.endswith(".patch"):
+                jobs.append(("%s edit %s" % (chapter, f[:-6]), chapter, f[:-6], os.path.join(folder, f)))
+    return messages, jobs
+
+
 def main():
-    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-    only = sys.argv[2] if len(sys.argv) > 2 else ""
+    args = [a for a in sys.argv[1:] if a != "--edits"]
+    edits = "--edits" in sys.argv[1:]
+    build = os.path.abspath(args[0] if args else "build")
+    only = args[1] if len(args) > 1 else ""
     messages, jobs = [], []  # jobs: (name, chapter, n, path), run on every core
-    for page in sorted(os.listdir(DOCS)):
+    if edits:
+        messages, jobs = edit_jobs(only)
+    for page in sorted(os.listdir(DOCS)) if not edits else []:
         m = re.match(r"^(ch\d\d_\w+)\.md$", page)
         if not m or only not in m.group(1):
             continue
@@ -169,7 +204,7 @@ def main():
     def one(job):
         name, chapter, n, path = job
         try:
-            problems = check(build, chapter, n, path)
+            problems = check(build, chapter, n, path, edits)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             problems = [str(e)]
         return ("OK " if not problems else "NOT OK ") + name + "".join("\n    " + p for p in problems)
@@ -179,7 +214,11 @@ def main():
     for line in messages + results:
         print(line)
     failed = sum(line.startswith("NOT OK") for line in messages + results)
-    print("%d exercise(s) failed" % failed if failed else "all %d exercises hold" % len(jobs))
+    what = "edits" if edits else "exercises"
+    if not jobs and not messages:
+        print("no %s found%s" % (what, " for " + only if only else ""))
+        return 1
+    print("%d %s failed" % (failed, what) if failed else "all %d %s hold" % (len(jobs), what))
     return 1 if failed else 0
 
 
