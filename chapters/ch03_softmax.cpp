@@ -472,12 +472,6 @@ static std::vector<std::string> numbered(const std::string& prefix, size_t n) {
   return out;
 }
 
-// s right-aligned in `width` terminal columns (CJK counts 2)
-static std::string pad_left(const std::string& s, size_t width) {
-  const size_t w = display_width(s);
-  return w >= width ? s : std::string(width - w, ' ') + s;
-}
-
 static std::string scaling_table(const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
                                  const std::vector<Peak>& scaled) {
   const std::string max_weight = _("max weight"), eff_keys = _("eff. keys");

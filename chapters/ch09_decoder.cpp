@@ -38,7 +38,6 @@ using namespace ts;
 
 static std::vector<std::string> labels(size_t n, const std::vector<std::string>& example, const char* prefix);
 static Tensor head_mean(const Tensor& w);
-static std::string pad_left(const std::string& s, size_t width);
 
 int main(int argc, char** argv) {
   Chapter ch("ch09_decoder", _("The decoder layer: masked self-attention, cross-attention, a key/value cache"),
@@ -432,8 +431,3 @@ static Tensor head_mean(const Tensor& w) {
   return m;
 }
 
-// Right-align by display columns (a CJK character takes two), for translated table headers.
-static std::string pad_left(const std::string& s, size_t width) {
-  const size_t w = display_width(s);
-  return w >= width ? s : std::string(width - w, ' ') + s;
-}

@@ -61,6 +61,11 @@ size_t display_width(const std::string& s) {
   return n;
 }
 
+std::string pad_left(const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
 std::string pad_right(const std::string& s, size_t width) {
   const size_t w = display_width(s);
   return w >= width ? s : s + std::string(width - w, ' ');

@@ -18,6 +18,8 @@ size_t display_width(const std::string& s);
 
 // `s` padded with spaces to `width` columns (unchanged if already wider).
 std::string pad_right(const std::string& s, size_t width);
+// `s` right-aligned in `width` columns: spaces before it (unchanged if already wider).
+std::string pad_left(const std::string& s, size_t width);
 
 // `s` cut to at most `width` columns, the cut marked with '~' (the '~' takes the last column;
 // a wide character that would not fit is left out whole).

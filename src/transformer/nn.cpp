@@ -95,14 +95,22 @@ Tensor masked_fill_zero(const Tensor& scores, const Tensor& mask, float value) {
   return out;
 }
 
+Tensor scaled_scores(const Tensor& q, const Tensor& k) {
+  TS_CODE_SITE();
+  // scores = Q K^T / sqrt(d_k)
+  // (B,T,D) x (B,S,D)^T -> (B,T,S)
+  const double d_k = static_cast<double>(q.shape()[q.dimension() - 1]);
+  Tensor scores = bmm_nt(q, k);
+  const float scale = static_cast<float>(std::sqrt(d_k));  // Python float, cast to float32 by torch
+  for (float& s : scores) s = s / scale;
+  return scores;
+}
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask) {
   TS_CODE_SITE();
   // 1) scores = Q K^T / sqrt(d_k)
   //    (B,T,D) x (B,S,D)^T -> (B,T,S)
-  const double d_k = static_cast<double>(q.shape()[2]);
-  Tensor scores = bmm_nt(q, k);
-  const float scale = static_cast<float>(std::sqrt(d_k));  // Python float, cast to float32 by torch
-  for (float& s : scores) s = s / scale;
+  Tensor scores = scaled_scores(q, k);
   // 2) hide masked positions: masked_fill(mask == 0, -inf)
   if (mask) scores = masked_fill_zero(scores, *mask, -INFINITY);
   // 3) weights = softmax(scores, dim=-1)

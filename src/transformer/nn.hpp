@@ -76,6 +76,9 @@ struct Dropout {
 // scores = Q K^T / sqrt(d_k); masked where mask == 0; softmax; times V.
 // q (B,T,D), k (B,S,D), v (B,S,Dv), mask (1 or B,T,S) with 0 = hide, or nullptr -> (B,T,Dv)
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask = nullptr);
+// scores = q k^T / sqrt(D), as article 000 writes it (torch.bmm, then / sqrt(dim_k) with D read
+// from q's last dim): q (B,T,D), k (B,S,D) -> (B,T,S)
+Tensor scaled_scores(const Tensor& q, const Tensor& k);
 // scores.masked_fill(mask == 0, value): scores (B,T,S), mask broadcastable (1 or B,T,S)
 Tensor masked_fill_zero(const Tensor& scores, const Tensor& mask, float value);
 
