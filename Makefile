@@ -1,5 +1,5 @@
 # transformer-steps: the two commands a learner needs are
-#   make walkthrough   # install what is missing, build, run chapters 1..10 in order
+#   make walkthrough   # install what is missing, build, run every chapter (chapters/ch*.cpp) in order
 #   make test          # install what is missing, build, pass every test (+ ASan/UBSan build)
 # Everything else is a building block of those two.
 

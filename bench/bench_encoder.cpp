@@ -33,6 +33,7 @@
 #include "bench_isa.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 #include "exact/rng.hpp"
 #include "fast/fast_encoder.hpp"
 #include "transformer/nn.hpp"
@@ -67,14 +68,6 @@ ts::ITensor ids(int64_t B, int64_t T) {
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int64_t> d(0, 30521);
   ts::ITensor t = ts::ITensor::from_shape({size_t(B), size_t(T)});
-  for (auto& v : t) v = d(rng);
-  return t;
-}
-
-ts::Tensor randn(const ts::Shape& shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  ts::Tensor t = ts::Tensor::from_shape(shape);
   for (auto& v : t) v = d(rng);
   return t;
 }

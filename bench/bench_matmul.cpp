@@ -22,16 +22,9 @@
 
 #include "bench_isa.hpp"
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 
 namespace {
-
-ts::Tensor randn(const ts::Shape& shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  ts::Tensor t = ts::Tensor::from_shape(shape);
-  for (auto& v : t) v = d(rng);
-  return t;
-}
 
 constexpr size_t kT = 128, kC = 768, kF = 3072;
 constexpr double kFlop = 2.0 * kT * kC * kF;

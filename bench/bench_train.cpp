@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 #include "train/trainer.hpp"
 
 using namespace ts::train;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 
 int main(int argc, char** argv) {
   ts::use_widest_blas_core();

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 #include "reference_run.hpp"
 
 namespace {

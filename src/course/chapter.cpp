@@ -23,6 +23,7 @@
 #include "course/layout.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 #include "exact/npy.hpp"
 #include "exact/rng.hpp"
 

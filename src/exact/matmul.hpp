@@ -19,7 +19,6 @@
 #include <string>
 
 #include "exact/tensor.hpp"
-#include "fast/isa.hpp"
 
 namespace ts {
 
@@ -93,23 +92,10 @@ Tensor matmul_heads_qk(const Tensor& q, const Tensor& k, int64_t H);
 // p (B,H,T,S), v (B,S,C) -> (B,H,T,D); torch.matmul(p, v.view(B,S,H,D).transpose(1,2)).
 Tensor matmul_heads_pv(const Tensor& p, const Tensor& v);
 
-// ---- which OpenBLAS kernel runs (see matmul.cpp, "Choosing the OpenBLAS kernel") ----
+// ---- which OpenBLAS kernel runs (chosen by fast/blas_core.hpp, use_widest_blas_core) ----
 // The core OpenBLAS is running, e.g. "SkylakeX", "Cooperlake", "Haswell" ("" if the BLAS
 // is not OpenBLAS).
 std::string blas_core();
-// Switch OpenBLAS to the widest kernel the CPU runs when OpenBLAS picked a narrower one
-// (choose_blas_core); an explicit OPENBLAS_CORETYPE always wins. Every program calls it
-// once, before its first product: Chapter::run, the tests' and tools' main, the benchmarks.
-// Later calls do nothing.
-void use_widest_blas_core();
-// The rule: OpenBLAS picked `picked`, the environment says `env` (nullptr: unset), the CPU
-// runs `cpu`. core: what to switch OpenBLAS to ("" = leave it); reason: one line.
-struct BlasCoreChoice {
-  std::string core, reason;
-};
-BlasCoreChoice choose_blas_core(const std::string& picked, const char* env, Isa cpu);
-// Why blas_core() is what it is, one line (for a chapter's info output and the benchmarks).
-std::string blas_core_reason();
 // OpenBLAS's thread count for one product (openblas_set_num_threads); 0 if unknown.
 void set_blas_threads(int n);
 int blas_threads();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "exact/matmul.hpp"
+#include "fast/blas_core.hpp"
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
