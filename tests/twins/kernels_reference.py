@@ -18,20 +18,11 @@ import sys
 import torch
 import torch.nn.functional as F
 
-torch.set_num_threads(1)  # the course's reference transcripts were made with 1 thread
+from raw_reference import RawReference
 
-out_dir = sys.argv[1]
-os.makedirs(out_dir, exist_ok=True)
-manifest = []
-gen = torch.Generator().manual_seed(1234)
-
-
-def randn(*shape, scale=1.0, shift=0.0):
-    return torch.randn(*shape, generator=gen) * scale + shift
-
-
-def save(name, t):
-    t.detach().contiguous().to(torch.float32).numpy().tofile(os.path.join(out_dir, name))
+ref = RawReference(1234)
+out_dir, manifest, gen = ref.out_dir, ref.manifest, ref.gen
+randn, save = ref.randn, ref.save
 
 
 def case(name, op, x, y, eps=0.0, gamma=None, beta=None, naive_tol=1e-5):
@@ -143,6 +134,4 @@ for n in (15360, 17):
     x[3::11] = 0.0
     case(f"relu_{n}", "relu", x, torch.nn.ReLU()(x))
 
-with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
-    f.write("\n".join(manifest) + "\n")
-print(f"wrote {len(manifest)} cases to {out_dir}")
+ref.finish()

@@ -21,20 +21,11 @@ import sys
 
 import torch
 
-torch.set_num_threads(1)  # the course's reference transcripts were made with 1 thread
+from raw_reference import RawReference
 
-out_dir = sys.argv[1]
-os.makedirs(out_dir, exist_ok=True)
-manifest = []
-gen = torch.Generator().manual_seed(2024)
-
-
-def randn(*shape, scale=1.0, shift=0.0):
-    return torch.randn(*shape, generator=gen) * scale + shift
-
-
-def save(name, t):
-    t.detach().contiguous().to(torch.float32).numpy().tofile(os.path.join(out_dir, name))
+ref = RawReference(2024)
+out_dir, manifest, gen = ref.out_dir, ref.manifest, ref.gen
+randn, save = ref.randn, ref.save
 
 
 def case(name, x):
@@ -70,6 +61,4 @@ case("shifted_row_1x3000", randn(1, 3000, scale=1e-3, shift=7.0))
 case("shifted_row_1x37", randn(1, 37, scale=0.01, shift=100.0))
 case("single_1x1", randn(1, 1))
 
-with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
-    f.write("\n".join(manifest) + "\n")
-print(f"{len(manifest)} cases written to {out_dir}")
+ref.finish()
