@@ -32,7 +32,7 @@
 #include "exact/print.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gradcheck.hpp"
-#include "train/plot.hpp"
+#include "course/plot.hpp"
 #include "train/trainer.hpp"
 #include "transformer/kv_cache.hpp"  // thousands()
 

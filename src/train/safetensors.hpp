@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.hpp"
+
 namespace ts::train {
 
-// Any failure to read or write a file: the message names the file and what is wrong.
-struct FileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// Any failure to read or write a file throws FileError (base/errors.hpp): the message names
+// the file and what is wrong.
 
 struct StTensor {
   std::string dtype = "F32";       // "F32" or "I64"

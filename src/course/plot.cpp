@@ -1,5 +1,5 @@
-// train/plot.cpp: see plot.hpp.
-#include "train/plot.hpp"
+// course/plot.cpp: see plot.hpp.
+#include "course/plot.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 
-namespace ts::train {
+namespace ts {
 
 std::string loss_curve(const std::vector<double>& losses, int width, int height) {
   if (losses.empty()) return std::string(_("(no steps)")) + "\n";
@@ -53,4 +53,4 @@ std::string progress_bar(long done, long total, double loss, double steps_per_s,
              fmt::arg("loss", loss), fmt::arg("rate", steps_per_s));
 }
 
-}  // namespace ts::train
+}  // namespace ts

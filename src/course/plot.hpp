@@ -1,10 +1,11 @@
-// train/plot.hpp: ch11's terminal pictures of training (introduced in ch11).
+// course/plot.hpp: ch11's terminal pictures of training (introduced in ch11): presentation,
+// so it sits in course/ beside the heatmaps, above train/.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace ts::train {
+namespace ts {
 
 // The loss per step as a curve, log scale: each of `width` columns is the mean loss of its
 // steps, drawn as '*' at its height among `height` rows; y labels at top, middle and bottom,
@@ -14,4 +15,4 @@ std::string loss_curve(const std::vector<double>& losses, int width = 60, int he
 // "[#########...........]  340/1000  loss 0.1234  41.2 steps/s" (no newline)
 std::string progress_bar(long done, long total, double loss, double steps_per_s, int width = 30);
 
-}  // namespace ts::train
+}  // namespace ts
