@@ -27,28 +27,24 @@
 #include <fmt/format.h>
 
 #include "course/chapter.hpp"
-#include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "exact/print.hpp"
+#include "course/plot.hpp"
+#include "course/train_views.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gradcheck.hpp"
-#include "course/plot.hpp"
+#include "train/module_check.hpp"
 #include "train/trainer.hpp"
-#include "transformer/kv_cache.hpp"  // thousands()
 
 using namespace ts;
 using namespace ts::train;
 
 // The chapter's helpers, after main.
-// --translate's value: a whole number 0..9999 written with digits only.
-static int64_t parse_number(const std::string& text);
-// ids -> their words, for the heatmaps' labels ("<start> 2 0 4 8 <end>").
-static std::vector<std::string> tokens_of(const Vocab& v, const std::vector<int64_t>& ids);
-// The parameters per top-level part of the model (encoder, decoder, ...) and their total.
-static std::string parameter_table(const Model<float>& model);
-// One line per parameter tensor of --check-grads: OK / NOT OK, max difference, first values.
-template <class Rows>
-static std::string grad_table(const Rows& rows);
+// The knobs' values: refused with the fix unless in range (UsageError); --translate's number, or -1.
+static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, double dropout, double lr,
+                           const std::string& loss_name, const std::string& translate_text);
+// Step 2's check at step 0: the model ch11 trains against ch10's EncoderDecoder, same weights.
+static void check_model(Chapter& ch, const Model<float>& model, const Batch& b);
 // translate(n): the article's 输入: / 预测输出: lines, and whether the words are right.
 static void translation(Chapter& ch, int64_t n, const std::string& predicted);
 
@@ -56,20 +52,21 @@ int main(int argc, char** argv) {
   Chapter ch("ch11_training", _("The Transformer learns: train_step, loss_fun, Adam, evaluate and translate"),
              _("article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试 (train_step, create_mask, loss_fun, "
                "Adam, evaluate/translate)"));
-  int64_t steps = -1, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 50, threads = 2;
-  double dropout = 0.1, lr = 0.001, label_smoothing = 0.0;
+  ModelConfig cfg;  // create_model's sizes (the knobs below change them)
+  cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.d_ff = 256, cfg.label_smoothing = 0.0;
+  int64_t steps = -1, batch = 64, log_every = 50, threads = 2;
+  double dropout = 0.1, lr = 0.001;
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;
-  const std::string not_given = "\x01";  // --translate "" must be refused, not ignored
-  std::string translate_text = not_given, save_dir, load_dir, loss_name = "article";
+  std::string translate_text = "\x01", save_dir, load_dir, loss_name = "article";  // \x01: not given
   ch.option("--steps", steps, _("training steps (batches) (default 1000; 0 more with --load unless given)"));
   ch.option("--batch", batch, _("B, numbers per batch (default 64, the article's BATCH_SIZE)"), 1, 4096);
-  ch.option("--layers", layers, _("N encoder and N decoder layers (default 2)"), 1, 12);
-  ch.option("--d-model", d_model, _("C, the model width (default 64)"), 2, 1024);
-  ch.option("--heads", heads, _("H, attention heads; must divide --d-model (default 4)"));
-  ch.option("--d-ff", d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
+  ch.option("--layers", cfg.layers, _("N encoder and N decoder layers (default 2)"), 1, 12);
+  ch.option("--d-model", cfg.d_model, _("C, the model width (default 64)"), 2, 1024);
+  ch.option("--heads", cfg.heads, _("H, attention heads; must divide --d-model (default 4)"));
+  ch.option("--d-ff", cfg.d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
   ch.option("--dropout", dropout, _("dropout_rate (default 0.1)"));
   ch.option("--lr", lr, _("Adam's learning rate (default 0.001, the article's)"));
-  ch.option("--label-smoothing", label_smoothing, _("spread this much target probability over all words (default 0)"));
+  ch.option("--label-smoothing", cfg.label_smoothing, _("spread this much target probability over all words (default 0)"));
   ch.option("--loss", loss_name,
             _("the loss to train on: article (loss_fun: mean over all B*T positions) or token (mean over real tokens) "
               "(default article)"));
@@ -84,17 +81,13 @@ int main(int argc, char** argv) {
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    // ---------------------------------------------------------------- knobs
-    if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);  // not given: 1000, or 0 after --load
-    check_model_dims(d_model, heads);
-    if (!(dropout >= 0.0 && dropout < 1.0))
-      throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
-    if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
-    if (!(label_smoothing >= 0.0 && label_smoothing < 1.0))
-      throw UsageError(trf("--label-smoothing must be in [0, 1), got {v}", fmt::arg("v", label_smoothing)));
-    if (loss_name != "article" && loss_name != "token")
-      throw UsageError(trf("--loss must be 'article' or 'token', got '{v}'", fmt::arg("v", loss_name)));
-    const int64_t number = translate_text == not_given ? -1 : parse_number(translate_text);
+    const int64_t number = check_knobs(ch, steps, cfg, dropout, lr, loss_name, translate_text);
+    const Vocab& sv = source_vocab();
+    const Vocab& tv = target_vocab();
+    cfg.src_vocab = sv.size(), cfg.tgt_vocab = tv.size(), cfg.dropout = ch.eval ? 0.0 : dropout;
+    cfg.pre_ln = !post_ln, cfg.look_ahead = !no_look_ahead, cfg.scale_scores = !no_scale;
+    Model<float> model = init_model(cfg, ch.seed);  // ch10's create_model(...) with torch.manual_seed(seed)
+    const std::vector<float> untrained = model.params;
     if (!load_dir.empty() && steps == -1) steps = 0;
     if (steps == -1) steps = 1000;
     if (!save_dir.empty()) {
@@ -110,15 +103,6 @@ int main(int argc, char** argv) {
                                fmt::arg("path", save_dir + f)));
     }
     const Reduction reduction = loss_name == "article" ? Reduction::ArticleMean : Reduction::TokenMean;
-    const Vocab& sv = source_vocab();
-    const Vocab& tv = target_vocab();
-    ModelConfig cfg;
-    cfg.src_vocab = sv.size();
-    cfg.tgt_vocab = tv.size();
-    cfg.layers = layers, cfg.d_model = d_model, cfg.heads = heads, cfg.d_ff = d_ff;
-    cfg.dropout = ch.eval ? 0.0 : dropout;
-    cfg.pre_ln = !post_ln, cfg.look_ahead = !no_look_ahead, cfg.scale_scores = !no_scale;
-    cfg.label_smoothing = label_smoothing;
 
     if (check_grads) {
       // ---------------------------------------------------------------- --check-grads
@@ -130,24 +114,22 @@ int main(int argc, char** argv) {
       tiny.label_smoothing = cfg.label_smoothing;
       const std::vector<int64_t> nums = {7, 42, 905, 2048};
       const auto rows = check_grads_fd(tiny, ch.seed, nums);
-      ch.say(trf("  tiny model: {n}+{n} layers, d_model {C}, {H} heads, d_ff {F}; batch = {{7, 42, 905, 2048}} "
-                 "(padding on both sides); central differences, h = 1e-5",
+      ch.say(trf("  tiny model: {n}+{n} layers, d_model {C}, {H} heads, d_ff {F}; batch = {{{nums}}} (padding on both "
+                 "sides); central differences, h = {h:g}",
                  fmt::arg("n", tiny.layers), fmt::arg("C", tiny.d_model), fmt::arg("H", tiny.heads),
-                 fmt::arg("F", tiny.d_ff)));
+                 fmt::arg("F", tiny.d_ff), fmt::arg("nums", fmt::join(nums, ", ")), fmt::arg("h", kFdStep)));
       ch.show("check every gradient", grad_table(rows),
               _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
       const size_t bad = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return !r.ok; }));
       ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
-                                                         "(maxdiff <= 1e-6 x max |grad|)",
-                                                         fmt::arg("n", rows.size()))
+                                                         "(maxdiff <= {tol:g} x max |grad|)",
+                                                         fmt::arg("n", rows.size()), fmt::arg("tol", kFdTolerance))
                                                    : trf("{bad} of {n} parameter tensors differ from finite "
                                                          "differences: a *_backward no longer matches its forward",
                                                          fmt::arg("bad", bad), fmt::arg("n", rows.size()))));
       return;
     }
 
-    Model<float> model = init_model(cfg, ch.seed);
-    const std::vector<float> untrained = model.params;
     Adam loaded;
     if (!load_dir.empty()) {
       // read and check the whole checkpoint before anything else happens
@@ -170,69 +152,32 @@ int main(int argc, char** argv) {
     }
     ch.show("input_vocab_size, target_vocab_size", fmt::format("{} {}", sv.size(), tv.size()),
             trf("article 004's convention: pad = 0, start = vocab_size ({ss} / {ts}), end = vocab_size + 1 ({se} / "
-                "{te}); source: 10 digits, target: {w} words",
+                "{te}); source: {d} digits, target: {w} words",
                 fmt::arg("ss", sv.start()), fmt::arg("ts", tv.start()), fmt::arg("se", sv.end()),
-                fmt::arg("te", tv.end()), fmt::arg("w", tv.vocab_size - 1)),
+                fmt::arg("te", tv.end()), fmt::arg("d", sv.vocab_size - 1), fmt::arg("w", tv.vocab_size - 1)),
             Shown::Twin);
     const Split& split = number_split();
     ch.say(trf("  {train} numbers train, {held} are held out (the same for every seed) and only evaluated.",
                fmt::arg("train", split.train.size()), fmt::arg("held", split.held_out.size())));
     ch.show("{part: sum(p.numel() for p in module.parameters())}", parameter_table(model),
-            trf("create_model(V_src={vs}, V_tgt={vt}, N={N}, d_model={C}, d_ff={F}, h={H}), {ln}, ReLU feed-forward, "
+            trf("create_model(V_src={vs}, V_tgt={vt}, N={N}, d_model={C}, d_ff={F}, h={H}), {ln}, {act} feed-forward, "
                 "dropout {p}",
-                fmt::arg("vs", cfg.src_vocab), fmt::arg("vt", cfg.tgt_vocab), fmt::arg("N", layers),
-                fmt::arg("C", d_model), fmt::arg("F", d_ff), fmt::arg("H", heads),
-                fmt::arg("ln", cfg.pre_ln ? "pre-LN" : "post-LN"), fmt::arg("p", cfg.dropout)),
+                fmt::arg("vs", cfg.src_vocab), fmt::arg("vt", cfg.tgt_vocab), fmt::arg("N", cfg.layers),
+                fmt::arg("C", cfg.d_model), fmt::arg("F", cfg.d_ff), fmt::arg("H", cfg.heads),
+                fmt::arg("ln", cfg.pre_ln ? "pre-LN" : "post-LN"), fmt::arg("act", cfg.relu ? "ReLU" : _("linear")),
+                fmt::arg("p", cfg.dropout)),
             Shown::Twin);
     Epochs epochs(batch, ch.seed);
-    {
-      // a demo batch: the first training batch of this seed
-      Epochs peek(batch, ch.seed);
+    const Batch first = [&] {
+      Epochs peek(batch, ch.seed);  // the first training batch of this seed, without taking it
       int64_t e = 0, bi = 0;
-      const Batch b = make_batch(peek.next(&e, &bi));
-      int64_t shortest = b.S, longest = 0;  // source lengths without padding
-      for (int64_t i = 0; i < b.B; ++i) {
-        int64_t len = 0;
-        for (int64_t s = 0; s < b.S; ++s) len += b.inputs[size_t(i * b.S + s)] != 0;
-        shortest = std::min(shortest, len), longest = std::max(longest, len);
-      }
-      ch.show("inputs.shape, targets.shape",
-              fmt::format("{} {}", size_str({size_t(b.B), size_t(b.S)}), size_str({size_t(b.B), size_t(b.T + 1)})),
-              shortest < longest
-                  ? trf("padded to the longest number in the batch: its sources hold {lo} to {hi} tokens, so every "
-                        "padding mask matters",
-                        fmt::arg("lo", shortest), fmt::arg("hi", longest))
-                  : trf("every source of this batch holds {n} tokens: no padding here, but other batches have some",
-                        fmt::arg("n", longest)),
-              Shown::Twin);
-      ch.show("create_mask(inputs, tar_inp)",
-              fmt::format("encode_padding_mask {}\ncombined_mask       {}\ndecode_padding_mask {}",
-                          size_str({size_t(b.B), 1, 1, size_t(b.S)}), size_str({size_t(b.B), 1, size_t(b.T), size_t(b.T)}),
-                          size_str({size_t(b.B), 1, 1, size_t(b.S)})),
-              _("1 = hide: source padding (encoder), max(target padding, look-ahead) (decoder self-attention), source "
-                "padding again (cross-attention)"),
-              Shown::Twin);
-      // the shortest number of the batch: the most padding
-      int64_t row = 0;
-      for (int64_t i = 0; i < b.B; ++i)
-        if (b.numbers[size_t(i)] < b.numbers[size_t(row)]) row = i;
-      const auto m = create_mask<float>(b.inputs, b.tar_inp, b.B, b.S, b.T, cfg.look_ahead);
-      // combined_mask[row]   (T,T)
-      Tensor comb = Tensor::from_shape({size_t(b.T), size_t(b.T)});
-      for (int64_t q = 0; q < b.T; ++q)
-        for (int64_t s = 0; s < b.T; ++s) comb(size_t(q), size_t(s)) = m.dec_self[size_t((row * b.T + q) * b.T + s)];
-      std::vector<int64_t> ti(b.tar_inp.begin() + row * b.T, b.tar_inp.begin() + (row + 1) * b.T);
-      HeatmapOptions opt;
-      opt.mode = heatmap_mode(ch.color);
-      opt.vmin = 0, opt.vmax = 1;
-      opt.cell_width = 8;
-      opt.title = trf("combined_mask of {n} (\"{words}\"): rows = queries, columns = keys, dark = hidden",
-                      fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])));
-      ch.figure(heatmap(comb, tokens_of(tv, ti), tokens_of(tv, ti), opt));
-    }
+      return make_batch(peek.next(&e, &bi));
+    }();
+    show_batch(ch, first, cfg);
 
     // ---------------------------------------------------------------- 2) train
     ch.section(_("Step 2: train_step, repeated"), _("article 004 §模型训练和测试, 2) loss_fun + Adam, 4) 训练模型"));
+    check_model(ch, model, first);  // step 0: what ch11 trains = ch10's EncoderDecoder?
     Trainer trainer(std::move(model), static_cast<int>(threads), ch.seed);
     Adam& adam = trainer.adam();
     if (!load_dir.empty()) {
@@ -240,43 +185,38 @@ int main(int argc, char** argv) {
       ch.say(trf("  loaded {dir} (after {n} steps of training)", fmt::arg("dir", load_dir), fmt::arg("n", adam.step)));
     }
     adam.lr = lr;
-    std::vector<double> curve;
-    double ratio_sum = 0, ratio_min = 1, ratio_max = 0, sum_article = 0, sum_token = 0;
+    Metrics metrics;
     if (steps > 0) {
-      ch.say(trf("  {steps} steps of B = {B} ({per} batches per epoch), Adam(lr={lr}, beta_1=0.9, beta_2=0.98, "
-                 "epsilon=1e-9), loss: {loss}, {threads} thread(s)",
+      ch.say(trf("  {steps} steps of B = {B} ({per} batches per epoch), Adam(lr={lr}, beta_1={b1}, beta_2={b2}, "
+                 "epsilon={eps}), loss: {loss}, {threads} thread(s)",
                  fmt::arg("steps", steps), fmt::arg("B", batch), fmt::arg("per", epochs.batches_per_epoch()),
-                 fmt::arg("lr", lr),
+                 fmt::arg("lr", adam.lr), fmt::arg("b1", adam.beta1), fmt::arg("b2", adam.beta2),
+                 fmt::arg("eps", adam.eps),
                  fmt::arg("loss", reduction == Reduction::ArticleMean ? _("article 004's loss_fun") : _("per-token mean")),
-                 fmt::arg("threads", threads)));
+                 fmt::arg("threads", trainer.threads())));
       const bool tty = ch.rich() && isatty(STDOUT_FILENO);
-      // train_loss and train_accuracy: reset at each epoch, as the article's metrics
-      double epoch_loss = 0;
-      int64_t epoch_n = 0, epoch_correct = 0, epoch_tokens = 0, last_epoch = 0;
+      Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
         const Batch b = make_batch(epochs.next(&epoch, &bi));
-        if (epoch != last_epoch) {
-          epoch_loss = 0, epoch_n = 0, epoch_correct = 0, epoch_tokens = 0;
-          last_epoch = epoch;
-        }
-        const StepStats st = trainer.step(b, reduction);
+        // train_step(inp, tar), as llm.c's loop: forward (and loss_fun), zero the gradients,
+        // backward, Adam's update. The trainer splits the batch over its threads.
+        const StepStats st = trainer.forward(b, /*training=*/true);
         const double loss = reduction == Reduction::ArticleMean ? st.loss_article : st.loss_token;
+        trainer.zero_grad();
+        trainer.backward(reduction);
+        adam.update(m.params.data(), trainer.grads().data(), m.params.size());
         if (!std::isfinite(loss))
           throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
                                fmt::arg("s", s + 1)));
-        curve.push_back(loss);
-        sum_article += st.loss_article, sum_token += st.loss_token;
-        const double ratio = double(st.tokens) / double(st.positions);
-        ratio_sum += ratio, ratio_min = std::min(ratio_min, ratio), ratio_max = std::max(ratio_max, ratio);
-        epoch_loss += loss, ++epoch_n, epoch_correct += st.correct, epoch_tokens += st.tokens;
+        metrics.add(epoch, st, loss);  // train_loss(loss); train_accuracy(tar_real, predictions)
         if (bi % log_every == 0) {
           if (tty) std::cout << "\r\033[K";
           // the article's own progress line (what it prints, so never translated)
           ch.show(fmt::format("epoch {} batch {}", epoch, bi),
-                  fmt::format("epoch {}, batch {}, loss:{:.4f}, acc:{:.4f}", epoch, bi, epoch_loss / double(epoch_n),
-                              double(epoch_correct) / double(epoch_tokens)),
+                  fmt::format("epoch {}, batch {}, loss:{:.4f}, acc:{:.4f}", epoch, bi, metrics.train_loss(),
+                              metrics.train_accuracy()),
                   "", Shown::Article);
         }
         if (tty && (s % 5 == 0 || s + 1 == steps)) {
@@ -288,21 +228,8 @@ int main(int argc, char** argv) {
       if (tty) std::cout << "\r\033[K";
       ch.say(trf("  {n} steps in {s:.1f} s: {r:.1f} steps/s", fmt::arg("n", steps), fmt::arg("s", secs),
                  fmt::arg("r", double(steps) / secs)));
-      ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(curve));
-      // the article's loss_fun beside the per-token mean
-      const double mean_ratio = ratio_sum / double(steps);
-      ch.show("loss_fun vs per-token mean (averaged over the run)",
-              trf("article loss_fun (/ all B*T positions): {a:.4f}\nper-token mean (/ real tokens):        {t:.4f}",
-                  fmt::arg("a", sum_article / double(steps)), fmt::arg("t", sum_token / double(steps))),
-              trf("the article divides by padding too: its loss is the per-token mean times real/all = {m:.3f} on "
-                  "average ({lo:.3f}..{hi:.3f} per batch)",
-                  fmt::arg("m", mean_ratio), fmt::arg("lo", ratio_min), fmt::arg("hi", ratio_max)),
-              Shown::Twin);
-      ch.say(trf("  What it does: every gradient is scaled by that batch's real/all ratio, so batches with more padding "
-                 "(short numbers) count less. With SGD this would lower the learning rate by about {pct:.0f}%; Adam "
-                 "divides m by sqrt(v), so a scale that varies only between {lo:.3f} and {hi:.3f} mostly cancels. Try "
-                 "--loss token.",
-                 fmt::arg("pct", 100.0 * (1.0 - mean_ratio)), fmt::arg("lo", ratio_min), fmt::arg("hi", ratio_max)));
+      ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(metrics.curve));
+      show_loss_reduction(ch, metrics);  // the article's loss_fun beside the per-token mean
     }
 
     // ---------------------------------------------------------------- 3) evaluate
@@ -343,63 +270,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 4) look inside
     ch.section(_("Step 4: what the cross-attention learned"),
                _("article 004 §模型训练和测试, translate(sentence, plot=...): attention_weights"));
-    {
-      const int64_t n = number >= 0 ? number : 3907;  // three thousand nine hundred seven
-      Model<float> before = trained;
-      before.params = untrained;
-      std::vector<float> pa, pb;
-      int64_t Ta = 0, Sa = 0, Tb = 0, Sb = 0;
-      const auto after_ids = greedy_translate(trained, {n}, max_new, &pa, &Ta, &Sa)[0];
-      const auto before_ids = greedy_translate(before, {n}, max_new, &pb, &Tb, &Sb)[0];
-      const std::vector<std::string> cols = tokens_of(sv, encode_source(n));
-      // rows: the decoder input at the final step, <start> + predicted words
-      auto rows_of = [&](const std::vector<int64_t>& ids, int64_t T) {
-        std::vector<std::string> r = {"<start>"};
-        for (size_t i = 0; i + 1 < size_t(T) && i < ids.size(); ++i) r.push_back(tv.words[size_t(ids[i])]);
-        while (r.size() < size_t(T)) r.push_back(tv.words[size_t(tv.end())]);
-        return r;
-      };
-      HeatmapOptions opt;
-      opt.mode = heatmap_mode(ch.color);
-      opt.vmin = 0, opt.vmax = 1;
-      opt.cell_width = 7;
-      const int64_t H = cfg.heads, last = cfg.layers - 1;
-      for (int64_t h = 0; h < H; ++h) {
-        // head h of the last decoder layer's cross-attention   (T,S), trained and untrained
-        Tensor a = Tensor::from_shape({size_t(Ta), size_t(Sa)}), b = Tensor::from_shape({size_t(Tb), size_t(Sb)});
-        std::copy_n(pa.begin() + h * Ta * Sa, Ta * Sa, a.begin());
-        std::copy_n(pb.begin() + h * Tb * Sb, Tb * Sb, b.begin());
-        opt.title = trf("decoder layer {l} cross-attention, head {h}, TRAINED: rows = decoder input, columns = source "
-                        "digits of {n}",
-                        fmt::arg("l", last), fmt::arg("h", h), fmt::arg("n", n));
-        ch.figure(heatmap(a, rows_of(after_ids, Ta), cols, opt));
-        opt.title = trf("the same head UNTRAINED (its greedy output: \"{words}\")",
-                        fmt::arg("words", tv.decode(before_ids)));
-        ch.figure(heatmap(b, rows_of(before_ids, Tb), cols, opt));
-      }
-      // which digit does the row that predicts "hundred" look at? (the query row whose next word is "hundred")
-      const auto hundred = std::find(tv.words.begin(), tv.words.end(), "hundred") - tv.words.begin();
-      const auto it = std::find(after_ids.begin(), after_ids.end(), hundred);
-      if (it != after_ids.end() && n >= 100) {
-        const int64_t q = it - after_ids.begin();  // the query row that predicted "hundred"
-        // the hundreds digit's column in the source: <start> d d d d <end>, digits left to right
-        const std::string digits = std::to_string(n);
-        const std::string hundreds(1, digits[digits.size() - 3]);
-        std::string line;
-        int64_t on_digit = 0;
-        for (int64_t h = 0; h < H; ++h) {
-          const float* r = pa.data() + (h * Ta + q) * Sa;
-          const int64_t s = std::max_element(r, r + Sa) - r;
-          on_digit += s == static_cast<int64_t>(digits.size()) - 2;  // column 0 is <start>
-          line += fmt::format("{}head {}: '{}' ({:.2f})", h ? ", " : "", h, cols[size_t(s)], r[s]);
-        }
-        ch.say(trf("  The row that predicts \"hundred\" (query '{q}') looks most at: {line}. The hundreds digit of {n} "
-                   "is '{d}': {k} of the {H} heads look at it most.",
-                   fmt::arg("q", q == 0 ? std::string("<start>") : tv.words[size_t(after_ids[size_t(q - 1)])]),
-                   fmt::arg("line", line), fmt::arg("n", n), fmt::arg("d", hundreds), fmt::arg("k", on_digit),
-                   fmt::arg("H", H)));
-      }
-    }
+    show_cross_attention(ch, trained, untrained, number >= 0 ? number : 3907, max_new);
 
     // ---------------------------------------------------------------- 5) save
     if (!save_dir.empty()) {
@@ -417,44 +288,49 @@ int main(int argc, char** argv) {
   });
 }
 
-static int64_t parse_number(const std::string& text) {
-  const bool digits = !text.empty() && text.size() <= 4 &&
-                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, double dropout, double lr,
+                           const std::string& loss_name, const std::string& translate_text) {
+  if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);  // not given: 1000, or 0 after --load
+  check_model_dims(cfg.d_model, cfg.heads);
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
+  if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+  if (!(cfg.label_smoothing >= 0.0 && cfg.label_smoothing < 1.0))
+    throw UsageError(trf("--label-smoothing must be in [0, 1), got {v}", fmt::arg("v", cfg.label_smoothing)));
+  if (loss_name != "article" && loss_name != "token")
+    throw UsageError(trf("--loss must be 'article' or 'token', got '{v}'", fmt::arg("v", loss_name)));
+  if (translate_text == "\x01") return -1;  // --translate not given ("" must be refused, not ignored)
+  const bool digits = !translate_text.empty() && translate_text.size() <= 4 &&
+                      std::all_of(translate_text.begin(), translate_text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits)
     throw UsageError(trf("--translate needs a whole number from 0 to 9999 written with digits, got '{text}'",
-                         fmt::arg("text", text)));
-  return std::stoll(text);
+                         fmt::arg("text", translate_text)));
+  return std::stoll(translate_text);
 }
 
-static std::vector<std::string> tokens_of(const Vocab& v, const std::vector<int64_t>& ids) {
-  std::vector<std::string> out;
-  for (int64_t id : ids) out.push_back(v.words[static_cast<size_t>(id)]);
-  return out;
-}
-
-static std::string parameter_table(const Model<float>& model) {
-  std::vector<std::pair<std::string, size_t>> parts;
-  for (const ParamSpec& s : model.layout.specs) {
-    const std::string part = s.name.substr(0, s.name.find('.'));
-    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
-    parts.back().second += s.numel;
-  }
-  std::string table;
-  for (const auto& [part, n] : parts) table += fmt::format("{:<10} {:>10}\n", part, thousands(n));
-  return table + fmt::format("{:<10} {:>10}", "total", thousands(model.layout.total));
-}
-
-template <class Rows>
-static std::string grad_table(const Rows& rows) {
-  std::string table;
-  for (const auto& r : rows) {
-    std::string firsts;
-    for (size_t i = 0; i < r.ours.size(); ++i) firsts += fmt::format(" {:+.6e}/{:+.6e}", r.ours[i], r.fd[i]);
-    table += fmt::format("{:<6} {:<45} maxdiff {:.2e} (max |grad| {:.2e})  first ours/fd:{}\n",
-                         r.ok ? "OK" : "NOT OK", r.name, r.maxdiff, r.maxgrad, firsts);
-  }
-  table.pop_back();
-  return table;
+static void check_model(Chapter& ch, const Model<float>& model, const Batch& b) {
+  EncoderDecoder ch10 = to_module(model);  // ch10's create_model(...), holding these weights
+  const ModuleCheck c = check_against_module(ch10, model, b);
+  const ModelConfig& cfg = model.cfg;
+  std::vector<std::string> adds;  // what training runs beyond ch10's layer
+  if (cfg.relu && !c.relu) adds.push_back(_("article 004's ReLU in the feed-forward"));
+  if (!cfg.pre_ln) adds.push_back("post-LN (--post-ln)");
+  if (!cfg.scale_scores) adds.push_back(_("scores not divided by sqrt(d_k) (--no-scale)"));
+  const std::string what = trf("step 0, the first batch ({B} numbers, log-probabilities {B}x{T}x{V}), the same weights, "
+                               "dropout off, create_mask's masks",
+                               fmt::arg("B", c.B), fmt::arg("T", c.T), fmt::arg("V", c.V));
+  const std::string ok =
+      trf("the forward ch11 trains ({file}) gives ch10's EncoderDecoder output: {what}; max |difference| {d:.2g} "
+          "(<= {tol:g}: OpenBLAS and torch sum in other orders)",
+          fmt::arg("file", model_source()), fmt::arg("what", what), fmt::arg("d", c.maxdiff), fmt::arg("tol", c.tolerance));
+  const std::string bad =
+      trf("ch10's EncoderDecoder and the forward ch11 trains differ by up to {d:.3g} ({what}); ch11 trains its own copy "
+          "of the model: make the same change in {file} (its ops: {ops}), or ch11 trains the model as it was",
+          fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("file", model_source()),
+          fmt::arg("ops", ops_source()));
+  ch.say("  " + ch.verdict(c.ok, c.ok ? ok : bad));
+  if (c.ok && !adds.empty())
+    ch.say(trf("  Compared with ch10's layer; training then adds: {adds}.", fmt::arg("adds", fmt::join(adds, "; "))));
 }
 
 static void translation(Chapter& ch, int64_t n, const std::string& predicted) {

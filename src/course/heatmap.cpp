@@ -178,6 +178,12 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   return out + "\n";
 }
 
+std::string heatmap_swatch(float v, const HeatmapOptions& opt) {
+  HeatmapOptions one = opt;
+  one.cell_width = 1;
+  return "[" + cell(v, opt.vmin, opt.vmax, one) + "]";
+}
+
 std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& labels, HeatmapOptions opt,
                           size_t width) {
   // (B,H,T,S) -> H pictures of (T,S), batch 0

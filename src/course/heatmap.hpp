@@ -36,6 +36,11 @@ HeatmapMode heatmap_mode(bool color);
 std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
                     const std::vector<std::string>& col_labels, const HeatmapOptions& opt);
 
+// How the value v looks in a heatmap drawn with opt (its mode, its fixed vmin/vmax), as
+// "[cell]" with a one-character cell: a legend in words can show the very shade the picture
+// uses ("[@] = hidden", or the orange cell on a colour terminal).
+std::string heatmap_swatch(float v, const HeatmapOptions& opt);
+
 // One heatmap per head, titled "head h", laid out side by side in `width` columns (ch04:
 // two per row for BERT's 12 heads on 5 tokens). Labels are cut to 4 columns to keep each
 // map narrow. w (B,H,T,S) -> the pictures of batch 0's H matrices (T,S)

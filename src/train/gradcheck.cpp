@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace ts::train {
 
 ModelConfig tiny_config() {
@@ -28,7 +30,7 @@ std::vector<GradCheckRow> check_grads_fd(const ModelConfig& cfg, uint64_t seed, 
   backward(m, w, b, denom);
   const std::vector<double> grads = w.grads;
   auto loss = [&]() { return forward(m, w, b, false, rng) / denom; };
-  const double h = 1e-5;
+  const double h = kFdStep;
   std::vector<GradCheckRow> rows;
   for (const ParamSpec& s : m.layout.specs) {
     GradCheckRow r;
@@ -49,10 +51,22 @@ std::vector<GradCheckRow> check_grads_fd(const ModelConfig& cfg, uint64_t seed, 
       r.maxdiff = std::max(r.maxdiff, std::fabs(g - fd));
       r.maxgrad = std::max(r.maxgrad, std::fabs(fd));
     }
-    r.ok = r.maxdiff <= 1e-6 * std::max(r.maxgrad, 1e-3);
+    r.ok = r.maxdiff <= kFdTolerance * std::max(r.maxgrad, 1e-3);
     rows.push_back(r);
   }
   return rows;
+}
+
+std::string grad_table(const std::vector<GradCheckRow>& rows) {
+  std::string table;
+  for (const auto& r : rows) {
+    std::string firsts;
+    for (size_t i = 0; i < r.ours.size(); ++i) firsts += fmt::format(" {:+.6e}/{:+.6e}", r.ours[i], r.fd[i]);
+    table += fmt::format("{:<6} {:<45} maxdiff {:.2e} (max |grad| {:.2e})  first ours/fd:{}\n",
+                         r.ok ? "OK" : "NOT OK", r.name, r.maxdiff, r.maxgrad, firsts);
+  }
+  if (!table.empty()) table.pop_back();
+  return table;
 }
 
 }  // namespace ts::train

@@ -11,6 +11,8 @@
 
 namespace ts::train {
 
+std::string model_source() { return code_site_path(__FILE__); }
+
 // ================================================================ layout
 Layout make_layout(const ModelConfig& cfg) {
   Layout L;
@@ -114,6 +116,7 @@ template <class F>
 struct Dims {
   int64_t B, S, T, C, H, D, Fd, V;
   F scale;
+  bool relu;  // the feed-forward's activation (ModelConfig::relu)
 };
 
 // ================================================================ multi-head attention
@@ -168,13 +171,16 @@ static void mha_backward(AttnCache<F>& c, const Layout::Attn& L, const F* P, F* 
 }
 
 // ================================================================ feed-forward
-// out = w_2(dropout(relu(w_1(x))))   x (N,C) -> (N,C)
+// out = w_2(dropout(relu(w_1(x))))   x (N,C) -> (N,C)   (relu off: w_2(dropout(w_1(x))))
 template <class F>
 static void ffn_forward(FfnCache<F>& c, const Layout::Ffn& L, const F* P, const F* x, int64_t N, const Dims<F>& d,
                         double p_drop, bool training, Rng& rng) {
   const int64_t C = d.C, Fd = d.Fd;
   linear_forward(sized(c.h, N * Fd), x, P + L.w1, P + L.b1, N, C, Fd);
-  relu_forward(sized(c.a, N * Fd), c.h.data(), N * Fd);
+  if (d.relu)
+    relu_forward(sized(c.a, N * Fd), c.h.data(), N * Fd);
+  else
+    c.a = c.h;
   dropout_forward(sized(c.ad, N * Fd), sized(c.keep, N * Fd), c.a.data(), N * Fd, p_drop, training, rng);
   linear_forward(sized(c.out, N * C), c.ad.data(), P + L.w2, P + L.b2, N, Fd, C);
 }
@@ -188,7 +194,10 @@ static void ffn_backward(FfnCache<F>& c, const Layout::Ffn& L, const F* P, F* G,
   F* da = zeroed(tmp[1], N * Fd);
   dropout_backward(da, dad, c.keep.data(), N * Fd);
   F* dh = zeroed(tmp[2], N * Fd);
-  relu_backward(dh, da, c.h.data(), N * Fd);
+  if (d.relu)
+    relu_backward(dh, da, c.h.data(), N * Fd);
+  else
+    for (int64_t i = 0; i < N * Fd; ++i) dh[i] += da[i];
   linear_backward(dx, G + L.w1, G + L.b1, dh, x, P + L.w1, N, C, Fd);
 }
 
@@ -252,7 +261,7 @@ F forward(const Model<F>& m, Workspace<F>& w, const Batch& b, bool training, Rng
   const int64_t B = b.B, S = b.S, T = b.T, C = cfg.d_model, H = cfg.heads, V = cfg.tgt_vocab;
   if (S > cfg.max_len || T > cfg.max_len) throw std::invalid_argument("forward: sequence longer than max_len");
   const Dims<F> d{B, S, T, C, H, C / H, cfg.d_ff, V,
-                  cfg.scale_scores ? F(1) / std::sqrt(F(C / H)) : F(1)};
+                  cfg.scale_scores ? F(1) / std::sqrt(F(C / H)) : F(1), cfg.relu};
   const double p = cfg.dropout;
   w.B = B, w.S = S, w.T = T;
   w.enc.resize(static_cast<size_t>(cfg.layers));
@@ -332,7 +341,7 @@ void backward(const Model<F>& m, Workspace<F>& w, const Batch& b, F denom) {
   const F* P = m.params.data();
   const int64_t B = w.B, S = w.S, T = w.T, C = cfg.d_model, H = cfg.heads, V = cfg.tgt_vocab;
   const Dims<F> d{B, S, T, C, H, C / H, cfg.d_ff, V,
-                  cfg.scale_scores ? F(1) / std::sqrt(F(C / H)) : F(1)};
+                  cfg.scale_scores ? F(1) / std::sqrt(F(C / H)) : F(1), cfg.relu};
   if (w.grads.size() != L.total) w.grads.assign(L.total, F(0));
   F* G = w.grads.data();
   std::vector<F>* tmp = w.tmp;
@@ -426,10 +435,10 @@ int64_t reduction_denominator(const Batch& b, Reduction r) {
 }
 
 template <class F>
-int64_t correct_tokens(const Workspace<F>& w, const Batch& b, int64_t V) {
+int64_t correct_tokens(const Workspace<F>& w, const Batch& b, int64_t V, bool with_padding) {
   int64_t n = 0;
   for (int64_t i = 0; i < b.B * b.T; ++i) {
-    if (b.tar_real[static_cast<size_t>(i)] == kPad) continue;
+    if (b.tar_real[static_cast<size_t>(i)] == kPad && !with_padding) continue;
     const F* row = w.logits.data() + i * V;
     n += (std::max_element(row, row + V) - row) == b.tar_real[static_cast<size_t>(i)];
   }
@@ -487,7 +496,7 @@ template float forward<float>(const Model<float>&, Workspace<float>&, const Batc
 template double forward<double>(const Model<double>&, Workspace<double>&, const Batch&, bool, Rng&);
 template void backward<float>(const Model<float>&, Workspace<float>&, const Batch&, float);
 template void backward<double>(const Model<double>&, Workspace<double>&, const Batch&, double);
-template int64_t correct_tokens<float>(const Workspace<float>&, const Batch&, int64_t);
-template int64_t correct_tokens<double>(const Workspace<double>&, const Batch&, int64_t);
+template int64_t correct_tokens<float>(const Workspace<float>&, const Batch&, int64_t, bool);
+template int64_t correct_tokens<double>(const Workspace<double>&, const Batch&, int64_t, bool);
 
 }  // namespace ts::train

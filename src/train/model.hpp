@@ -32,6 +32,8 @@ struct ModelConfig {
   bool pre_ln = true;        // false: post-LN (article 004)
   bool scale_scores = true;  // false: scores are not divided by sqrt(D) (an exercise)
   bool look_ahead = true;    // false: create_mask drops the look-ahead mask (an exercise)
+  bool relu = true;          // false: the feed-forward without its ReLU, as article 002's listing
+                             // and ch10's PositionwiseFeedForward (check_against_module)
   double label_smoothing = 0.0;
 };
 
@@ -57,6 +59,9 @@ struct Layout {
   size_t total = 0;
 };
 Layout make_layout(const ModelConfig& cfg);
+
+// Where forward and backward live, from the compiler's __FILE__: "src/train/model.cpp".
+std::string model_source();
 
 template <class F>
 struct Model {
@@ -126,9 +131,10 @@ template <class F>
 void backward(const Model<F>& m, Workspace<F>& w, const Batch& b, F denom);
 // The denominator of a reduction for batch b: B*T or the number of real target tokens.
 int64_t reduction_denominator(const Batch& b, Reduction r);
-// Correct argmax predictions over the real target tokens of the last forward.
+// Correct argmax predictions over the real target tokens of the last forward (with_padding:
+// over all B*T positions, a padding position counting as correct when its argmax is 0).
 template <class F>
-int64_t correct_tokens(const Workspace<F>& w, const Batch& b, int64_t V);
+int64_t correct_tokens(const Workspace<F>& w, const Batch& b, int64_t V, bool with_padding = false);
 
 // Article 004's evaluate(), for many numbers at once: start token, decode, argmax of the last
 // position, append; a row stops at the end token, all stop after max_new tokens.

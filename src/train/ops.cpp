@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 
 // OpenBLAS's double-precision entry point (the float one is reached through ts::gemm).
@@ -14,6 +15,8 @@ extern "C" void dgemm_(const char* transa, const char* transb, const int* m, con
                        const double* beta, double* c, const int* ldc);
 
 namespace ts::train {
+
+std::string ops_source() { return code_site_path(__FILE__); }
 
 // ---------------------------------------------------------------- Rng (xoshiro256**)
 Rng::Rng(uint64_t seed) {

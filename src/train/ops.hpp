@@ -13,8 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace ts::train {
+
+// Where these ops live, from the compiler's __FILE__: "src/train/ops.cpp".
+std::string ops_source();
 
 // A small, fast, seedable generator for dropout masks (xoshiro256**): training draws
 // millions of numbers per second; the torch-exact mt19937 of src/exact/rng.hpp is not needed

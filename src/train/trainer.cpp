@@ -18,6 +18,19 @@ Batch slice_batch(const Batch& b, int64_t r0, int64_t r1) {
   return s;
 }
 
+void Metrics::add(int64_t epoch_now, const StepStats& st, double loss) {
+  if (epoch_now != epoch) {
+    epoch_loss = 0, epoch_steps = 0, epoch_correct = 0, epoch_correct_all = 0, epoch_tokens = 0, epoch_positions = 0;
+    epoch = epoch_now;
+  }
+  epoch_loss += loss, ++epoch_steps, epoch_correct += st.correct, epoch_correct_all += st.correct_all;
+  epoch_tokens += st.tokens, epoch_positions += st.positions;
+  curve.push_back(loss);
+  sum_article += st.loss_article, sum_token += st.loss_token;
+  const double ratio = double(st.tokens) / double(st.positions);
+  ratio_sum += ratio, ratio_min = std::min(ratio_min, ratio), ratio_max = std::max(ratio_max, ratio);
+}
+
 Trainer::Trainer(Model<float> model, int threads, uint64_t seed) : model_(std::move(model)) {
   ws_.resize(static_cast<size_t>(std::max(1, threads)));
   for (size_t i = 0; i < ws_.size(); ++i) rngs_.emplace_back(seed * 1000003ull + i + 1);
@@ -25,38 +38,54 @@ Trainer::Trainer(Model<float> model, int threads, uint64_t seed) : model_(std::m
   if (ws_.size() > 1) set_blas_threads(1);
 }
 
-StepStats Trainer::gradients(const Batch& b, Reduction r, bool training) {
-  const int64_t denom = reduction_denominator(b, r);
-  const int64_t K = std::min<int64_t>(static_cast<int64_t>(ws_.size()), b.B);
-  std::vector<Batch> parts;
-  for (int64_t k = 0; k < K; ++k) parts.push_back(slice_batch(b, b.B * k / K, b.B * (k + 1) / K));
-  std::vector<double> sums(static_cast<size_t>(K));
-  auto run = [&](int64_t k) {
-    Workspace<float>& w = ws_[static_cast<size_t>(k)];
-    w.grads.assign(model_.layout.total, 0.0f);
-    sums[static_cast<size_t>(k)] = forward(model_, w, parts[static_cast<size_t>(k)], training, rngs_[static_cast<size_t>(k)]);
-    backward(model_, w, parts[static_cast<size_t>(k)], static_cast<float>(denom));
-  };
+template <class Fn>
+void Trainer::on_threads(Fn f) {
   std::vector<std::thread> pool;
-  for (int64_t k = 1; k < K; ++k) pool.emplace_back(run, k);
-  run(0);
+  for (size_t k = 1; k < parts_.size(); ++k) pool.emplace_back(f, k);
+  f(size_t(0));
   for (auto& t : pool) t.join();
-  // add the halves' gradients in a fixed order
-  for (int64_t k = 1; k < K; ++k) {
-    const auto& g = ws_[static_cast<size_t>(k)].grads;
-    auto& g0 = ws_[0].grads;
-    for (size_t i = 0; i < g0.size(); ++i) g0[i] += g[i];
-  }
+}
+
+StepStats Trainer::forward(const Batch& b, bool training) {
+  const int64_t K = std::min<int64_t>(static_cast<int64_t>(ws_.size()), b.B);
+  batch_ = b;
+  parts_.clear();
+  for (int64_t k = 0; k < K; ++k) parts_.push_back(slice_batch(b, b.B * k / K, b.B * (k + 1) / K));
+  std::vector<double> sums(parts_.size());
+  on_threads([&](size_t k) { sums[k] = train::forward(model_, ws_[k], parts_[k], training, rngs_[k]); });
   StepStats s;
   double sum = 0;
-  for (int64_t k = 0; k < K; ++k) {
-    sum += sums[static_cast<size_t>(k)];
-    s.correct += correct_tokens(ws_[static_cast<size_t>(k)], parts[static_cast<size_t>(k)], model_.cfg.tgt_vocab);
+  for (size_t k = 0; k < parts_.size(); ++k) {
+    sum += sums[k];
+    s.correct += correct_tokens(ws_[k], parts_[k], model_.cfg.tgt_vocab);
+    s.correct_all += correct_tokens(ws_[k], parts_[k], model_.cfg.tgt_vocab, true);
   }
   s.positions = b.B * b.T;
   s.tokens = reduction_denominator(b, Reduction::TokenMean);
   s.loss_article = sum / static_cast<double>(s.positions);
   s.loss_token = sum / static_cast<double>(s.tokens);
+  return s;
+}
+
+void Trainer::zero_grad() {
+  for (Workspace<float>& w : ws_) w.grads.assign(model_.layout.total, 0.0f);
+}
+
+void Trainer::backward(Reduction r) {
+  const float denom = static_cast<float>(reduction_denominator(batch_, r));
+  on_threads([&](size_t k) { train::backward(model_, ws_[k], parts_[k], denom); });
+  // add the halves' gradients in a fixed order
+  auto& g0 = ws_[0].grads;
+  for (size_t k = 1; k < parts_.size(); ++k) {
+    const auto& g = ws_[k].grads;
+    for (size_t i = 0; i < g0.size(); ++i) g0[i] += g[i];
+  }
+}
+
+StepStats Trainer::gradients(const Batch& b, Reduction r, bool training) {
+  const StepStats s = forward(b, training);
+  zero_grad();
+  backward(r);
   return s;
 }
 

@@ -1,0 +1,207 @@
+// course/train_views.cpp: see train_views.hpp.
+#include "course/train_views.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "course/heatmap.hpp"
+#include "course/i18n.hpp"
+#include "exact/print.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
+
+namespace ts {
+
+using namespace ts::train;
+
+namespace {
+
+std::vector<std::string> tokens_of(const Vocab& v, const std::vector<int64_t>& ids) {
+  std::vector<std::string> out;
+  for (int64_t id : ids) out.push_back(v.words[static_cast<size_t>(id)]);
+  return out;
+}
+
+
+// tokens per source row of b, padding excluded
+std::vector<int64_t> source_lengths(const Batch& b) {
+  std::vector<int64_t> n(size_t(b.B), 0);
+  for (int64_t i = 0; i < b.B; ++i)
+    for (int64_t s = 0; s < b.S; ++s) n[size_t(i)] += b.inputs[size_t(i * b.S + s)] != kPad;
+  return n;
+}
+
+// What a (T,T) decoder mask of one row (1 = hide) lets each query see, against its keys'
+// padding (pad[s]): exactly the keys 0..t that are not padding (causal), every key that is not
+// padding (all_real), or neither: the first query that differs and the keys it sees.
+struct MaskReading {
+  bool causal = true, all_real = true;
+  int64_t first_odd = -1;
+  std::string first_odd_keys;
+};
+MaskReading read_mask(const std::vector<float>& mask, const std::vector<int64_t>& keys, int64_t T) {
+  MaskReading r;
+  for (int64_t q = 0; q < T; ++q) {
+    bool causal = true, all = true;
+    std::vector<int64_t> seen;
+    for (int64_t s = 0; s < T; ++s) {
+      const bool sees = mask[size_t(q * T + s)] == 0.0f, real = keys[size_t(s)] != kPad;
+      causal = causal && sees == (real && s <= q);
+      all = all && sees == real;
+      if (sees) seen.push_back(s);
+    }
+    r.causal = r.causal && causal, r.all_real = r.all_real && all;
+    if (!causal && !all && r.first_odd < 0) {
+      r.first_odd = q;
+      r.first_odd_keys = seen.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(seen, ", "));
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string parameter_table(const Model<float>& model) {
+  std::vector<std::pair<std::string, size_t>> parts;
+  for (const ParamSpec& s : model.layout.specs) {
+    const std::string part = s.name.substr(0, s.name.find('.'));
+    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
+    parts.back().second += s.numel;
+  }
+  std::string table;
+  for (const auto& [part, n] : parts) table += fmt::format("{:<10} {:>10}\n", part, thousands(n));
+  return table + fmt::format("{:<10} {:>10}", "total", thousands(model.layout.total));
+}
+
+
+void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
+  const auto sources = source_lengths(b);  // tokens per source, padding excluded
+  const int64_t shortest = *std::min_element(sources.begin(), sources.end());
+  const int64_t longest = *std::max_element(sources.begin(), sources.end());
+  ch.show("inputs.shape, targets.shape",
+          fmt::format("{} {}", size_str({size_t(b.B), size_t(b.S)}), size_str({size_t(b.B), size_t(b.T + 1)})),
+          shortest < longest
+              ? trf("padded to the longest number in the batch: its sources hold {lo} to {hi} tokens, so every "
+                    "padding mask matters",
+                    fmt::arg("lo", shortest), fmt::arg("hi", longest))
+              : trf("every source of this batch holds {n} tokens: no padding here, but other batches have some",
+                    fmt::arg("n", longest)),
+          Shown::Twin);
+  const auto m = create_mask<float>(b.inputs, b.tar_inp, b.B, b.S, b.T, cfg.look_ahead);
+  ch.show("create_mask(inputs, tar_inp)",
+          fmt::format("encode_padding_mask {}\ncombined_mask       {}\ndecode_padding_mask {}",
+                      size_str({size_t(b.B), 1, 1, size_t(b.S)}), size_str({size_t(b.B), 1, size_t(b.T), size_t(b.T)}),
+                      size_str({size_t(b.B), 1, 1, size_t(b.S)})),
+          _("1 = hide: the source padding (encoder and cross-attention); combined_mask = max(target padding, "
+            "look-ahead) (decoder self-attention)"),
+          Shown::Twin);
+  // the shortest number of the batch (the most padding): what its masks let each query see
+  const int64_t row = std::min_element(b.numbers.begin(), b.numbers.end()) - b.numbers.begin();
+  const std::vector<int64_t> ti(b.tar_inp.begin() + row * b.T, b.tar_inp.begin() + (row + 1) * b.T);
+  const std::vector<float> enc(m.enc.begin() + row * b.S * b.S, m.enc.begin() + (row * b.S + 1) * b.S);
+  const std::vector<float> comb(m.dec_self.begin() + row * b.T * b.T, m.dec_self.begin() + (row + 1) * b.T * b.T);
+  const MaskReading r = read_mask(comb, ti, b.T);
+  const int64_t src_hidden = std::count(enc.begin(), enc.end(), 1.0f), tgt_pad = std::count(ti.begin(), ti.end(), kPad);
+  std::string sees = r.causal ? trf("each query t sees the keys 0..t that are not padding ({p} of its {T} keys are "
+                                    "padding): the look-ahead and the padding mask",
+                                    fmt::arg("p", tgt_pad), fmt::arg("T", b.T))
+                     : r.all_real ? trf("each query sees every key that is not padding, the later ones too ({p} of "
+                                        "{T} keys are padding): no look-ahead mask",
+                                        fmt::arg("p", tgt_pad), fmt::arg("T", b.T))
+                                  : trf("query {q} sees the keys {keys}", fmt::arg("q", r.first_odd),
+                                        fmt::arg("keys", r.first_odd_keys));
+  ch.say(trf("  In {n} (\"{words}\"), the batch's shortest number: the encoder and the cross-attention hide {h} of its "
+             "{S} source positions; in the decoder, {sees}.",
+             fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])),
+             fmt::arg("h", src_hidden), fmt::arg("S", b.S), fmt::arg("sees", sees)));
+  Tensor picture = Tensor::from_shape({size_t(b.T), size_t(b.T)});  // combined_mask[row]   (T,T)
+  std::copy(comb.begin(), comb.end(), picture.begin());
+  HeatmapOptions opt;
+  opt.mode = heatmap_mode(ch.color);
+  opt.vmin = 0, opt.vmax = 1;
+  opt.cell_width = 8;
+  opt.title = trf("combined_mask of {n} (\"{words}\"): rows = queries, columns = keys, {hide} = 1 = hidden, {keep} = "
+                  "0 = visible",
+                  fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])),
+                  fmt::arg("hide", heatmap_swatch(1, opt)), fmt::arg("keep", heatmap_swatch(0, opt)));
+  ch.figure(heatmap(picture, tokens_of(target_vocab(), ti), tokens_of(target_vocab(), ti), opt));
+}
+
+
+void show_loss_reduction(Chapter& ch, const Metrics& metrics) {
+  const double steps = double(metrics.steps()), mean_ratio = metrics.ratio_sum / steps;
+  ch.show("loss_fun vs per-token mean (averaged over the run)",
+          trf("article loss_fun (/ all B*T positions): {a:.4f}\nper-token mean (/ real tokens):        {t:.4f}",
+              fmt::arg("a", metrics.sum_article / steps), fmt::arg("t", metrics.sum_token / steps)),
+          trf("the article divides by padding too: its loss is the per-token mean times real/all = {m:.3f} on "
+              "average ({lo:.3f}..{hi:.3f} per batch)",
+              fmt::arg("m", mean_ratio), fmt::arg("lo", metrics.ratio_min), fmt::arg("hi", metrics.ratio_max)),
+          Shown::Twin);
+  ch.say(trf("  What it does: every gradient is scaled by that batch's real/all ratio, so batches with more padding "
+             "(short numbers) count less. With SGD this would lower the learning rate by about {pct:.0f}%; Adam "
+             "divides m by sqrt(v), so a scale that varies only between {lo:.3f} and {hi:.3f} mostly cancels. Try "
+             "--loss token.",
+             fmt::arg("pct", 100.0 * (1.0 - mean_ratio)), fmt::arg("lo", metrics.ratio_min),
+             fmt::arg("hi", metrics.ratio_max)));
+}
+
+void show_cross_attention(Chapter& ch, const Model<float>& trained, const std::vector<float>& untrained,
+                                 int64_t n, int64_t max_new) {
+  const Vocab& sv = source_vocab();
+  const Vocab& tv = target_vocab();
+  Model<float> before = trained;
+  before.params = untrained;
+  std::vector<float> pa, pb;
+  int64_t Ta = 0, Sa = 0, Tb = 0, Sb = 0;
+  const auto after_ids = greedy_translate(trained, {n}, max_new, &pa, &Ta, &Sa)[0];
+  const auto before_ids = greedy_translate(before, {n}, max_new, &pb, &Tb, &Sb)[0];
+  const std::vector<std::string> cols = tokens_of(sv, encode_source(n));
+  // rows: the decoder input at the final step, <start> + predicted words
+  auto rows_of = [&](const std::vector<int64_t>& ids, int64_t T) {
+    std::vector<std::string> r = {tv.words[size_t(tv.start())]};
+    for (size_t i = 0; i + 1 < size_t(T) && i < ids.size(); ++i) r.push_back(tv.words[size_t(ids[i])]);
+    while (r.size() < size_t(T)) r.push_back(tv.words[size_t(tv.end())]);
+    return r;
+  };
+  HeatmapOptions opt;
+  opt.mode = heatmap_mode(ch.color);
+  opt.vmin = 0, opt.vmax = 1;
+  opt.cell_width = 7;
+  const int64_t H = trained.cfg.heads, last = trained.cfg.layers - 1;
+  for (int64_t h = 0; h < H; ++h) {
+    // head h of the last decoder layer's cross-attention   (T,S), trained and untrained
+    Tensor a = Tensor::from_shape({size_t(Ta), size_t(Sa)}), b = Tensor::from_shape({size_t(Tb), size_t(Sb)});
+    std::copy_n(pa.begin() + h * Ta * Sa, Ta * Sa, a.begin());
+    std::copy_n(pb.begin() + h * Tb * Sb, Tb * Sb, b.begin());
+    opt.title = trf("decoder layer {l} cross-attention, head {h}, TRAINED: rows = decoder input, columns = source "
+                    "digits of {n}",
+                    fmt::arg("l", last), fmt::arg("h", h), fmt::arg("n", n));
+    ch.figure(heatmap(a, rows_of(after_ids, Ta), cols, opt));
+    opt.title = trf("the same head UNTRAINED (its greedy output: \"{words}\")", fmt::arg("words", tv.decode(before_ids)));
+    ch.figure(heatmap(b, rows_of(before_ids, Tb), cols, opt));
+  }
+  // which digit does the row that predicts "hundred" look at? (the query row whose next word is "hundred")
+  const auto hundred = std::find(tv.words.begin(), tv.words.end(), "hundred") - tv.words.begin();
+  const auto it = std::find(after_ids.begin(), after_ids.end(), hundred);
+  if (it == after_ids.end() || n < 100) return;
+  const int64_t q = it - after_ids.begin();  // the query row that predicted "hundred"
+  // the hundreds digit's column in the source: <start> d d d d <end>, digits left to right
+  const std::string digits = std::to_string(n);
+  const std::string hundreds(1, digits[digits.size() - 3]);
+  std::string line;
+  int64_t on_digit = 0;
+  for (int64_t h = 0; h < H; ++h) {
+    const float* r = pa.data() + (h * Ta + q) * Sa;
+    const int64_t s = std::max_element(r, r + Sa) - r;
+    on_digit += s == static_cast<int64_t>(digits.size()) - 2;  // column 0 is <start>
+    line += fmt::format("{}head {}: '{}' ({:.2f})", h ? ", " : "", h, cols[size_t(s)], r[s]);
+  }
+  ch.say(trf("  The row that predicts \"hundred\" (query '{q}') looks most at: {line}. The hundreds digit of {n} "
+             "is '{d}': {k} of the {H} heads look at it most.",
+             fmt::arg("q", q == 0 ? tv.words[size_t(tv.start())] : tv.words[size_t(after_ids[size_t(q - 1)])]),
+             fmt::arg("line", line), fmt::arg("n", n), fmt::arg("d", hundreds), fmt::arg("k", on_digit),
+             fmt::arg("H", H)));
+}
+
+}  // namespace ts

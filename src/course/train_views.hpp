@@ -1,0 +1,32 @@
+// course/train_views.hpp: ch11's pictures and computed notes about its data and its trained
+// model (introduced in ch11): what a chapter shows beside the model lines, kept out of the
+// chapter so that its main reads as the training loop (issue "edit anything", item 6).
+// Every sentence reads its facts from the objects (the batch, the masks, the model's config).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "course/chapter.hpp"
+#include "train/trainer.hpp"
+
+namespace ts {
+
+// The parameters per top-level part of the model (encoder, decoder, ...) and their total:
+// {part: sum(p.numel() for p in module.parameters())}.
+std::string parameter_table(const train::Model<float>& model);
+
+// Step 1: a batch's shapes, its three masks, and for its shortest number what each decoder
+// query may see (read from the mask create_mask built), with the combined mask drawn.
+void show_batch(Chapter& ch, const train::Batch& b, const train::ModelConfig& cfg);
+
+// Step 2: article 004's loss_fun (/ all B*T positions) beside the per-token mean, averaged over
+// the run, and what the padding in its denominator does to the gradients.
+void show_loss_reduction(Chapter& ch, const train::Metrics& metrics);
+
+// Step 4: the last decoder layer's cross-attention for n, each head trained beside untrained,
+// and which source digit the row that predicts "hundred" looks at.
+void show_cross_attention(Chapter& ch, const train::Model<float>& trained, const std::vector<float>& untrained,
+                          int64_t n, int64_t max_new);
+
+}  // namespace ts
