@@ -192,8 +192,12 @@ int main(int argc, char** argv) {
                  fmt::arg("steps", steps), fmt::arg("B", batch), fmt::arg("per", epochs.batches_per_epoch()),
                  fmt::arg("lr", adam.lr), fmt::arg("b1", adam.beta1), fmt::arg("b2", adam.beta2),
                  fmt::arg("eps", adam.eps),
-                 fmt::arg("loss", reduction == Reduction::ArticleMean ? _("article 004's loss_fun") : _("per-token mean")),
+                 fmt::arg("loss", (reduction == Reduction::ArticleMean ? _("article 004's loss_fun") : _("per-token mean")) +
+                                      (cfg.label_smoothing > 0 ? trf(" with label smoothing {ls}",
+                                                                     fmt::arg("ls", cfg.label_smoothing))
+                                                               : std::string())),
                  fmt::arg("threads", trainer.threads())));
+      show_article_differences(ch, cfg, batch, adam.lr, log_every, epochs.batches_per_epoch());
       const bool tty = ch.rich() && isatty(STDOUT_FILENO);
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();

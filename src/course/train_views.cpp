@@ -129,6 +129,35 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
 }
 
 
+void show_article_differences(Chapter& ch, const ModelConfig& cfg, int64_t batch, double lr, int64_t log_every,
+                              int64_t batches_per_epoch) {
+  // article 004's hyperparameter block (num_layers = 4, d_model = 128, ...) and its loop
+  struct Article { int64_t layers = 4, d_model = 128, dff = 512, heads = 8, batch = 64, log_every = 500;
+                   double dropout = 0.1, lr = 0.001; bool post_ln = true; } a;
+  std::vector<std::string> diff;
+  auto differs = [&](bool d, const std::string& ours, const std::string& theirs) {
+    if (d) diff.push_back(trf("{ours} (article 004: {theirs})", fmt::arg("ours", ours), fmt::arg("theirs", theirs)));
+  };
+  differs(cfg.layers != a.layers, fmt::format("num_layers {}", cfg.layers), fmt::format("{}", a.layers));
+  differs(cfg.d_model != a.d_model, fmt::format("d_model {}", cfg.d_model), fmt::format("{}", a.d_model));
+  differs(cfg.d_ff != a.dff, fmt::format("dff {}", cfg.d_ff), fmt::format("{}", a.dff));
+  differs(cfg.heads != a.heads, fmt::format("num_heads {}", cfg.heads), fmt::format("{}", a.heads));
+  differs(cfg.dropout != a.dropout, fmt::format("dropout_rate {}", cfg.dropout), fmt::format("{}", a.dropout));
+  differs(batch != a.batch, fmt::format("BATCH_SIZE {}", batch), fmt::format("{}", a.batch));
+  differs(lr != a.lr, fmt::format("Adam lr {}", lr), fmt::format("{}", a.lr));
+  differs(cfg.pre_ln == a.post_ln, cfg.pre_ln ? "pre-LN" : "post-LN", a.post_ln ? "post-LN" : "pre-LN");
+  differs(cfg.label_smoothing != 0.0, fmt::format("label smoothing {}", cfg.label_smoothing), "0");
+  differs(log_every != a.log_every,
+          trf("a progress line every {n} of an epoch's {per} batches", fmt::arg("n", log_every),
+              fmt::arg("per", batches_per_epoch)),
+          trf("every {n}", fmt::arg("n", a.log_every)));
+  if (diff.empty())
+    ch.say(_("  Every hyperparameter of article 004's block is the article's."));
+  else
+    ch.say(trf("  Where this run differs from article 004's hyperparameters: {list}.",
+               fmt::arg("list", fmt::join(diff, "; "))));
+}
+
 void show_loss_reduction(Chapter& ch, const Metrics& metrics) {
   const double steps = double(metrics.steps()), mean_ratio = metrics.ratio_sum / steps;
   ch.show("loss_fun vs per-token mean (averaged over the run)",
@@ -144,6 +173,11 @@ void show_loss_reduction(Chapter& ch, const Metrics& metrics) {
              "--loss token.",
              fmt::arg("pct", 100.0 * (1.0 - mean_ratio)), fmt::arg("lo", metrics.ratio_min),
              fmt::arg("hi", metrics.ratio_max)));
+  ch.say(trf("  acc counts the real target tokens only; article 004's SparseCategoricalAccuracy also counts the "
+             "padding positions (right when their argmax is the padding id 0). Over epoch {e} so far: acc {real:.4f}, "
+             "the article's accuracy {all:.4f}.",
+             fmt::arg("e", metrics.epoch), fmt::arg("real", metrics.train_accuracy()),
+             fmt::arg("all", metrics.train_accuracy_all())));
 }
 
 void show_cross_attention(Chapter& ch, const Model<float>& trained, const std::vector<float>& untrained,

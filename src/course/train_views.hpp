@@ -20,8 +20,15 @@ std::string parameter_table(const train::Model<float>& model);
 // query may see (read from the mask create_mask built), with the combined mask drawn.
 void show_batch(Chapter& ch, const train::Batch& b, const train::ModelConfig& cfg);
 
+// Step 2: where this run's hyperparameters differ from article 004's (num_layers, d_model,
+// dff, num_heads, dropout_rate, BATCH_SIZE, Adam's rate, post-LN, a progress line every 500
+// batches), each compared with the value the run uses.
+void show_article_differences(Chapter& ch, const train::ModelConfig& cfg, int64_t batch, double lr,
+                              int64_t log_every, int64_t batches_per_epoch);
+
 // Step 2: article 004's loss_fun (/ all B*T positions) beside the per-token mean, averaged over
-// the run, and what the padding in its denominator does to the gradients.
+// the run, and what the padding in its denominator does to the gradients; acc over the real
+// tokens beside the article's accuracy, which counts the padding positions too.
 void show_loss_reduction(Chapter& ch, const train::Metrics& metrics);
 
 // Step 4: the last decoder layer's cross-attention for n, each head trained beside untrained,
