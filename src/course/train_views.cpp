@@ -93,8 +93,10 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
           fmt::format("encode_padding_mask {}\ncombined_mask       {}\ndecode_padding_mask {}",
                       size_str({size_t(b.B), 1, 1, size_t(b.S)}), size_str({size_t(b.B), 1, size_t(b.T), size_t(b.T)}),
                       size_str({size_t(b.B), 1, 1, size_t(b.S)})),
-          _("1 = hide: the source padding (encoder and cross-attention); combined_mask = max(target padding, "
-            "look-ahead) (decoder self-attention)"),
+          cfg.look_ahead ? _("1 = hide: the source padding (encoder and cross-attention); combined_mask = max(target "
+                             "padding, look-ahead) (decoder self-attention)")
+                         : _("1 = hide: the source padding (encoder and cross-attention); combined_mask = the target "
+                             "padding only, no look-ahead mask (--no-look-ahead) (decoder self-attention)"),
           Shown::Twin);
   // the shortest number of the batch (the most padding): what its masks let each query see
   const int64_t row = std::min_element(b.numbers.begin(), b.numbers.end()) - b.numbers.begin();

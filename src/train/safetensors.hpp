@@ -21,6 +21,7 @@ namespace ts::train {
 
 // Any failure to read or write a file throws FileError (base/errors.hpp): the message names
 // the file and what is wrong.
+using ts::FileError;
 
 struct StTensor {
   std::string dtype = "F32";       // "F32" or "I64"
