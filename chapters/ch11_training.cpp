@@ -334,7 +334,7 @@ static void check_model(Chapter& ch, const Model<float>& model, const Batch& b) 
           fmt::arg("ops", ops_source()));
   ch.say("  " + ch.verdict(c.ok, c.ok ? ok : bad));
   if (c.ok && !adds.empty())
-    ch.say(trf("  Compared with ch10's layer; training then adds: {adds}.", fmt::arg("adds", fmt::join(adds, "; "))));
+    ch.say(trf("  Compared with ch10's layer; training then adds: {adds}.", fmt::arg("adds", fmt::join(adds, _("; ")))));
 }
 
 static void translation(Chapter& ch, int64_t n, const std::string& predicted) {

@@ -157,7 +157,7 @@ void show_article_differences(Chapter& ch, const ModelConfig& cfg, int64_t batch
     ch.say(_("  Every hyperparameter of article 004's block is the article's."));
   else
     ch.say(trf("  Where this run differs from article 004's hyperparameters: {list}.",
-               fmt::arg("list", fmt::join(diff, "; "))));
+               fmt::arg("list", fmt::join(diff, _("; ")))));
 }
 
 void show_loss_reduction(Chapter& ch, const Metrics& metrics) {
