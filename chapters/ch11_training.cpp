@@ -6,6 +6,8 @@
 //          targets[:, 1:] and create_mask; the 'epoch {}, batch {}, loss:{:.4f}, acc:{:.4f}' lines;
 //          evaluate() and translate() printing 输入: / 预测输出:), on the course's own
 //          encoder-decoder (article 002's create_model, ch10) with article 004's ReLU FFN.
+// Checks:  at step 0, the forward it trains (src/train/model.cpp) against ch10's EncoderDecoder,
+//          same weights, first batch (src/train/module_check.hpp).
 // Task:    numbers written as digits -> English words ("2048" -> "two thousand forty eight").
 // Formula: loss = reduce_mean(CE(tar_real, model(inputs, tar_inp)) * mask)   over all B*T positions
 //          grads by hand (src/train/ops.hpp: one *_backward per forward op), then

@@ -9,6 +9,8 @@
 //     article 004 and the paper (LN(x + dropout(f(x)))); the final LayerNorms stay either way;
 //   - the generator's log_softmax is fused into the cross-entropy (the loss takes logits,
 //     as article 004's SparseCategoricalCrossentropy(from_logits=True)).
+// ch11 checks at step 0 that this forward still gives ch10's module's output (module_check.hpp):
+// an edit of src/transformer/annotated.cpp must be made here too.
 // Shapes: B batch, S source length, T target length (tar_inp), C = d_model, H heads, D = C/H,
 // F = d_ff, V vocabulary. Activations are row-major (B*T, C) arrays.
 #pragma once
