@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 2) train
     ch.section(_("Step 2: train_step, repeated"), _("article 004 §模型训练和测试, 2) loss_fun + Adam, 4) 训练模型"));
-    check_model(ch, model, first);  // step 0: what ch11 trains = ch10's EncoderDecoder?
+    // step 0: does what ch11 trains compute ch10's EncoderDecoder? (on at most 64 rows: the check stays cheap)
+    check_model(ch, model, slice_batch(first, 0, std::min<int64_t>(first.B, 64)));
     Trainer trainer(std::move(model), static_cast<int>(threads), ch.seed);
     Adam& adam = trainer.adam();
     if (!load_dir.empty()) {
@@ -322,8 +323,8 @@ static void check_model(Chapter& ch, const Model<float>& model, const Batch& b) 
   if (cfg.relu && !c.relu) adds.push_back(_("article 004's ReLU in the feed-forward"));
   if (!cfg.pre_ln) adds.push_back("post-LN (--post-ln)");
   if (!cfg.scale_scores) adds.push_back(_("scores not divided by sqrt(d_k) (--no-scale)"));
-  const std::string what = trf("step 0, the first batch ({B} numbers, log-probabilities {B}x{T}x{V}), the same weights, "
-                               "dropout off, create_mask's masks",
+  const std::string what = trf("step 0, {B} numbers of the first batch (log-probabilities {B}x{T}x{V}), the same "
+                               "weights, dropout off, create_mask's masks",
                                fmt::arg("B", c.B), fmt::arg("T", c.T), fmt::arg("V", c.V));
   const std::string ok =
       trf("the forward ch11 trains ({file}) gives ch10's EncoderDecoder output: {what}; max |difference| {d:.2g} "
