@@ -113,3 +113,23 @@ TEST_CASE("heatmap: wide matrices show every k-th column and say so", "[heatmap]
   CHECK(lines_of(pic)[0] == "  0 22 55 88");  // columns 0, 11, 22, ... one character each
   REQUIRE_THROWS(ts::heatmap(ts::zeros({2, 2, 2}), {}, {}, opt));
 }
+
+TEST_CASE("heatmap: a swatch is the very cell the picture draws for a value", "[heatmap]") {
+  ts::HeatmapOptions opt;
+  opt.vmin = 0, opt.vmax = 1;
+  opt.cell_width = 1;
+  for (ts::HeatmapMode mode : {ts::HeatmapMode::Ascii, ts::HeatmapMode::Unicode, ts::HeatmapMode::Color}) {
+    opt.mode = mode;
+    const std::string pic = ts::heatmap(matrix({{0, 1}}), {"r"}, {"a", "b"}, opt);
+    for (float v : {0.0f, 1.0f}) {
+      const std::string sw = ts::heatmap_swatch(v, opt);
+      REQUIRE(sw.size() > 2);
+      // the swatch's cell (without its brackets) occurs in the picture's row
+      CHECK(lines_of(pic)[1].find(sw.substr(1, sw.size() - 2)) != std::string::npos);
+    }
+    CHECK(ts::heatmap_swatch(0, opt) != ts::heatmap_swatch(1, opt));
+  }
+  opt.mode = ts::HeatmapMode::Ascii;
+  CHECK(ts::heatmap_swatch(1, opt) == "[@]");
+  CHECK(ts::heatmap_swatch(0, opt) == "[ ]");
+}
