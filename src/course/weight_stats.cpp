@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 namespace ts {
 
 RowStats row_stats(const Tensor& x) {
@@ -118,6 +120,17 @@ ColumnSpread column_spread(const Tensor& x) {
 
 size_t count_zeros(const Tensor& t) {
   return static_cast<size_t>(std::count(t.begin(), t.end(), 0.0f));
+}
+
+std::string short_sci(double x) {
+  if (x == 0 || (std::fabs(x) >= 1e-3 && std::fabs(x) < 1e4)) return fmt::format("{:g}", x);
+  std::string s = fmt::format("{:e}", x);  // 1.000000e-05
+  const size_t e = s.find('e');
+  std::string mant = s.substr(0, e);
+  while (mant.back() == '0') mant.pop_back();
+  if (mant.back() == '.') mant.pop_back();
+  const int exp = std::stoi(s.substr(e + 1));
+  return mant + "e" + std::to_string(exp);
 }
 
 std::vector<std::string> numbered(const std::string& prefix, size_t n) {

@@ -44,6 +44,8 @@ struct ColumnSpread {
 ColumnSpread column_spread(const Tensor& x);
 // How many entries are exactly 0 (dropout's zeros).
 size_t count_zeros(const Tensor& t);
+// A tolerance as a person writes it: 1e-05 -> "1e-5", 0.0001 -> "1e-4", 0.5 -> "0.5".
+std::string short_sci(double x);
 // {"q0", "q1", ...}
 std::vector<std::string> numbered(const std::string& prefix, size_t n);
 
