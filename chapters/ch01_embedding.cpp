@@ -19,6 +19,7 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/token_notes.hpp"
 #include "exact/compare.hpp"
 #include "exact/rng.hpp"
 #include "exact/tfprint.hpp"
@@ -50,9 +51,9 @@ static double rms(const Tensor& t);
 // Share of the token part in x = token + pe, by energy: |token|^2 / (|token|^2 + |pe|^2).
 static double token_share(const Tensor& token, const Tensor& pe);
 
-// The note on the train-mode Embeddings output: how many entries Dropout zeroed, and whether it
-// doubled the others (compared with the same layer's output without Dropout, `normed`).
-static std::string dropout_note(Chapter& ch, const Tensor& out, const Tensor& normed);
+// The note on the train-mode Embeddings output: how many entries `dropout` zeroed, and whether it
+// scaled the others by 1/(1-p) (compared with the same layer's output without Dropout, `normed`).
+static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tensor& out, const Tensor& normed);
 
 // The note on the eval-mode Embeddings output: LayerNorm leaves each row with mean 0 and variance 1.
 static std::string layer_norm_note(Chapter& ch, const Tensor& out);
@@ -98,24 +99,11 @@ int main(int argc, char** argv) {
             Shown::Twin);
     // Each word and its pieces: greedy longest match from the left, '##' marks a continuation.
     {
-      const auto row = [](const std::string& word, const std::string& joined, const std::string& ids) {
-        return "  " + pad_right(word, 16) + " " + pad_right(joined, 34) + " " + ids + "\n";
-      };
-      std::string table = row(_("word"), _("pieces"), _("ids"));
-      bool any_split = false;
-      for (const std::string& word : tokenizer.basic_tokenize(ch.text)) {
-        std::vector<std::string> wp = tokenizer.wordpiece(word);
-        std::string joined, ids;
-        for (const std::string& p : wp) {
-          joined += (joined.empty() ? "" : " ") + p;
-          ids += (ids.empty() ? "" : " ") + std::to_string(tokenizer.token_to_id(p));
-        }
-        any_split = any_split || wp.size() > 1;
-        table += row(word, joined, ids);
-      }
-      ch.say(table + (any_split ? _("  A word missing from the vocabulary is cut into the longest pieces it has.")
-                                : _("  Every word here is in the vocabulary as a whole: none splits.")));
-      if (!any_split) {
+      const WordPieceTable table = word_piece_table(tokenizer, ch.text);  // src/course/token_notes.hpp
+      ch.say(table.text + (table.any_split
+                               ? _("  A word missing from the vocabulary is cut into the longest pieces it has.")
+                               : _("  Every word here is in the vocabulary as a whole: none splits.")));
+      if (!table.any_split) {
         // A sentence whose words are not in the vocabulary, to see the pieces.
         const std::string demo = "unaffable tokenization";
         const std::vector<std::string> demo_pieces = tokenizer.tokenize(demo);
@@ -141,8 +129,8 @@ int main(int argc, char** argv) {
     // E = weight[ids]      weight (V,C) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);
     ch.show("token_emb", token_emb.repr(),
-            trf("a table of V = {V} rows of C = {C} numbers, drawn from N(0, 1)", fmt::arg("V", config.vocab_size),
-                fmt::arg("C", d_model)));
+            trf("a table of V = {V} rows of C = {C} numbers, drawn from N(0, 1)",
+                fmt::arg("V", token_emb.weight.shape()[0]), fmt::arg("C", token_emb.weight.shape()[1])));
     Tensor inputs_embeds = token_emb(input_ids);
     ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)), _("[batch_size, seq_len, hidden_dim] = (B,T,C)"));
     // The lookup copies: row t of inputs_embeds is row ids[t] of the table, bit for bit.
@@ -151,8 +139,10 @@ int main(int argc, char** argv) {
       copied += xt::view(inputs_embeds, 0, t, xt::all()) == xt::view(token_emb.weight, id_list[t], xt::all()) ? 1 : 0;
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
             ch.verdict(copied == id_list.size(),
-                       trf("{n} of the {T} rows are exactly the table row of their id: the lookup copies, it does "
-                           "not compute",
+                       trf(copied == id_list.size() ? N_("{n} of the {T} rows are exactly the table row of their id: "
+                                                         "the lookup copies, it does not compute")
+                                                    : N_("only {n} of the {T} rows are exactly the table row of their "
+                                                         "id: the lookup no longer just copies"),
                            fmt::arg("n", copied), fmt::arg("T", id_list.size()))),
             Shown::Twin);
     Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, std::min<int64_t>(8, d_model)));
@@ -169,7 +159,10 @@ int main(int argc, char** argv) {
     Embeddings embedding_layer(config);
     embedding_layer.train(ch.training());
     ch.show("embedding_layer", embedding_layer.repr(),
-            _("token table + position table (one learned row per position 0..511), then LayerNorm and Dropout(p=0.5)"),
+            trf("token table + position table (one learned row per position 0..{last}), then LayerNorm and "
+                "Dropout(p={p:g})",
+                fmt::arg("last", embedding_layer.position_embeddings.weight.shape()[0] - 1),
+                fmt::arg("p", embedding_layer.dropout.p)),
             Shown::Twin);
     Tensor embedded = embedding_layer(input_ids);
     ch.show("embedding_layer(inputs.input_ids).size()", size_str(shape_of(embedded)),
@@ -180,7 +173,9 @@ int main(int argc, char** argv) {
     embedding_layer.train(ch.training());
     ch.show("embedding_layer(inputs.input_ids)", embedded,
             {ch.training() ? "MulBackward0" : "NativeLayerNormBackward0"},
-            ch.training() ? dropout_note(ch, embedded, normed) : layer_norm_note(ch, embedded), Shown::Twin);
+            ch.training() ? dropout_note(ch, embedding_layer.dropout, embedded, normed)
+                          : layer_norm_note(ch, embedded),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 4) sinusoidal positions
     ch.section(_("Step 4: fixed sinusoidal positions"),
@@ -198,9 +193,12 @@ int main(int argc, char** argv) {
       const int64_t last = pe_dim - 1;
       const std::string row0_text = fmt::format("[{}]", fmt::join(pe.data(), pe.data() + std::min<int64_t>(4, pe_dim), ", "));
       ch.show(fmt::format("torch.from_numpy(pos_encoding[:{}, :{}])", show_r, show_c), corner, {},
-              ch.verdict(row0, trf("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) = 1 in "
-                                   "the odd ones; columns 0 and 1 turn by 1 radian per position, the last column "
-                                   "({last}) by {rate:.3g}: over positions 0..{end} its angle reaches only {reach:.3g}",
+              ch.verdict(row0, trf(row0 ? N_("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) "
+                                             "= 1 in the odd ones; columns 0 and 1 turn by 1 radian per position, the "
+                                             "last column ({last}) by {rate:.3g}: over positions 0..{end} its angle "
+                                             "reaches only {reach:.3g}")
+                                        : N_("row 0 (position 0) starts {row}: no longer 0 in every even column and 1 "
+                                             "in every odd one, as sin(0) and cos(0) give"),
                                    fmt::arg("row", row0_text), fmt::arg("last", last),
                                    fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
                                    fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim)))),
@@ -228,9 +226,12 @@ int main(int argc, char** argv) {
                           pe_dim, pe_len),
               diff, {},
               ch.verdict(diff() <= tol,
-                         trf("article 002's PositionalEncoding differs from this table by {d:.3g}, against (L - 1) * "
-                             "2^-22 = {tol:.3g} for float32 rounding of the angles pos * rate (up to {amax}) before "
-                             "sin/cos",
+                         trf(diff() <= tol ? N_("article 002's PositionalEncoding differs from this table by {d:.3g}, "
+                                                "against (L - 1) * 2^-22 = {tol:.3g} for float32 rounding of the "
+                                                "angles pos * rate (up to {amax}) before sin/cos")
+                                           : N_("article 002's PositionalEncoding differs from this table by {d:.3g}, "
+                                                "above (L - 1) * 2^-22 = {tol:.3g}: the two tables no longer follow "
+                                                "one formula"),
                              fmt::arg("d", diff()), fmt::arg("tol", tol), fmt::arg("amax", pe_len - 1))),
               Shown::Twin);
     }
@@ -351,23 +352,30 @@ static double token_share(const Tensor& token, const Tensor& pe) {
   return a * a / (a * a + b * b);
 }
 
-static std::string dropout_note(Chapter& ch, const Tensor& out, const Tensor& normed) {
+static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tensor& out, const Tensor& normed) {
+  // kept entries are scaled by 1/(1-p), as torch's float32 multiply does
+  const float scale = dropout.p < 1 ? static_cast<float>(1.0 / (1.0 - dropout.p)) : 0.0f;
   size_t zeros = 0;
-  double worst = 0;  // largest |out - 2 normed| over the kept entries
+  double worst = 0;  // largest |out - normed / (1 - p)| over the kept entries
   for (size_t i = 0; i < out.size(); ++i) {
     if (out.data()[i] == 0.0f) {
       zeros += normed.data()[i] != 0.0f;  // (with C = 1 LayerNorm itself gives 0)
     } else {
-      worst = std::max(worst, std::fabs(static_cast<double>(out.data()[i]) - 2.0 * normed.data()[i]));
+      worst = std::max(worst, std::fabs(static_cast<double>(out.data()[i]) - scale * normed.data()[i]));
     }
   }
   const size_t n = out.size();
-  return ch.verdict(worst <= 1e-6,
-                    trf("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = 0.5) and doubled the "
-                        "other {k}: each is exactly twice the LayerNorm output (largest gap {d:.2g}); try --eval",
-                        fmt::arg("z", zeros), fmt::arg("n", n),
-                        fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
-                        fmt::arg("k", n - zeros), fmt::arg("d", worst)));
+  const bool ok = worst <= 1e-6;
+  return ch.verdict(ok, trf(ok ? N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}) and "
+                                    "scaled the other {k} by 1/(1 - p) = {s:g}: each is exactly that multiple of the "
+                                    "LayerNorm output (largest gap {d:.2g}); try --eval")
+                               : N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}), but "
+                                    "the other {k} are not 1/(1 - p) = {s:g} times the LayerNorm output: largest gap "
+                                    "{d:.2g}"),
+                            fmt::arg("z", zeros), fmt::arg("n", n),
+                            fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
+                            fmt::arg("p", dropout.p), fmt::arg("k", n - zeros), fmt::arg("s", scale),
+                            fmt::arg("d", worst)));
 }
 
 static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
@@ -382,8 +390,10 @@ static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
     worst_mean = std::max(worst_mean, std::fabs(mean));
     worst_var = std::max(worst_var, std::fabs(sq / static_cast<double>(C) - 1.0));
   }
-  return ch.verdict(worst_mean <= 1e-5 && worst_var <= 1e-4,
-                    trf("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 (largest |mean| "
-                        "{m:.2g}, largest |variance - 1| {v:.2g})",
-                        fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
+  const bool ok = worst_mean <= 1e-5 && worst_var <= 1e-4;
+  return ch.verdict(ok, trf(ok ? N_("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 "
+                                    "(largest |mean| {m:.2g}, largest |variance - 1| {v:.2g})")
+                               : N_("eval mode: the rows no longer have mean 0 and variance 1: largest |mean| {m:.2g}, "
+                                    "largest |variance - 1| {v:.2g}"),
+                            fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
 }

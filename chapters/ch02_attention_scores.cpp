@@ -47,6 +47,9 @@ static bool printed_in_sci_mode(const std::string& printed);
 // mean of their value rows, computed from v directly.  attn (1,S), out (1,Dv), v (S,Dv)
 static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor& out, const Tensor& v);
 
+// The note under the toy keys k (S,D): how many, and which rows are equal.
+static std::string equal_keys_note(const Tensor& k);
+
 // The note under a query's weights: its scores q.k / sqrt(D) and what softmax makes of the gap
 // between the best key and the next.  q (1,D), k (S,D)
 static std::string toy_scores_note(const Tensor& q, const Tensor& k);
@@ -76,10 +79,14 @@ int main(int argc, char** argv) {
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, d_model);
     Tensor inputs_embeds = token_emb(input_ids);
-    ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)),
-            _("no projections yet: article 000 uses inputs_embeds itself as query, key and value"), Shown::Twin);
     const Tensor& query = inputs_embeds;
     const Tensor& key = inputs_embeds;
+    ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)),
+            key.data() == query.data()
+                ? _("no projections yet: article 000 uses inputs_embeds itself as query, key and value")
+                : _("no projections yet: query is inputs_embeds, but key is another tensor (article 000 uses "
+                    "inputs_embeds for both)"),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 2) scores
     ch.section(_("Step 2: scores = Q K^T / sqrt(dim_k)"), _("article 000 §Scaled Dot-product Attention"));
@@ -87,9 +94,7 @@ int main(int argc, char** argv) {
     ch.show("dim_k", std::to_string(dim_k), _("key.size(-1): the length D of each key vector"), Shown::Twin);
     // scores = Q K^T / sqrt(D)
     // (B,T,D) x (B,S,D)^T -> (B,T,S)
-    Tensor scores = bmm_nt(query, key);
-    const float scale = static_cast<float>(std::sqrt(static_cast<double>(dim_k)));  // Python float -> float32
-    for (float& s : scores) s = s / scale;
+    Tensor scores = scaled_scores(query, key);
     ch.show("scores.size()", size_str(shape_of(scores)),
             _("one score for every (query token, key token) pair: (B,T,S) with T = S here"));
     const size_t T = tokens.size();
@@ -104,10 +109,6 @@ int main(int argc, char** argv) {
                 "{n} of the {T} rows",
                 fmt::arg("n", diag_wins), fmt::arg("T", T)),
             Shown::Twin);
-    ch.erratum(_("002 §9.2.1, line 184"),
-               _("the note on attention() says the dot product is multiplied by the square root of d[k] (so do "
-                 "lines 62 and 192); the code divides by math.sqrt(d_k), as this step does."));
-
     // The diagonal: q = k makes scores[t,t] = |e_t|^2 / sqrt(D).
     const double d = static_cast<double>(dim_k);
     const auto row = [](const std::string& a, const std::string& b, const std::string& c, const std::string& e) {
@@ -131,18 +132,33 @@ int main(int argc, char** argv) {
         if (s != t) off_sq += static_cast<double>(scores(0, t, s)) * scores(0, t, s);
       }
     }
-    ch.say(trf("  On the diagonal, q = k gives scores[t,t] = |e_t|^2 / sqrt(D). Each of the D = {D} entries of\n"
-               "  an embedding row is N(0,1), so |e_t|^2 is about D and the diagonal about\n"
-               "  D/sqrt(D) = sqrt(D) = {root:.2f}; here it runs from {lo:.2f} to {hi:.2f}. Off the diagonal two\n"
-               "  independent rows meet: a sum of D products with mean 0 and variance 1, so about N(0, D), and\n"
-               "  divided by sqrt(D) about N(0, 1). Here their root-mean-square is {off:.3f}.",
+    // the explanation holds only while scores[t,t] is |e_t|^2 / sqrt(D), which the verdict checks
+    const bool diag_ok = worst <= 1e-5;
+    ch.erratum(_("002 §9.2.1, line 184"),
+               diag_ok ? _("the note on attention() says the dot product is multiplied by the square root of d[k] (so "
+                           "do lines 62 and 192); the code divides by math.sqrt(d_k), as this step does.")
+                       : _("the note on attention() says the dot product is multiplied by the square root of d[k] (so "
+                           "do lines 62 and 192); the code divides by math.sqrt(d_k)."));
+
+    ch.say(trf(diag_ok ? N_("  On the diagonal, q = k gives scores[t,t] = |e_t|^2 / sqrt(D). Each of the D = {D} "
+                            "entries of\n"
+                            "  an embedding row is N(0,1), so |e_t|^2 is about D and the diagonal about\n"
+                            "  D/sqrt(D) = sqrt(D) = {root:.2f}; here it runs from {lo:.2f} to {hi:.2f}. Off the "
+                            "diagonal two\n"
+                            "  independent rows meet: a sum of D products with mean 0 and variance 1, so about N(0, D), "
+                            "and\n"
+                            "  divided by sqrt(D) about N(0, 1). Here their root-mean-square is {off:.3f}.")
+                       : N_("  On the diagonal, scores[t,t] runs from {lo:.2f} to {hi:.2f}, and off it the "
+                            "root-mean-square is {off:.3f};\n"
+                            "  |e_t|^2 / sqrt(D), with D = {D}, is in the table's second column."),
                fmt::arg("D", dim_k), fmt::arg("root", std::sqrt(d)), fmt::arg("lo", diag_lo), fmt::arg("hi", diag_hi),
                fmt::arg("off", T > 1 ? std::sqrt(off_sq / static_cast<double>(T * T - T)) : 0.0)) +
            "\n" + table + "  " +
-           ch.verdict(worst <= 1e-5,
-                      trf("scores[t,t] against |e_t|^2 / sqrt(D): largest relative gap {g:.2g} (float32 rounding "
-                          "stays below 1e-05)",
-                          fmt::arg("g", worst))));
+           ch.verdict(diag_ok, trf(diag_ok ? N_("scores[t,t] against |e_t|^2 / sqrt(D): largest relative gap {g:.2g} "
+                                                "(float32 rounding stays below 1e-05)")
+                                           : N_("scores[t,t] is no longer |e_t|^2 / sqrt(D): largest relative gap "
+                                                "{g:.2g}, above 1e-05"),
+                                   fmt::arg("g", worst))));
     ch.erratum(_("000 §Scaled Dot-product Attention, line 195"),
                trf("the article says a token's dot product with itself is 1. It is |e_t|^2: here {sq_lo:.1f} to "
                    "{sq_hi:.1f}, and {lo:.2f} to {hi:.2f} once divided by sqrt(D) (about sqrt(D) = {root:.1f}).",
@@ -171,12 +187,12 @@ int main(int argc, char** argv) {
     ch.figure(heatmap(score_matrix, tokens, tokens, hopt));
 
     // ---------------------------------------------------------------- 3) article 004's toy example
-    ch.section(_("Step 3: article 004's toy example, one query at a time, then all three"),
-               _("article 004 §3.2 Multi-Head Attention, scaled_dot_product_attention"));
     const Tensor k = matrix({{10, 0, 0}, {0, 10, 0}, {0, 0, 10}, {0, 0, 10}});  // (S,D) = (4,3)
     const Tensor v = matrix({{1, 0}, {10, 0}, {100, 5}, {1000, 6}});            // (S,Dv) = (4,2)
     const std::vector<std::vector<float>> q_rows = {{0, 0, 10}, {0, 10, 0}, {10, 10, 0}};
-    ch.show("k", tf_str(k), _("four keys; keys 2 and 3 are equal"), Shown::Twin);
+    ch.section(trf("Step 3: article 004's toy example, one query at a time, then all {n}", fmt::arg("n", q_rows.size())),
+               _("article 004 §3.2 Multi-Head Attention, scaled_dot_product_attention"));
+    ch.show("k", tf_str(k), equal_keys_note(k), Shown::Twin);
     ch.show("v", tf_str(v), _("the value carried by each key"), Shown::Twin);
     ch.erratum(_("004 §3.2, line 189"),
                trf("the comment on v says (4, 3); v has {r} rows of {c} numbers, ({r}, {c}), as the output's second "
@@ -211,11 +227,13 @@ int main(int argc, char** argv) {
     for (size_t r = 0; r < q_rows.size(); ++r)
       for (size_t s = 0; s < att.shape()[1]; ++s)
         stack_gap = std::max(stack_gap, std::fabs(static_cast<double>(att(r, s)) - single_attn[r](0, s)));
+    const bool stacked = stack_gap <= 1e-6;
     ch.show("att", tf_str_suppressed(att),
-            ch.verdict(stack_gap <= 1e-6,
-                       trf("the three rows above, stacked (largest difference {d:.2g}): queries are independent of "
-                           "each other",
-                           fmt::arg("d", stack_gap))));
+            ch.verdict(stacked, trf(stacked ? N_("the {n} rows above, stacked (largest difference {d:.2g}): queries are "
+                                                 "independent of each other")
+                                            : N_("the {n} rows differ from the single-query rows above by {d:.2g}: "
+                                                 "stacking the queries changed their weights"),
+                                    fmt::arg("n", q_rows.size()), fmt::arg("d", stack_gap))));
     ch.show("out", tf_str_suppressed(out), _("= att v: each output row is a weighted mean of the value rows"));
     size_t tiny = 0, zero = 0;
     double tiny_lo = INFINITY, tiny_hi = 0;
@@ -291,15 +309,20 @@ static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor
                fmt::arg("w", num_list(weights)), fmt::arg("keys", num_list(keys)), fmt::arg("out", num_list(got)));
   double gap = 0;
   for (size_t j = 0; j < got.size(); ++j) gap = std::max(gap, std::fabs(got[j] - mean[j]) / std::max(1.0, std::fabs(mean[j])));
+  const bool ok = gap <= 1e-5;
   if (keys.size() == 1)
-    return ch.verdict(gap <= 1e-5, trf("matches key {key} only (weight {w:.6g}): the output {out} is value row {key}, "
-                                       "{mean}",
-                                       fmt::arg("key", keys[0]), fmt::arg("w", weights[0]),
-                                       fmt::arg("out", num_list(got)), fmt::arg("mean", num_list(mean))));
-  return ch.verdict(gap <= 1e-5, trf("matches keys {keys} equally ({w:.6g} each): the output {out} is the mean of "
-                                     "their value rows, {mean}",
-                                     fmt::arg("keys", num_list(keys)), fmt::arg("w", weights[0]),
-                                     fmt::arg("out", num_list(got)), fmt::arg("mean", num_list(mean))));
+    return ch.verdict(ok, trf(ok ? N_("matches key {key} only (weight {w:.6g}): the output {out} is value row {key}, "
+                                      "{mean}")
+                                 : N_("matches key {key} only (weight {w:.6g}), but the output {out} is not value row "
+                                      "{key}, {mean}"),
+                              fmt::arg("key", keys[0]), fmt::arg("w", weights[0]), fmt::arg("out", num_list(got)),
+                              fmt::arg("mean", num_list(mean))));
+  return ch.verdict(ok, trf(ok ? N_("matches keys {keys} equally ({w:.6g} each): the output {out} is the mean of "
+                                    "their value rows, {mean}")
+                               : N_("matches keys {keys} equally ({w:.6g} each), but the output {out} is not the mean "
+                                    "of their value rows, {mean}"),
+                            fmt::arg("keys", num_list(keys)), fmt::arg("w", weights[0]), fmt::arg("out", num_list(got)),
+                            fmt::arg("mean", num_list(mean))));
 }
 
 static std::string toy_scores_note(const Tensor& q, const Tensor& k) {
@@ -321,4 +344,17 @@ static std::string toy_scores_note(const Tensor& q, const Tensor& k) {
              "weight",
              fmt::arg("D", D), fmt::arg("scores", num_list(scores)), fmt::arg("gap", gap),
              fmt::arg("w", std::exp(-gap)));
+}
+
+static std::string equal_keys_note(const Tensor& k) {
+  const size_t S = k.shape()[0], D = k.shape()[1];
+  std::vector<std::string> pairs;
+  for (size_t a = 0; a < S; ++a)
+    for (size_t b = a + 1; b < S; ++b)
+      if (std::equal(&k(a, 0), &k(a, 0) + D, &k(b, 0)))
+        pairs.push_back(trf("{a} and {b}", fmt::arg("a", a), fmt::arg("b", b)));
+  if (pairs.empty()) return trf("{S} keys, no two of them equal", fmt::arg("S", S));
+  std::string list;
+  for (size_t i = 0; i < pairs.size(); ++i) list += (i ? ", " : "") + pairs[i];
+  return trf("{S} keys; keys {pairs} are equal", fmt::arg("S", S), fmt::arg("pairs", list));
 }

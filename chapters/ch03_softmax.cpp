@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,8 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/softmax_notes.hpp"
+#include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -40,36 +41,14 @@ static Tensor torch_exp(const Tensor& x, bool naive);
 static Tensor divide_by_row_sum(const Tensor& x);
 // x - x.amax(dim=-1, keepdim=True)   (B,T,S) -> (B,T,S)
 static Tensor subtract_row_max(const Tensor& x);
-// What the notes say about a (B,T,S) matrix of batch 0 (T = S): its range, its diagonal, and
-// by how much each row's best entry beats the runner-up.
-struct RowStats {
-  double min = 0, max = 0, diag_min = 0, diag_max = 0, min_gap = 0, max_gap = 0;
-  double min_ratio = 0, max_ratio = 0;  // best / runner-up
-  size_t diagonal_max_rows = 0;  // rows whose diagonal entry is their largest
-};
-static RowStats row_stats(const Tensor& x);
-// The largest sum of a row's off-diagonal weights.   w (1,T,S), T = S
-static double off_diagonal_mass(const Tensor& w);
-// Largest relative gap between x[t,t] and |e_t|^2 = sum_c e[t,c]^2.   x (1,T,T), e (1,T,C)
-static double diagonal_vs_squared_norms(const Tensor& x, const Tensor& e);
-// Population standard deviation of all entries.
-static double std_of(const Tensor& x);
-// How peaked rows of weights are: the mean largest weight, and the mean exp(entropy) = the
-// number of keys a row effectively spreads over (1 = one key, S = all keys equally).
-struct Peak {
-  double max_weight = 0, effective_keys = 0;
-};
-static Peak peakedness(const Tensor& w);  // w (B,T,S) -> averages over the B*T rows
-// The note under the naive softmax: which rows overflow, and (a verdict) whether the others
-// match F.softmax.
-static std::string naive_note(Chapter& ch, const Tensor& naive_w, const Tensor& library);
-// {"q0", "q1", ...}
-static std::vector<std::string> numbered(const std::string& prefix, size_t n);
-// Step 5's table, and the two verdicts on its columns.
-static std::string scaling_table(const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
-                                 const std::vector<Peak>& scaled);
+// The notes' statistics (row_stats, peakedness, ...) are in src/course/weight_stats.hpp.
+// Step 5's two verdicts on the columns of its table (the table and the naive softmax's note:
+// src/course/softmax_notes.hpp).
 static void scaling_verdicts(Chapter& ch, const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
                              const std::vector<Peak>& scaled);
+
+// float32 results of the same sum in different orders agree up to rounding below these.
+constexpr double kSumTol = 1e-5, kSoftmaxTol = 1e-6;
 
 int main(int argc, char** argv) {
   Chapter ch("ch03_softmax", _("Softmax: scores -> weights -> outputs"),
@@ -102,9 +81,7 @@ int main(int argc, char** argv) {
     const size_t T = tokens.size();
     // scores = Q K^T / sqrt(D)
     // (B,T,S)
-    Tensor scores = bmm_nt(query, key);
-    const float scale = static_cast<float>(std::sqrt(static_cast<double>(dim_k)));
-    for (float& s : scores) s = s / scale;
+    Tensor scores = scaled_scores(query, key);
     const RowStats sc = row_stats(scores);
     ch.show("scores", scores, {"DivBackward0"},
             trf("as in chapter 2, row t scores query t against every key; the diagonal (a token against itself) is "
@@ -137,9 +114,12 @@ int main(int argc, char** argv) {
       double off = 0;
       for (float s : row_sums) off = std::max(off, std::fabs(static_cast<double>(s) - 1.0));
       ch.show("weights.sum(dim=-1)", row_sums, {"SumBackward1"},
-              ch.verdict(off <= 1e-5, trf("each query's weights sum to 1 (largest |sum - 1| = {d:.2g}, tolerance for "
-                                          "float rounding: 1e-5): a weighted average over the keys",
-                                          fmt::arg("d", off))));
+              ch.verdict(off <= kSumTol,
+                         trf(off <= kSumTol ? N_("each query's weights sum to 1 (largest |sum - 1| = {d:.2g}, tolerance "
+                                                 "for float rounding: {tol}): a weighted average over the keys")
+                                            : N_("the weights of a query no longer sum to 1: largest |sum - 1| = {d:.2g}, "
+                                                 "above {tol}, so a row is not a weighted average"),
+                             fmt::arg("d", off), fmt::arg("tol", short_sci(kSumTol)))));
     }
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
@@ -183,11 +163,14 @@ int main(int argc, char** argv) {
       const RowStats r = row_stats(raw);
       const double gap = diagonal_vs_squared_norms(raw, inputs_embeds);
       ch.show("raw = torch.bmm(query, key.transpose(1, 2))", raw, {"BmmBackward0"},
-              ch.verdict(gap <= 1e-5, trf("unscaled: the diagonal is |e_t|^2 (largest relative gap {g:.2g}, "
-                                          "tolerance for float rounding: 1e-5), here {lo:.4g} to {hi:.4g}; for "
-                                          "N(0,1) entries its expected value is D = {D}",
-                                          fmt::arg("g", gap), fmt::arg("lo", r.diag_min), fmt::arg("hi", r.diag_max),
-                                          fmt::arg("D", dim_k))),
+              ch.verdict(gap <= kSumTol,
+                         trf(gap <= kSumTol ? N_("unscaled: the diagonal is |e_t|^2 (largest relative gap {g:.2g}, "
+                                                 "tolerance for float rounding: {tol}), here {lo:.4g} to {hi:.4g}; for "
+                                                 "N(0,1) entries its expected value is D = {D}")
+                                            : N_("the diagonal, {lo:.4g} to {hi:.4g}, is no longer |e_t|^2: largest "
+                                                 "relative gap {g:.2g}, above {tol}"),
+                             fmt::arg("g", gap), fmt::arg("tol", short_sci(kSumTol)), fmt::arg("lo", r.diag_min),
+                             fmt::arg("hi", r.diag_max), fmt::arg("D", dim_k))),
               Shown::Twin);
     }
     // naive softmax: exp(x) / sum exp(x)
@@ -202,42 +185,53 @@ int main(int argc, char** argv) {
     Tensor library = softmax(raw);
     Tensor naive_w = divide_by_row_sum(e);
     ch.show("torch.exp(raw) / torch.exp(raw).sum(dim=-1, keepdim=True)", naive_w, {"DivBackward0"},
-            naive_note(ch, naive_w, library), Shown::Twin);
+            naive_softmax_note(ch, naive_w, library, kSoftmaxTol), Shown::Twin);
     // stable softmax: shift each row so that its largest entry is 0, then exp never exceeds 1
     Tensor shifted = subtract_row_max(raw);
     ch.show("shifted = raw - raw.amax(dim=-1, keepdim=True)", shifted, {"SubBackward0"},
-            trf("softmax(x) = softmax(x - c) for any c: the common factor e^-c cancels. Every row now peaks at 0; "
-                "the lowest entry is {lo:.4g}",
-                fmt::arg("lo", row_stats(shifted).min)),
+            trf("softmax(x) = softmax(x - c) for any c: the common factor e^-c cancels. Every row now peaks at "
+                "{hi:.4g}; the lowest entry is {lo:.4g}",
+                fmt::arg("hi", row_stats(shifted).max), fmt::arg("lo", row_stats(shifted).min)),
             Shown::Twin);
     Tensor stable = divide_by_row_sum(torch_exp(shifted, ch.naive));
     {
       const RowStats s = row_stats(stable);
-      size_t zeros = 0;
-      for (float x : stable) zeros += x == 0.0f;
+      const size_t zeros = count_zeros(stable), lost = std::count_if(stable.begin(), stable.end(), [](float x) {
+        return !std::isfinite(x);
+      });
       ch.show("torch.exp(shifted) / torch.exp(shifted).sum(dim=-1, keepdim=True)", stable, {"DivBackward0"},
-              trf("exp(0) = 1 for each row's maximum, so every sum lies between 1 and S and nothing overflows. The "
-                  "weights run from {lo:.3g} to {hi:.3g}; {z} of them are exactly 0 (e^x underflows below x = -103.3)",
-                  fmt::arg("lo", s.min), fmt::arg("hi", s.max), fmt::arg("z", zeros)),
+              lost == 0 ? trf("exp(0) = 1 for each row's maximum, so every sum lies between 1 and S and nothing "
+                              "overflows. The weights run from {lo:.3g} to {hi:.3g}; {z} of them are exactly 0 (e^x "
+                              "underflows below x = -103.3)",
+                              fmt::arg("lo", s.min), fmt::arg("hi", s.max), fmt::arg("z", zeros))
+                        : trf("{n} of the {N} weights are not finite: exp still overflowed, so the shift did not bring "
+                              "every row's maximum down to 0",
+                              fmt::arg("n", lost), fmt::arg("N", stable.size())),
               Shown::Twin);
     }
     {
       const double d = max_abs_diff(library, stable)();
       ch.show("F.softmax(raw, dim=-1)", library, {"SoftmaxBackward0"},
-              ch.verdict(d <= 1e-6, trf("F.softmax does the shift for you: max |F.softmax - by hand| = {d:.3g} "
-                                        "(tolerance for float rounding: 1e-6)",
-                                        fmt::arg("d", d))),
+              ch.verdict(d <= kSoftmaxTol,
+                         trf(d <= kSoftmaxTol ? N_("F.softmax does the shift for you: max |F.softmax - by hand| = "
+                                                   "{d:.3g} (tolerance for float rounding: {tol})")
+                                              : N_("max |F.softmax - by hand| = {d:.3g}, above {tol}: the recipe by "
+                                                   "hand no longer gives F.softmax's weights"),
+                             fmt::arg("d", d), fmt::arg("tol", short_sci(kSoftmaxTol)))),
               Shown::Twin);
     }
     {
       // The same recipe by hand on the scaled scores of step 2, against F.softmax of them.
       Tensor by_hand = divide_by_row_sum(torch_exp(subtract_row_max(scores), ch.naive));
       const double d = max_abs_diff(by_hand, softmax(scores))();
-      ch.say("  " + ch.verdict(d <= 1e-6, trf("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g} "
-                                              "(tolerance for float rounding: 1e-6): F.softmax multiplies by 1/sum "
-                                              "where the recipe divides by the sum, so the last bits of a float may "
-                                              "differ",
-                                              fmt::arg("d", d))));
+      const bool ok = d <= kSoftmaxTol;
+      ch.say("  " + ch.verdict(ok, trf(ok ? N_("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g} "
+                                               "(tolerance for float rounding: {tol}): F.softmax multiplies by 1/sum "
+                                               "where the recipe divides by the sum, so the last bits of a float may "
+                                               "differ")
+                                          : N_("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g}, "
+                                               "above {tol}: the recipe by hand no longer gives F.softmax's weights"),
+                                       fmt::arg("d", d), fmt::arg("tol", short_sci(kSoftmaxTol)))));
     }
 
     // ---------------------------------------------------------------- 5) what sqrt(d_k) does
@@ -262,9 +256,8 @@ int main(int argc, char** argv) {
                 "of the {T} keys (exp of its entropy)",
                 fmt::arg("m", pu.max_weight), fmt::arg("e", pu.effective_keys), fmt::arg("T", T)),
             Shown::Twin);
-    Tensor qk_scaled = qk;
-    const float scale_k = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
-    for (float& s : qk_scaled) s = s / scale_k;
+    // qk / sqrt(d_k)   (B,T,S)
+    Tensor qk_scaled = scaled_scores(q, k);
     Tensor scaled_w = softmax(qk_scaled);
     const Peak ps = peakedness(scaled_w);
     ch.show("F.softmax(qk / sqrt(d_k), dim=-1)", scaled_w, {},
@@ -286,17 +279,15 @@ int main(int argc, char** argv) {
     const size_t demo_T = 16, trials = 64;
     std::vector<Peak> unscaled, scaled;
     for (int64_t dk : dks) {
-      // q, k (trials, 16, dk) -> weights (trials, 16, 16)
+      // q, k (trials, demo_T, dk) -> weights (trials, demo_T, demo_T), unscaled and scaled
       Tensor qd = randn({trials, demo_T, static_cast<size_t>(dk)}, g);
       Tensor kd = randn({trials, demo_T, static_cast<size_t>(dk)}, g);
-      Tensor s = bmm_nt(qd, kd);
-      unscaled.push_back(peakedness(softmax(s)));
-      s /= static_cast<float>(std::sqrt(static_cast<double>(dk)));
-      scaled.push_back(peakedness(softmax(s)));
+      unscaled.push_back(peakedness(softmax(bmm_nt(qd, kd))));
+      scaled.push_back(peakedness(softmax(scaled_scores(qd, kd))));
     }
-    ch.say(trf("  Averages over {n} random 16x16 score matrices (q, k ~ N(0,1)): 'eff. keys' = exp(entropy) of a "
-               "row, 16 = uniform, 1 = one-hot.",
-               fmt::arg("n", trials)));
+    ch.say(trf("  Averages over {n} random {T}x{T} score matrices (q, k ~ N(0,1)): 'eff. keys' = exp(entropy) of a "
+               "row, {T} = uniform, 1 = one-hot.",
+               fmt::arg("n", trials), fmt::arg("T", demo_T)));
     ch.figure(scaling_table(dks, unscaled, scaled));
     scaling_verdicts(ch, dks, unscaled, scaled);
   });
@@ -346,145 +337,6 @@ static Tensor subtract_row_max(const Tensor& x) {
   return y;
 }
 
-// x (1,T,S), T = S -> range, diagonal range, runner-up gaps
-static RowStats row_stats(const Tensor& x) {
-  const size_t S = x.shape()[2], T = x.shape()[1];
-  RowStats st;
-  st.min = st.diag_min = st.min_gap = st.min_ratio = std::numeric_limits<double>::infinity();
-  st.max = st.diag_max = st.max_gap = st.max_ratio = -std::numeric_limits<double>::infinity();
-  for (size_t t = 0; t < T; ++t) {
-    const float* row = x.data() + t * S;
-    const double d = row[std::min(t, S - 1)];
-    st.diag_min = std::min(st.diag_min, d);
-    st.diag_max = std::max(st.diag_max, d);
-    double best = -std::numeric_limits<double>::infinity(), second = best;
-    for (size_t s = 0; s < S; ++s) {
-      const double v = row[s];
-      st.min = std::min(st.min, v);
-      st.max = std::max(st.max, v);
-      if (v > best) {
-        second = best;
-        best = v;
-      } else if (v > second) {
-        second = v;
-      }
-    }
-    st.diagonal_max_rows += d >= best;
-    if (S > 1) {
-      st.min_gap = std::min(st.min_gap, best - second);
-      st.max_gap = std::max(st.max_gap, best - second);
-      st.min_ratio = std::min(st.min_ratio, best / second);
-      st.max_ratio = std::max(st.max_ratio, best / second);
-    }
-  }
-  return st;
-}
-
-static double off_diagonal_mass(const Tensor& w) {
-  const size_t S = w.shape()[2], T = w.size() / S;
-  double worst = 0;
-  for (size_t t = 0; t < T; ++t) {
-    double off = 0;
-    for (size_t s = 0; s < S; ++s)
-      if (s != t) off += w.data()[t * S + s];
-    worst = std::max(worst, off);
-  }
-  return worst;
-}
-
-static double diagonal_vs_squared_norms(const Tensor& x, const Tensor& e) {
-  const size_t T = x.shape()[1], C = e.shape()[2];
-  double worst = 0;
-  for (size_t t = 0; t < T; ++t) {
-    double sq = 0;
-    for (size_t c = 0; c < C; ++c) sq += static_cast<double>(e.data()[t * C + c]) * e.data()[t * C + c];
-    const double d = x.data()[t * T + t];
-    worst = std::max(worst, std::fabs(d - sq) / std::max(sq, 1e-30));
-  }
-  return worst;
-}
-
-static double std_of(const Tensor& x) {
-  double mean = 0, var = 0;
-  for (float v : x) mean += v;
-  mean /= static_cast<double>(x.size());
-  for (float v : x) var += (v - mean) * (v - mean);
-  return std::sqrt(var / static_cast<double>(x.size()));
-}
-
-// w (B,T,S) -> averages over the B*T rows
-static Peak peakedness(const Tensor& w) {
-  const size_t S = w.shape()[w.dimension() - 1], rows = w.size() / S;
-  Peak p;
-  for (size_t r = 0; r < rows; ++r) {
-    const float* row = w.data() + r * S;
-    double h = 0;
-    for (size_t s = 0; s < S; ++s)
-      if (row[s] > 0) h -= static_cast<double>(row[s]) * std::log(static_cast<double>(row[s]));
-    p.max_weight += *std::max_element(row, row + S);
-    p.effective_keys += std::exp(h);
-  }
-  p.max_weight /= static_cast<double>(rows);
-  p.effective_keys /= static_cast<double>(rows);
-  return p;
-}
-
-// naive_w, library (1,T,S). A row is lost when its sum overflowed: nan where an entry was inf
-// (inf / inf), 0 elsewhere (finite / inf).
-static std::string naive_note(Chapter& ch, const Tensor& naive_w, const Tensor& library) {
-  const size_t S = naive_w.shape()[2], T = naive_w.size() / S;
-  size_t lost = 0, nans = 0;
-  double good_gap = 0;
-  for (size_t t = 0; t < T; ++t) {
-    const float* row = naive_w.data() + t * S;
-    size_t row_nans = 0;
-    double sum = 0;
-    for (size_t s = 0; s < S; ++s) {
-      row_nans += std::isnan(row[s]);
-      sum += row[s];
-    }
-    nans += row_nans;
-    if (row_nans > 0 || sum == 0.0) {
-      ++lost;
-      continue;
-    }
-    for (size_t s = 0; s < S; ++s)
-      good_gap = std::max(good_gap, std::fabs(static_cast<double>(row[s]) - library.data()[t * S + s]));
-  }
-  std::string note;
-  if (lost > 0)
-    note = trf("{lost} of the {T} rows overflow: their sum is inf, so inf / inf = nan and finite / inf = 0 ({n} "
-               "nan in all). The naive formula destroys those rows.",
-               fmt::arg("lost", lost), fmt::arg("T", T), fmt::arg("n", nans));
-  if (lost < T) {
-    if (!note.empty()) note += " ";
-    note += ch.verdict(good_gap <= 1e-6, trf("{good} of the {T} rows do not overflow, and there the naive formula "
-                                             "matches F.softmax: max difference {d:.3g} (tolerance for float "
-                                             "rounding: 1e-6)",
-                                             fmt::arg("good", T - lost), fmt::arg("T", T), fmt::arg("d", good_gap)));
-  }
-  return note;
-}
-
-static std::vector<std::string> numbered(const std::string& prefix, size_t n) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
-  return out;
-}
-
-static std::string scaling_table(const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
-                                 const std::vector<Peak>& scaled) {
-  const std::string max_weight = _("max weight"), eff_keys = _("eff. keys");
-  std::string table = "  " + pad_left("", 6) + "  " + pad_left(_("unscaled"), 22) + "  " +
-                      pad_left(_("scaled by 1/sqrt(d_k)"), 22) + "\n";
-  table += "  " + pad_left("d_k", 6) + "  " + pad_left(max_weight, 10) + " " + pad_left(eff_keys, 11) + "  " +
-           pad_left(max_weight, 10) + " " + pad_left(eff_keys, 11) + "\n";
-  for (size_t i = 0; i < dks.size(); ++i)
-    table += fmt::format("  {:>6}  {:>10.3f} {:>11.2f}  {:>10.3f} {:>11.2f}\n", dks[i], unscaled[i].max_weight,
-                         unscaled[i].effective_keys, scaled[i].max_weight, scaled[i].effective_keys);
-  return table;
-}
-
 // Unscaled, the rows sharpen (eff. keys falls) at every step of d_k; scaled, eff. keys stays
 // within 1 key of itself at every d_k.
 static void scaling_verdicts(Chapter& ch, const std::vector<int64_t>& dks, const std::vector<Peak>& unscaled,
@@ -501,10 +353,15 @@ static void scaling_verdicts(Chapter& ch, const std::vector<int64_t>& dks, const
     lo = std::min(lo, scaled[i].effective_keys);
     hi = std::max(hi, scaled[i].effective_keys);
   }
-  ch.say("  " + ch.verdict(falls, trf("unscaled, eff. keys falls at every step as d_k grows ({trend}): the rows turn "
-                                      "one-hot, softmax saturates and its gradient vanishes",
+  ch.say("  " + ch.verdict(falls, trf(falls ? N_("unscaled, eff. keys falls at every step as d_k grows ({trend}): "
+                                                 "the rows turn one-hot, softmax saturates and its gradient vanishes")
+                                            : N_("unscaled, eff. keys does not fall at every step as d_k grows "
+                                                 "({trend})"),
                                       fmt::arg("trend", trend))));
-  ch.say("  " + ch.verdict(hi - lo < 1.0, trf("scaled by 1/sqrt(d_k), the scores keep variance 1 and eff. keys "
-                                             "stays within one key at every d_k ({lo:.2f} to {hi:.2f})",
-                                             fmt::arg("lo", lo), fmt::arg("hi", hi))));
+  const bool steady = hi - lo < 1.0;
+  ch.say("  " + ch.verdict(steady, trf(steady ? N_("scaled by 1/sqrt(d_k), the scores keep variance 1 and eff. keys "
+                                                   "stays within one key at every d_k ({lo:.2f} to {hi:.2f})")
+                                              : N_("the scaled column's eff. keys moves from {lo:.2f} to {hi:.2f} across "
+                                                   "the d_k, more than one key: its scores do not keep one variance"),
+                                       fmt::arg("lo", lo), fmt::arg("hi", hi))));
 }
