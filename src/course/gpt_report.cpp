@@ -1,0 +1,387 @@
+// course/gpt_report.cpp: see gpt_report.hpp.
+#include "course/gpt_report.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "course/i18n.hpp"
+#include "train/numbers.hpp"
+#include "train/safetensors.hpp"
+#include "train/plot.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
+
+namespace ts {
+
+using namespace train;
+using Clock = std::chrono::steady_clock;
+
+static std::string sampler_name(const Sampler& s) {
+  if (s.greedy()) return "greedy";
+  std::string n = fmt::format("T={}", s.temperature);
+  if (s.top_k > 0) n += fmt::format(" top-k={}", s.top_k);
+  if (s.top_p < 1.0) n += fmt::format(" top-p={}", s.top_p);
+  return n;
+}
+
+bool same(const Sampler& a, const Sampler& b) {
+  return sampler_name(a) == sampler_name(b);
+}
+
+static std::string words_of(const std::vector<int64_t>& ids) {
+  std::string s;
+  for (int64_t id : ids) s += (s.empty() ? "" : " ") + seq_vocab().words[size_t(id)];
+  return s;
+}
+
+// ---------------------------------------------------------------- checkpoints
+GptConfig checkpoint_config_or_usage(const std::string& dir, const GptConfig& knobs) {
+  try {
+    GptConfig c = gpt_checkpoint_config(dir);
+    c.dropout = knobs.dropout, c.causal = knobs.causal;
+    return c;
+  } catch (const FileError& e) {
+    throw UsageError(std::string("--load: ") + e.what());
+  }
+}
+
+void load_or_usage(const std::string& dir, Gpt& m, Adam& adam) {
+  try {
+    load_gpt(dir, m, adam);
+  } catch (const FileError& e) {
+    throw UsageError(std::string("--load: ") + e.what());
+  }
+}
+
+void save_or_usage(const std::string& dir, const Gpt& m, const Adam& adam) {
+  try {
+    save_gpt(dir, m, adam);
+  } catch (const FileError& e) {
+    throw UsageError(std::string("--save: ") + e.what());
+  }
+}
+
+// ---------------------------------------------------------------- --check-grads
+void show_grad_check(Chapter& ch, const GptConfig& cfg) {
+  ch.section(_("Gradient check: every parameter, hand-written backward vs finite differences"),
+             _("llm.c test_gpt2.c style; double precision, dropout off"));
+  GptConfig tiny = cfg;
+  tiny.layers = 2, tiny.d_model = 8, tiny.heads = 2, tiny.d_ff = 16, tiny.dropout = 0.0;
+  const std::vector<int64_t> nums = {7, 42, 905, 2048};
+  const auto rows = gpt_check_grads(tiny, ch.seed, nums);
+  ch.say(trf("  tiny model: {N} blocks, d_model {C}, {H} heads, d_ff {F}, {head}; batch = {{7, 42, 905, 2048}}; "
+             "central differences, h = 1e-5",
+             fmt::arg("N", tiny.layers), fmt::arg("C", tiny.d_model), fmt::arg("H", tiny.heads),
+             fmt::arg("F", tiny.d_ff), fmt::arg("head", tiny.tied ? _("tied head") : _("untied head"))));
+  std::string table;
+  size_t bad = 0;
+  for (const auto& r : rows) {
+    bad += !r.ok;
+    table += fmt::format("{:<6} {:<36} maxdiff {:.2e} (max |grad| {:.2e})  first ours/fd: {:+.6e}/{:+.6e}\n",
+                         r.ok ? "OK" : "NOT OK", r.name, r.maxdiff, r.maxgrad, r.ours[0], r.fd[0]);
+  }
+  table.pop_back();
+  ch.show("check every gradient", table, _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
+  ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
+                                                     "(maxdiff <= 1e-6 x max |grad|)",
+                                                     fmt::arg("n", rows.size()))
+                                               : trf("{bad} of {n} parameter tensors differ from finite differences: "
+                                                     "a *_backward (src/train/ops.cpp, gpt_ops.cpp) or gpt_backward "
+                                                     "(src/train/gpt.cpp) no longer matches its forward",
+                                                     fmt::arg("bad", bad), fmt::arg("n", rows.size()))));
+}
+
+// ---------------------------------------------------------------- the model and the task
+void show_model(Chapter& ch, const Gpt& m) {
+  const GptConfig& c = m.cfg;
+  std::vector<std::pair<std::string, size_t>> parts;
+  for (const ParamSpec& s : m.layout.specs) {
+    // "transformer.h.3.ln_1.weight" -> "h.3", "transformer.wte.weight" -> "wte"
+    std::string part = s.name.rfind("transformer.", 0) == 0 ? s.name.substr(12) : s.name;
+    part = part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0));
+    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
+    parts.back().second += s.numel;
+  }
+  std::string table;
+  for (const auto& [part, n] : parts) table += fmt::format("{:<8} {:>9}\n", part, thousands(n));
+  if (c.tied) table += fmt::format("{:<8} {:>9}\n", "lm_head", "= wte");
+  table += fmt::format("{:<8} {:>9}", "total", thousands(m.layout.total));
+  ch.show("{part: parameters}", table,
+          trf("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, GELU, pre-LN, {mask}",
+              fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
+              fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
+              fmt::arg("mask", c.causal ? _("causal mask") : _("NO causal mask"))),
+          Shown::Info);
+  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (c.tied ? head : 0);
+  const double pct = 100.0 * double(head) / double(untied);
+  ch.say(c.tied ? trf("  The LM head is tied: its (V, C) = ({V}, {C}) weight IS the token embedding wte, as in GPT-2. "
+                      "That saves {n} parameters, {pct:.1f} % of the {u} an untied head would make (--untied).",
+                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
+                      fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
+                : trf("  The LM head is untied: its own (V, C) = ({V}, {C}) weight, {n} parameters, {pct:.1f} % of "
+                      "this model; tying it to wte (the default) would save them.",
+                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
+                      fmt::arg("pct", pct)));
+}
+
+void show_loss_mask(Chapter& ch, const SeqBatch& b) {
+  const SeqVocab& v = seq_vocab();
+  std::string table;
+  int64_t counted = 0, real = 0;
+  for (int64_t i = 0; i < b.B; ++i) {
+    std::string in = "x  ", out = "y  ";
+    for (int64_t t = 0; t < b.T; ++t) {
+      const int64_t xi = b.x[size_t(i * b.T + t)], yi = b.y[size_t(i * b.T + t)];
+      if (xi == kPad) break;
+      const std::string a = v.words[size_t(xi)], c = yi == kPad ? "." : v.words[size_t(yi)];
+      const size_t w = std::max(a.size(), c.size()) + 1;
+      in += fmt::format("{:<{}}", a, w), out += fmt::format("{:<{}}", c, w);
+      ++real, counted += yi != kPad;
+    }
+    table += fmt::format("{}:\n{}\n{}\n", b.numbers[size_t(i)], in, out);
+  }
+  table.pop_back();
+  ch.show("x = seq[:-1], y = seq[1:] with the prompt's targets masked", table,
+          trf("'.' = <pad>: the loss skips it. Of the {real} real positions, {k} predict an answer token; the "
+              "{p} before them predict the digits and '=' of the prompt, which the model is given, not asked",
+              fmt::arg("real", real), fmt::arg("k", counted), fmt::arg("p", real - counted)),
+          Shown::Info);
+}
+
+// ---------------------------------------------------------------- training
+static std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  return f >> one ? one : std::string("?");
+}
+
+void TrainLog::step(int64_t epoch, int64_t batch, double loss, int64_t correct_now, int64_t tokens_now, int64_t s,
+                    double seconds) {
+  const bool tty = ch.rich() && isatty(STDOUT_FILENO);
+  if (epoch != last_epoch) loss_sum = 0, n = 0, correct = 0, tokens = 0, last_epoch = epoch;
+  loss_sum += loss, ++n, correct += correct_now, tokens += tokens_now;
+  if (batch % every == 0) {
+    if (tty) std::cout << "\r\033[K";
+    // the article's own progress line (what it prints, so never translated)
+    ch.show(fmt::format("epoch {} batch {}", epoch, batch),
+            fmt::format("epoch {}, batch {}, loss:{:.4f}, acc:{:.4f}", epoch, batch, loss_sum / double(n),
+                        double(correct) / double(std::max<int64_t>(tokens, 1))),
+            "", Shown::Article);
+  }
+  if (tty && (s % 5 == 0 || s + 1 == steps))
+    std::cout << "\r\033[K" << progress_bar(s + 1, steps, loss, double(s + 1) / seconds) << std::flush;
+}
+
+void TrainLog::finish(const std::vector<double>& curve, double seconds, int64_t step_95, double seconds_95) {
+  if (ch.rich() && isatty(STDOUT_FILENO)) std::cout << "\r\033[K";
+  if (curve.empty()) return;
+  ch.say(trf("  {n} steps in {s:.1f} s: {r:.1f} steps/s (load average {load} on this machine as training ended)",
+             fmt::arg("n", curve.size()), fmt::arg("s", seconds), fmt::arg("r", double(curve.size()) / seconds),
+             fmt::arg("load", load_average())));
+  ch.say(step_95 > 0 ? trf("  Held-out exact match (greedy, checked every 100 steps) first reached 95 % at step "
+                           "{k}, {s:.1f} s into training.",
+                           fmt::arg("k", step_95), fmt::arg("s", seconds_95))
+                     : trf("  Held-out exact match (greedy, checked every 100 steps) did not reach 95 % in {n} steps.",
+                           fmt::arg("n", curve.size())));
+  ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(curve));
+}
+
+// ---------------------------------------------------------------- evaluation
+static void completion_line(Chapter& ch, int64_t n, const std::vector<int64_t>& ids) {
+  const std::string got = seq_vocab().decode(ids), right = number_to_words(n);
+  ch.show(fmt::format("complete('{} =')", n), fmt::format("{} = {}", n, got),
+          got == right ? _("correct") : trf("WRONG: the right answer is \"{words}\"", fmt::arg("words", right)),
+          Shown::Article);
+}
+
+void show_held_out(Chapter& ch, const Gpt& m, double exact, const std::vector<int64_t>& wrong, double seconds) {
+  const auto& held = number_split().held_out;
+  ch.show("held-out exact match",
+          fmt::format("held-out exact match: {}/{} ({:.1f} %)", std::llround(exact * double(held.size())), held.size(),
+                      100.0 * exact),
+          trf("greedy, one number at a time with the KV cache, in {s:.2f} s; a number counts only if every word "
+              "and the <end> are right",
+              fmt::arg("s", seconds)),
+          Shown::Article);
+  std::vector<int64_t> show(wrong.begin(), wrong.begin() + std::min<size_t>(wrong.size(), 2));
+  for (size_t i : {size_t(17), size_t(250), size_t(499)})
+    if (show.size() < 4 && std::find(show.begin(), show.end(), held[i]) == show.end()) show.push_back(held[i]);
+  Rng rng(0);
+  for (int64_t n : show) completion_line(ch, n, generate(m, encode_prompt(n), m.cfg.ctx, Sampler{}, rng));
+  ch.say(wrong.empty() ? _("  Every held-out number is completed exactly.")
+                       : trf("  {n} held-out numbers are wrong (e.g. {first}).", fmt::arg("n", wrong.size()),
+                             fmt::arg("first", wrong[0])));
+}
+
+void show_completion(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, uint64_t seed, bool use_cache) {
+  Rng rng(seed);
+  const auto ids = generate(m, encode_prompt(n), m.cfg.ctx, s, rng, use_cache);
+  ch.say(trf("  --prompt {n} with {how}{cache}:", fmt::arg("n", n), fmt::arg("how", sampler_name(s)),
+             fmt::arg("cache", use_cache ? "" : _(", recomputing the prefix (--no-cache)"))));
+  completion_line(ch, n, ids);
+}
+
+// ---------------------------------------------------------------- one sampling step
+void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, uint64_t seed) {
+  const SeqVocab& v = seq_vocab();
+  const int64_t V = m.cfg.vocab;
+  // greedy completion of n, keeping each step's logits; pick the step with the flattest distribution
+  std::vector<int64_t> ids = encode_prompt(n);
+  std::vector<float> logits(static_cast<size_t>(V)), pick;
+  std::vector<int64_t> prefix;
+  double best = -1;
+  KvCache cache = make_kv_cache(m);
+  for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+  Rng unused(0);
+  while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
+    SampleTrace t;
+    const int64_t next = sample_next(logits.data(), V, Sampler{}, unused, &t);
+    double entropy = 0;
+    for (double p : t.probs) entropy -= p > 0 ? p * std::log(p) : 0.0;
+    if (entropy > best) best = entropy, pick = logits, prefix = ids;
+    if (next == v.end) break;
+    ids.push_back(next);
+    gpt_step(m, cache, next, logits.data());
+  }
+  Rng rng(seed);
+  SampleTrace t;
+  sample_next(pick.data(), V, s, rng, &t);
+  std::vector<size_t> order(static_cast<size_t>(V));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.probs[a] > t.probs[b]; });
+  std::string table = fmt::format("{:<10} {:>8} {:>9} {:>10} {:>6} {:>6} {:>9}\n", "token", "logit", "p (T=1)",
+                                  "logit/T", "top-k", "top-p", "final p");
+  int64_t kept_k = 0, kept_p = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t id = order[i];
+    kept_k += t.kept_k[id], kept_p += t.kept_p[id];
+    if (i < 8)
+      table += fmt::format("{:<10} {:>8.3f} {:>9.5f} {:>10.3f} {:>6} {:>6} {:>9.5f}\n", v.words[id], pick[id],
+                           t.probs[id], t.scaled[id], t.kept_k[id] ? "kept" : "cut", t.kept_p[id] ? "kept" : "cut",
+                           t.final[id]);
+  }
+  table.pop_back();
+  ch.show(fmt::format("next token after '{}'", words_of(prefix)), table,
+          trf("the answer step of {n} where the model is least sure (entropy {e:.3f} nats); the 8 most likely of {V} "
+              "tokens, most likely first",
+              fmt::arg("n", n), fmt::arg("e", best), fmt::arg("V", V)),
+          Shown::Info);
+  ch.say(s.greedy()
+             ? trf("  {how}: temperature 0 means the argmax: no scaling, no cut, nothing drawn; it takes '{tok}'.",
+                   fmt::arg("how", sampler_name(s)), fmt::arg("tok", v.words[size_t(t.chosen)]))
+             : trf("  {how}: top-k keeps {k} of {V} tokens, top-p then keeps {p}; renormalised over those {p}, the "
+                   "seeded draw takes '{tok}' (final p {fp:.4f}).",
+                   fmt::arg("how", sampler_name(s)), fmt::arg("k", kept_k), fmt::arg("V", V), fmt::arg("p", kept_p),
+                   fmt::arg("tok", v.words[size_t(t.chosen)]), fmt::arg("fp", t.final[size_t(t.chosen)])));
+}
+
+void show_settings(Chapter& ch, const Gpt& m, const std::vector<Sampler>& settings, const std::vector<double>& matches,
+                   int64_t samples, uint64_t seed) {
+  const std::vector<int64_t> probe = {3907, 1234, 580};
+  std::string table = fmt::format("{:<22} {:>12}  {}\n", "setting", "held-out", "distinct outputs of");
+  table += fmt::format("{:<22} {:>12} ", "", "exact match");
+  for (int64_t n : probe) table += fmt::format(" {:>5}", n);
+  table += "\n";
+  for (size_t i = 0; i < settings.size(); ++i) {
+    table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * matches[i]);
+    for (int64_t n : probe) {
+      Rng rng(seed + 1000 * i + uint64_t(n));
+      std::set<std::vector<int64_t>> distinct;
+      for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(m, encode_prompt(n), m.cfg.ctx, settings[i], rng));
+      table += fmt::format(" {:>5}", distinct.size());
+    }
+    table += "\n";
+  }
+  table.pop_back();
+  ch.show("held-out exact match and diversity per setting", table,
+          trf("distinct outputs over {s} samples per number; greedy draws nothing, so it always gives 1",
+              fmt::arg("s", samples)),
+          Shown::Info);
+}
+
+// ---------------------------------------------------------------- the KV cache
+void show_cache_check(Chapter& ch, const Gpt& m) {
+  const auto& held = number_split().held_out;
+  const int64_t V = m.cfg.vocab;
+  double maxdiff = 0;
+  int64_t compared = 0, differ = 0, numbers = 0;
+  for (size_t i = 0; i < held.size(); i += 25, ++numbers) {
+    std::vector<int64_t> ids = encode_prompt(held[i]);
+    KvCache cache = make_kv_cache(m);
+    std::vector<float> logits(static_cast<size_t>(V));
+    for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+    while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
+      const std::vector<float> full = gpt_last_logits(m, ids);
+      for (int64_t j = 0; j < V; ++j) maxdiff = std::max(maxdiff, double(std::abs(full[size_t(j)] - logits[size_t(j)])));
+      ++compared;
+      const int64_t a = std::max_element(logits.begin(), logits.end()) - logits.begin();
+      const int64_t b = std::max_element(full.begin(), full.end()) - full.begin();
+      differ += a != b;
+      if (b == seq_vocab().end) break;
+      ids.push_back(b);
+      gpt_step(m, cache, b, logits.data());
+    }
+  }
+  const bool ok = maxdiff <= 1e-5 && differ == 0;
+  ch.show("max |logits(cached) - logits(recomputed)|", fmt::format("{:.3e}", maxdiff),
+          trf("{k} generation steps of {n} held-out numbers, greedy", fmt::arg("k", compared), fmt::arg("n", numbers)),
+          Shown::Info);
+  ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (within 1e-5) "
+                                        "and the same {k} greedy tokens",
+                                        fmt::arg("k", compared))
+                                  : trf("cached and recomputed logits differ by up to {d:.3e} and {bad} of {k} greedy "
+                                        "tokens differ: gpt_step (src/train/gpt.cpp) no longer computes what "
+                                        "gpt_forward computes; edit both",
+                                        fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))));
+}
+
+void show_cache_speed(Chapter& ch, const Gpt& m) {
+  const int64_t V = m.cfg.vocab, T = m.cfg.ctx;
+  // feed T tokens one by one: the cost of the token at position t, with and without the cache
+  std::vector<int64_t> ids;
+  for (int64_t t = 0; t < T; ++t) ids.push_back(1 + t % 10);
+  // the fastest of `reps` passes per length: the machine is shared, a slow pass is someone else's
+  std::vector<double> cached(static_cast<size_t>(T), 1e9), full(static_cast<size_t>(T), 1e9);
+  std::vector<float> logits(static_cast<size_t>(V));
+  const int reps = 30;
+  for (int r = 0; r < reps; ++r) {
+    KvCache cache = make_kv_cache(m);
+    for (int64_t t = 0; t < T; ++t) {
+      auto t0 = Clock::now();
+      gpt_step(m, cache, ids[size_t(t)], logits.data());
+      cached[size_t(t)] = std::min(cached[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
+      t0 = Clock::now();
+      const auto l = gpt_last_logits(m, std::vector<int64_t>(ids.begin(), ids.begin() + t + 1));
+      full[size_t(t)] = std::min(full[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+  }
+  std::string table = fmt::format("{:>8} {:>14} {:>14} {:>7}\n", "length", "cached tok/s", "recompute tok/s", "gap");
+  double sum_c = 0, sum_f = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    sum_c += cached[size_t(t)], sum_f += full[size_t(t)];
+    if ((t + 1) % std::max<int64_t>(T / 4, 1) == 0 || t == 0)
+      table += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>6.1f}x\n", t + 1, 1.0 / cached[size_t(t)],
+                           1.0 / full[size_t(t)], full[size_t(t)] / cached[size_t(t)]);
+  }
+  table += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>6.1f}x", fmt::format("1..{}", T), double(T) / sum_c,
+                       double(T) / sum_f, sum_f / sum_c);
+  ch.show("tokens/s of the next token at each length, this run's model, one thread", table,
+          trf("the fastest of {r} passes per length; the last row: all {T} tokens of a full context, one after the other",
+              fmt::arg("r", reps), fmt::arg("T", T)),
+          Shown::Info);
+  const double first = full[0] / cached[0], last = full[size_t(T - 1)] / cached[size_t(T - 1)];
+  ch.say(trf("  Why the gap grows with length: without the cache, the token at position t runs all t positions "
+             "through every block again (t rows in every product, t x t attention scores), so a sequence of n tokens "
+             "costs about n^2 / 2 position-passes; with the cache it runs one position and reads the t keys and "
+             "values stored so far. Measured here: {a:.1f}x at length 1, {b:.1f}x at length {T}.",
+             fmt::arg("a", first), fmt::arg("b", last), fmt::arg("T", T)));
+}
+
+}  // namespace ts

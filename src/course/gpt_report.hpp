@@ -1,0 +1,54 @@
+// course/gpt_report.hpp: what ch12 prints about its decoder-only model, kept out of the
+// chapter so its main reads as the model and the loop (introduced in ch12). Every number and
+// structural fact in these notes is read from the model, the batch or a measurement.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "course/chapter.hpp"
+#include "train/sampling.hpp"
+
+namespace ts {
+
+// --load / --save with bad input as UsageError (exit 2), naming the file
+train::GptConfig checkpoint_config_or_usage(const std::string& dir, const train::GptConfig& knobs);
+void load_or_usage(const std::string& dir, train::Gpt& m, train::Adam& adam);
+void save_or_usage(const std::string& dir, const train::Gpt& m, const train::Adam& adam);
+
+// --check-grads: a tiny model of cfg's kind, every parameter vs finite differences, a verdict
+void show_grad_check(Chapter& ch, const train::GptConfig& cfg);
+// the sizes, the parameters per part and what tying the LM head saves
+void show_model(Chapter& ch, const train::Gpt& m);
+// the sequences of a batch with the targets that count and the masked prompt positions
+void show_loss_mask(Chapter& ch, const train::SeqBatch& b);
+
+// The article's progress lines during training, a progress bar on a terminal, and at the end
+// the speed, the step held-out exact match first reached 95 % and the loss curve.
+struct TrainLog {
+  Chapter& ch;
+  int64_t every, steps;
+  double loss_sum = 0;
+  int64_t n = 0, correct = 0, tokens = 0, last_epoch = 0;
+  void step(int64_t epoch, int64_t batch, double loss, int64_t correct_now, int64_t tokens_now, int64_t s,
+            double seconds);
+  void finish(const std::vector<double>& curve, double seconds, int64_t step_95, double seconds_95);
+};
+
+void show_held_out(Chapter& ch, const train::Gpt& m, double exact, const std::vector<int64_t>& wrong, double seconds);
+// "N = words" for one number with the chosen sampler
+void show_completion(Chapter& ch, const train::Gpt& m, int64_t n, const train::Sampler& s, uint64_t seed,
+                     bool use_cache);
+// one step of generating n's answer (the step the model is least sure of), transform by transform
+void show_sampling_step(Chapter& ch, const train::Gpt& m, int64_t n, const train::Sampler& s, uint64_t seed);
+bool same(const train::Sampler& a, const train::Sampler& b);
+// per setting: held-out exact match, and distinct outputs over `samples` samples of a few numbers
+void show_settings(Chapter& ch, const train::Gpt& m, const std::vector<train::Sampler>& settings,
+                   const std::vector<double>& matches, int64_t samples, uint64_t seed);
+// the cached step (gpt_step) against the full forward on the run's own model, as a verdict
+void show_cache_check(Chapter& ch, const train::Gpt& m);
+// tokens/s with and without the cache, per sequence length
+void show_cache_speed(Chapter& ch, const train::Gpt& m);
+
+}  // namespace ts
