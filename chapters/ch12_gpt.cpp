@@ -39,8 +39,6 @@ static double seconds_since(Clock::time_point t0) { return std::chrono::duration
 static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..9999, digits only
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
 static void refuse_unwritable(const std::string& dir);  // --save: before training, not after
-// the held-out exact match of one sampler, and the numbers it got wrong
-static double held_out_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong = nullptr);
 
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
@@ -50,7 +48,7 @@ int main(int argc, char** argv) {
   double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
   bool untied = false, no_causal = false, check_grads = false, no_cache = false;
   std::string save_dir, load_dir, prompt_text;
-  ch.option("--steps", steps, _("training steps (default 600; 0 after --load unless given)"));
+  ch.option("--steps", steps, _("training steps (default 500; 0 after --load unless given)"));
   ch.option("--batch", batch, _("B, numbers per batch (default 64)"), 1, 4096);
   ch.option("--layers", layers, _("N blocks (default 2)"), 1, 12);
   ch.option("--d-model", d_model, _("C, the model width (default 64)"), 2, 1024);
@@ -79,7 +77,7 @@ int main(int argc, char** argv) {
     check_model_dims(d_model, heads, 2);
     const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
     if (!save_dir.empty()) refuse_unwritable(save_dir);
-    steps = steps >= 0 ? steps : load_dir.empty() ? 600 : 0;
+    steps = steps >= 0 ? steps : load_dir.empty() ? 500 : 0;
     const SeqVocab& vocab = seq_vocab();
     GptConfig cfg;
     cfg.vocab = vocab.size(), cfg.layers = layers, cfg.d_model = d_model, cfg.heads = heads, cfg.d_ff = d_ff;
@@ -117,7 +115,7 @@ int main(int argc, char** argv) {
         throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss), fmt::arg("s", s + 1)));
       curve.push_back(loss);
       log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
-      if (step_95 < 0 && (s + 1) % 100 == 0 && held_out_match(model, Sampler{}, 0) >= 0.95)
+      if (step_95 < 0 && (s + 1) % 100 == 0 && held_out_exact_match(model, Sampler{}, 0) >= 0.95)
         step_95 = s + 1, seconds_95 = seconds_since(t0);
     }
     const double train_s = seconds_since(t0);
@@ -127,29 +125,24 @@ int main(int argc, char** argv) {
     ch.section(_("Step 3: greedy completion of the held-out numbers"), _("article 004 evaluate(): argmax, append, repeat"));
     std::vector<int64_t> wrong;
     const auto t_eval = Clock::now();
-    const double exact = held_out_match(model, Sampler{}, 0, &wrong);
+    const double exact = held_out_exact_match(model, Sampler{}, 0, &wrong);
     show_held_out(ch, model, exact, wrong, seconds_since(t_eval));
     if (number >= 0) show_completion(ch, model, number, sampler, ch.seed, !no_cache);
 
     // ---------------------------------------------------------------- 4) sampling
     ch.section(_("Step 4: one generation step, transform by transform: temperature, top-k, top-p"),
                _("GPT-2 / Hugging Face generate(): logits / T, top-k, nucleus (top-p), renormalise, draw"));
-    const Sampler demo = ch.given("--temperature") || ch.given("--top-k") || ch.given("--top-p")
-                             ? sampler : Sampler{0.8, 5, 0.9};
-    show_sampling_step(ch, model, number >= 0 ? number : 3907, demo, ch.seed);
-    std::vector<Sampler> settings = {Sampler{}, Sampler{0.5, 0, 1.0}, Sampler{1.0, 0, 1.0}, Sampler{1.0, 3, 1.0},
-                                     Sampler{1.0, 0, 0.9}, Sampler{2.0, 0, 1.0}};
-    if (std::find_if(settings.begin(), settings.end(), [&](const Sampler& s) { return same(s, sampler); }) == settings.end())
-      settings.push_back(sampler);
-    std::vector<double> matches;
-    for (const Sampler& s : settings) matches.push_back(held_out_match(model, s, ch.seed));
-    show_settings(ch, model, settings, matches, samples, ch.seed);
+    if (ch.rich()) {  // --plain and --transcript print none of this step: they skip its work
+      const bool given = ch.given("--temperature") || ch.given("--top-k") || ch.given("--top-p");
+      show_sampling_step(ch, model, number >= 0 ? number : 3907, given ? sampler : Sampler{0.8, 5, 0.9}, ch.seed);
+      show_settings(ch, model, sampler, samples, ch.seed);
+    }
 
     // ---------------------------------------------------------------- 5) the KV cache
     ch.section(_("Step 5: the KV cache: the same tokens as recomputing the prefix, and faster"),
                _("every attention layer keeps the keys and values of the tokens so far"));
     show_cache_check(ch, model);
-    show_cache_speed(ch, model);
+    if (ch.rich()) show_cache_speed(ch, model);
 
     // ---------------------------------------------------------------- 6) save
     if (!save_dir.empty()) {
@@ -192,16 +185,4 @@ static void refuse_unwritable(const std::string& dir) {
   for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
     if (std::filesystem::is_symlink(dir + f))
       throw UsageError(trf("--save: refusing to overwrite {path}: it is a symbolic link", fmt::arg("path", dir + f)));
-}
-
-static double held_out_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong) {
-  const auto& held = number_split().held_out;
-  Rng rng(seed);
-  int64_t exact = 0;
-  for (int64_t n : held) {
-    const bool ok = seq_vocab().decode(generate(m, encode_prompt(n), m.cfg.ctx, s, rng)) == number_to_words(n);
-    exact += ok;
-    if (!ok && wrong) wrong->push_back(n);
-  }
-  return double(exact) / double(held.size());
 }

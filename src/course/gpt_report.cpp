@@ -31,10 +31,6 @@ static std::string sampler_name(const Sampler& s) {
   return n;
 }
 
-bool same(const Sampler& a, const Sampler& b) {
-  return sampler_name(a) == sampler_name(b);
-}
-
 static std::string words_of(const std::vector<int64_t>& ids) {
   std::string s;
   for (int64_t id : ids) s += (s.empty() ? "" : " ") + seq_vocab().words[size_t(id)];
@@ -282,15 +278,19 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
                    fmt::arg("tok", v.words[size_t(t.chosen)]), fmt::arg("fp", t.final[size_t(t.chosen)])));
 }
 
-void show_settings(Chapter& ch, const Gpt& m, const std::vector<Sampler>& settings, const std::vector<double>& matches,
-                   int64_t samples, uint64_t seed) {
+void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t samples, uint64_t seed) {
+  std::vector<Sampler> settings = {Sampler{}, Sampler{0.5, 0, 1.0}, Sampler{1.0, 0, 1.0}, Sampler{1.0, 3, 1.0},
+                                   Sampler{1.0, 0, 0.9}, Sampler{2.0, 0, 1.0}};
+  if (std::none_of(settings.begin(), settings.end(), [&](const Sampler& s) { return sampler_name(s) == sampler_name(user); }))
+    settings.push_back(user);
   const std::vector<int64_t> probe = {3907, 1234, 580};
   std::string table = fmt::format("{:<22} {:>12}  {}\n", "setting", "held-out", "distinct outputs of");
   table += fmt::format("{:<22} {:>12} ", "", "exact match");
   for (int64_t n : probe) table += fmt::format(" {:>5}", n);
   table += "\n";
   for (size_t i = 0; i < settings.size(); ++i) {
-    table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * matches[i]);
+    const double match = held_out_exact_match(m, settings[i], seed);
+    table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * match);
     for (int64_t n : probe) {
       Rng rng(seed + 1000 * i + uint64_t(n));
       std::set<std::vector<int64_t>> distinct;

@@ -42,10 +42,9 @@ void show_completion(Chapter& ch, const train::Gpt& m, int64_t n, const train::S
                      bool use_cache);
 // one step of generating n's answer (the step the model is least sure of), transform by transform
 void show_sampling_step(Chapter& ch, const train::Gpt& m, int64_t n, const train::Sampler& s, uint64_t seed);
-bool same(const train::Sampler& a, const train::Sampler& b);
-// per setting: held-out exact match, and distinct outputs over `samples` samples of a few numbers
-void show_settings(Chapter& ch, const train::Gpt& m, const std::vector<train::Sampler>& settings,
-                   const std::vector<double>& matches, int64_t samples, uint64_t seed);
+// per setting (a fixed list, and the user's sampler): held-out exact match, and distinct
+// outputs over `samples` samples of a few numbers
+void show_settings(Chapter& ch, const train::Gpt& m, const train::Sampler& user, int64_t samples, uint64_t seed);
 // the cached step (gpt_step) against the full forward on the run's own model, as a verdict
 void show_cache_check(Chapter& ch, const train::Gpt& m);
 // tokens/s with and without the cache, per sequence length

@@ -92,4 +92,16 @@ std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, 
   return out;
 }
 
+double held_out_exact_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong) {
+  const auto& held = number_split().held_out;
+  Rng rng(seed);
+  int64_t exact = 0;
+  for (int64_t n : held) {
+    const bool ok = seq_vocab().decode(generate(m, encode_prompt(n), m.cfg.ctx, s, rng)) == number_to_words(n);
+    exact += ok;
+    if (!ok && wrong) wrong->push_back(n);
+  }
+  return double(exact) / double(held.size());
+}
+
 }  // namespace ts::train

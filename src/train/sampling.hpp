@@ -39,4 +39,8 @@ int64_t sample_next(const float* logits, int64_t V, const Sampler& s, Rng& rng, 
 std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,
                               Rng& rng, bool use_cache = true);
 
+// The share of the 500 held-out numbers whose completion of "N =" is exactly
+// number_to_words(N) with <end>; `wrong` (if given) receives the others.
+double held_out_exact_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong = nullptr);
+
 }  // namespace ts::train
