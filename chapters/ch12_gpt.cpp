@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     GptConfig cfg;
     cfg.vocab = vocab.size(), cfg.layers = layers, cfg.d_model = d_model, cfg.heads = heads, cfg.d_ff = d_ff;
     cfg.dropout = ch.eval ? 0.0 : dropout, cfg.tied = !untied, cfg.causal = !no_causal;
-    if (!load_dir.empty()) cfg = checkpoint_config_or_usage(load_dir, cfg);
+    if (!load_dir.empty()) cfg = checkpoint_config_or_usage(ch, load_dir, cfg);
     if (check_grads) return show_grad_check(ch, cfg);
 
     // ---------------------------------------------------------------- 1) the model
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
                _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N pre-LN blocks, ln_f, lm_head"));
     Gpt model(cfg, ch.seed, static_cast<int>(threads));  // token + position embeddings, N blocks, ln_f, LM head
     Adam adam;
-    if (!load_dir.empty()) load_or_usage(load_dir, model, adam);
+    if (!load_dir.empty()) load_or_usage(ch, load_dir, model, adam);
     adam.lr = lr;
     show_model(ch, model);
     show_loss_mask(ch, make_seq_batch({2048, 7, 915}));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -38,22 +39,34 @@ static std::string words_of(const std::vector<int64_t>& ids) {
 }
 
 // ---------------------------------------------------------------- checkpoints
-GptConfig checkpoint_config_or_usage(const std::string& dir, const GptConfig& knobs) {
+GptConfig checkpoint_config_or_usage(const Chapter& ch, const std::string& dir, const GptConfig& knobs) {
+  GptConfig c;
   try {
-    GptConfig c = gpt_checkpoint_config(dir);
-    c.dropout = knobs.dropout, c.causal = knobs.causal;
-    return c;
+    c = gpt_checkpoint_config(dir);
   } catch (const FileError& e) {
     throw UsageError(std::string("--load: ") + e.what());
   }
+  // the sizes come from the checkpoint: a size knob that says otherwise is a mistake
+  const std::vector<std::tuple<const char*, int64_t, int64_t>> sizes = {
+      {"--layers", knobs.layers, c.layers}, {"--d-model", knobs.d_model, c.d_model},
+      {"--heads", knobs.heads, c.heads}, {"--d-ff", knobs.d_ff, c.d_ff}, {"--untied", !knobs.tied, !c.tied}};
+  for (const auto& [flag, asked, saved] : sizes)
+    if (ch.given(flag) && asked != saved)
+      throw UsageError(trf("--load: {dir} was saved with {what}: drop {flag} (the sizes come from the checkpoint)",
+                           fmt::arg("dir", dir), fmt::arg("flag", flag),
+                           fmt::arg("what", std::string(flag) == "--untied" ? std::string(_("a tied LM head"))
+                                                                            : fmt::format("{} {}", flag, saved))));
+  c.dropout = knobs.dropout, c.causal = knobs.causal;
+  return c;
 }
 
-void load_or_usage(const std::string& dir, Gpt& m, Adam& adam) {
+void load_or_usage(Chapter& ch, const std::string& dir, Gpt& m, Adam& adam) {
   try {
     load_gpt(dir, m, adam);
   } catch (const FileError& e) {
     throw UsageError(std::string("--load: ") + e.what());
   }
+  ch.say(trf("  loaded {dir} (after {n} steps of training)", fmt::arg("dir", dir), fmt::arg("n", adam.step)));
 }
 
 void save_or_usage(const std::string& dir, const Gpt& m, const Adam& adam) {
