@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   int64_t steps = -1, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
   int64_t top_k = 0, samples = 20;
   double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
-  bool untied = false, no_causal = false, check_grads = false, no_cache = false;
+  bool untied = false, no_causal = false, check_grads = false, no_cache = false, vs_ch11 = false;
   std::string save_dir, load_dir, prompt_text;
   ch.option("--steps", steps, _("training steps (default 500; 0 after --load unless given)"));
   ch.option("--batch", batch, _("B, numbers per batch (default 64)"), 1, 4096);
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1] (default 1)"));
   ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs (default 20)"), 1, 1000);
   ch.option("--prompt", prompt_text, _("also complete the prompt 'N =' for this number (0..9999)"));
+  ch.flag("--vs-ch11", vs_ch11, _("also train ch11's encoder-decoder here until 95 % held-out, and compare the two"));
   ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
   ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
@@ -144,9 +145,16 @@ int main(int argc, char** argv) {
     show_cache_check(ch, model);
     if (ch.rich()) show_cache_speed(ch, model);
 
-    // ---------------------------------------------------------------- 6) save
+    // ---------------------------------------------------------------- 6) ch11 beside it
+    if (vs_ch11) {
+      ch.section(_("Step 6: the encoder-decoder (ch11) and the decoder-only model (ch12), side by side"),
+                 _("article 002 §9.1.3: encoder-decoder vs decoder-only"));
+      show_vs_ch11(ch, model, RunSummary{model.layout.total, steps, step_95, seconds_95, exact}, 2000);
+    }
+
+    // ---------------------------------------------------------------- 7) save
     if (!save_dir.empty()) {
-      ch.section(_("Step 6: save the weights and the optimizer as safetensors"), _("as ch11 --save"));
+      ch.section(_("Step 7: save the weights and the optimizer as safetensors"), _("as ch11 --save"));
       save_or_usage(save_dir, model, adam);
       ch.show("save",
               fmt::format("saved {}/model.safetensors and {}/optimizer.safetensors (step {})", save_dir, save_dir, adam.step),

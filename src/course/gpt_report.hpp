@@ -51,4 +51,15 @@ void show_cache_check(Chapter& ch, const train::Gpt& m);
 // tokens/s with and without the cache, per sequence length
 void show_cache_speed(Chapter& ch, const train::Gpt& m);
 
+// --vs-ch11: ch11's encoder-decoder with its defaults trained here on the same seed until its
+// held-out exact match reaches 95 % (checked every 100 steps, as ch12's loop does, at most
+// max_steps), then both models side by side: parameters, steps and seconds to 95 %, held-out
+// exact match, positions run per answer
+struct RunSummary {
+  size_t params = 0;
+  int64_t steps = 0, step_95 = -1;
+  double seconds_95 = -1, held_out = 0;
+};
+void show_vs_ch11(Chapter& ch, const train::Gpt& m, const RunSummary& ours, int64_t max_steps);
+
 }  // namespace ts
