@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
   bool untied = false, no_causal = false, check_grads = false, no_cache = false, vs_ch11 = false;
   std::string save_dir, load_dir, prompt_text;
-  ch.option("--steps", steps, _("training steps (default 500; 0 after --load unless given)"));
+  ch.option("--steps", steps, _("training steps (default 400; 0 after --load unless given)"));
   ch.option("--batch", batch, _("B, numbers per batch (default 64)"), 1, 4096);
   ch.option("--layers", layers, _("N blocks (default 2)"), 1, 12);
   ch.option("--d-model", d_model, _("C, the model width (default 64)"), 2, 1024);
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     check_model_dims(d_model, heads, 2);
     const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
     if (!save_dir.empty()) refuse_unwritable(save_dir);
-    steps = steps >= 0 ? steps : load_dir.empty() ? 500 : 0;
+    steps = steps >= 0 ? steps : load_dir.empty() ? 400 : 0;
     const SeqVocab& vocab = seq_vocab();
     GptConfig cfg;
     cfg.vocab = vocab.size(), cfg.layers = layers, cfg.d_model = d_model, cfg.heads = heads, cfg.d_ff = d_ff;

@@ -155,6 +155,8 @@ void show_loss_mask(Chapter& ch, const SeqBatch& b) {
       in += fmt::format("{:<{}}", a, w), out += fmt::format("{:<{}}", c, w);
       ++real, counted += yi != kPad;
     }
+    while (!in.empty() && in.back() == ' ') in.pop_back();
+    while (!out.empty() && out.back() == ' ') out.pop_back();
     table += fmt::format("{}:\n{}\n{}\n", b.numbers[size_t(i)], in, out);
   }
   table.pop_back();
@@ -350,10 +352,16 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
   ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (within 1e-5) "
                                         "and the same {k} greedy tokens",
                                         fmt::arg("k", compared))
-                                  : trf("cached and recomputed logits differ by up to {d:.3e} and {bad} of {k} greedy "
-                                        "tokens differ: gpt_step (src/train/gpt.cpp) no longer computes what "
-                                        "gpt_forward computes; edit both",
-                                        fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))));
+                                  : m.cfg.causal
+                                        ? trf("cached and recomputed logits differ by up to {d:.3e} and {bad} of {k} "
+                                              "greedy tokens differ: gpt_step (src/train/gpt.cpp) no longer computes "
+                                              "what gpt_forward computes; edit both",
+                                              fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))
+                                        : trf("cached and recomputed logits differ by up to {d:.3e} ({bad} of {k} "
+                                              "greedy tokens differ): without the causal mask every position's keys "
+                                              "and values change when a token is appended, so the cached ones are "
+                                              "stale",
+                                              fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))));
 }
 
 void show_cache_speed(Chapter& ch, const Gpt& m) {
