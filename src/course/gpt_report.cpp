@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "course/i18n.hpp"
+#include "train/gpt_ops.hpp"
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
@@ -109,6 +110,31 @@ void show_grad_check(Chapter& ch, const GptConfig& cfg) {
 }
 
 // ---------------------------------------------------------------- the model and the task
+// The activation gelu_forward computes, named by probing it: GELU(-1) = -0.1587, ReLU(-1) = 0.
+static std::string activation_name() {
+  const float x[2] = {-1.0f, 1.0f};
+  float y[2];
+  gelu_forward(y, x, 2);
+  if (std::abs(y[0] + 0.158655f) < 1e-4f && std::abs(y[1] - 0.841345f) < 1e-4f) return "GELU";
+  if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
+  return fmt::format("f (f(-1) = {:.4f}, f(1) = {:.4f})", y[0], y[1]);
+}
+
+// What the mask gpt_forward uses hides, read from the mask itself (T = the context).
+static std::string mask_words(const GptConfig& c) {
+  const std::vector<float> m = gpt_mask(c, c.ctx);
+  int64_t hidden = 0, causal = 0;
+  for (int64_t t = 0; t < c.ctx; ++t)
+    for (int64_t s = 0; s < c.ctx; ++s) {
+      const bool hide = m[size_t(t * c.ctx + s)] != 0.0f;
+      hidden += hide, causal += hide == (s > t);
+    }
+  if (causal == c.ctx * c.ctx) return _("causal mask: query t sees keys 0..t");
+  if (hidden == 0) return _("NO mask: every query sees every key, later ones too");
+  return trf("a mask hiding {n} of {all} query-key pairs, not the causal one", fmt::arg("n", hidden),
+             fmt::arg("all", c.ctx * c.ctx));
+}
+
 void show_model(Chapter& ch, const Gpt& m) {
   const GptConfig& c = m.cfg;
   std::vector<std::pair<std::string, size_t>> parts;
@@ -124,10 +150,10 @@ void show_model(Chapter& ch, const Gpt& m) {
   if (c.tied) table += fmt::format("{:<8} {:>9}\n", "lm_head", "= wte");
   table += fmt::format("{:<8} {:>9}", "total", thousands(m.layout.total));
   ch.show("{part: parameters}", table,
-          trf("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, GELU, pre-LN, {mask}",
+          trf("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}",
               fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
               fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
-              fmt::arg("mask", c.causal ? _("causal mask") : _("NO causal mask"))),
+              fmt::arg("act", activation_name()), fmt::arg("mask", mask_words(c))),
           Shown::Info);
   const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (c.tied ? head : 0);
   const double pct = 100.0 * double(head) / double(untied);

@@ -124,6 +124,13 @@ GptLayout make_gpt_layout(const GptConfig& cfg) {
 }
 
 // ---------------------------------------------------------------- forward
+std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
+  std::vector<float> m(static_cast<size_t>(T * T), 0.0f);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s < T; ++s) m[size_t(t * T + s)] = cfg.causal && s > t ? 1.0f : 0.0f;  // query t sees 0..t
+  return m;
+}
+
 template <class F>
 static void fit(std::vector<F>& v, int64_t n) {
   v.resize(size_t(n));
@@ -139,11 +146,10 @@ F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& 
   const F eps = F(1e-6), scale = F(1.0 / std::sqrt(double(D)));
   if (T > cfg.ctx) throw std::invalid_argument(fmt::format("gpt_forward: T = {} > context {}", T, cfg.ctx));
   w.B = B, w.T = T;
-  // the causal mask (B,T,T), 1 = hide: query t sees keys 0..t
+  // the causal mask (B,T,T), 1 = hide, the same for every row of the batch
+  const std::vector<float> mask = gpt_mask(cfg, T);
   fit(w.mask, B * T * T);
-  for (int64_t i = 0; i < B; ++i)
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t s = 0; s < T; ++s) w.mask[size_t((i * T + t) * T + s)] = cfg.causal && s > t ? F(1) : F(0);
+  for (int64_t i = 0; i < B; ++i) std::copy(mask.begin(), mask.end(), w.mask.begin() + i * T * T);
   // 1) x = dropout(wte[ids] + wpe[t])   (B*T,C)
   fit(w.emb, N * C), fit(w.emb_keep, N * C), fit(w.x0, N * C);
   embedding_forward(w.emb.data(), b.x.data(), P + L.wte, P + L.wpe, N, T, C, F(1));

@@ -66,6 +66,10 @@ struct GptLayout {
 };
 GptLayout make_gpt_layout(const GptConfig& cfg);
 
+// The attention mask of a sequence of T tokens, (T,T), 1 = hide: with cfg.causal query t sees
+// keys 0..t (hides s > t); without, nothing is hidden. gpt_forward uses it for every row.
+std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
+
 // Everything one forward keeps for its backward (one per thread).
 template <class F>
 struct GptWork {
