@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
         throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss), fmt::arg("s", s + 1)));
       curve.push_back(loss);
       log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
-      if (step_95 < 0 && (s + 1) % 100 == 0 && held_out_exact_match(model, Sampler{}, 0) >= 0.95)
+      if (step_95 < 0 && (s + 1) % kCheckEvery == 0 && held_out_exact_match(model, Sampler{}, 0) >= kTarget)
         step_95 = s + 1, seconds_95 = seconds_since(t0);
     }
     const double train_s = seconds_since(t0);

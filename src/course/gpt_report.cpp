@@ -223,11 +223,13 @@ void TrainLog::finish(const std::vector<double>& curve, double seconds, int64_t 
   ch.say(trf("  {n} steps in {s:.1f} s: {r:.1f} steps/s (load average {load} on this machine as training ended)",
              fmt::arg("n", curve.size()), fmt::arg("s", seconds), fmt::arg("r", double(curve.size()) / seconds),
              fmt::arg("load", load_average())));
-  ch.say(step_95 > 0 ? trf("  Held-out exact match (greedy, checked every 100 steps) first reached 95 % at step "
-                           "{k}, {s:.1f} s into training.",
-                           fmt::arg("k", step_95), fmt::arg("s", seconds_95))
-                     : trf("  Held-out exact match (greedy, checked every 100 steps) did not reach 95 % in {n} steps.",
-                           fmt::arg("n", curve.size())));
+  ch.say(step_95 > 0 ? trf("  Held-out exact match (greedy, checked every {every} steps) first reached {pct} % at "
+                           "step {k}, {s:.1f} s into training.",
+                           fmt::arg("every", kCheckEvery), fmt::arg("pct", 100 * kTarget), fmt::arg("k", step_95),
+                           fmt::arg("s", seconds_95))
+                     : trf("  Held-out exact match (greedy, checked every {every} steps) did not reach {pct} % in {n} "
+                           "steps.",
+                           fmt::arg("every", kCheckEvery), fmt::arg("pct", 100 * kTarget), fmt::arg("n", curve.size())));
   ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(curve));
 }
 
@@ -371,13 +373,14 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
       gpt_step(m, cache, b, logits.data());
     }
   }
-  const bool ok = maxdiff <= 1e-5 && differ == 0;
+  const double tolerance = 1e-5;
+  const bool ok = maxdiff <= tolerance && differ == 0;
   ch.show("max |logits(cached) - logits(recomputed)|", fmt::format("{:.3e}", maxdiff),
           trf("{k} generation steps of {n} held-out numbers, greedy", fmt::arg("k", compared), fmt::arg("n", numbers)),
           Shown::Info);
-  ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (within 1e-5) "
+  ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (within {tol}) "
                                         "and the same {k} greedy tokens",
-                                        fmt::arg("k", compared))
+                                        fmt::arg("tol", tolerance), fmt::arg("k", compared))
                                   : m.cfg.causal
                                         ? trf("cached and recomputed logits differ by up to {d:.3e} and {bad} of {k} "
                                               "greedy tokens differ: gpt_step (src/train/gpt.cpp) no longer computes "
@@ -454,7 +457,7 @@ void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max
     int64_t e = 0, bi = 0;
     tr.step(make_batch(epochs.next(&e, &bi)), Reduction::ArticleMean);
     c11.steps = s + 1;
-    if ((s + 1) % 100 == 0 && ch11_held_out(tr.model()) >= 0.95)
+    if ((s + 1) % kCheckEvery == 0 && ch11_held_out(tr.model()) >= kTarget)
       c11.step_95 = s + 1, c11.seconds_95 = std::chrono::duration<double>(Clock::now() - t0).count();
   }
   c11.held_out = ch11_held_out(tr.model());
@@ -472,24 +475,27 @@ void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max
   };
   std::string table = fmt::format("{:<34} {:>22} {:>22}\n", "", "ch11 encoder-decoder", "ch12 decoder-only");
   table += fmt::format("{:<34} {:>22} {:>22}\n", "parameters", thousands(c11.params), thousands(ours.params));
-  table += fmt::format("{:<34} {:>22} {:>22}\n", "steps / seconds to 95 % held-out", at95(c11), at95(ours));
+  table += fmt::format("{:<34} {:>22} {:>22}\n", fmt::format("steps / seconds to {} % held-out", 100 * kTarget),
+                       at95(c11), at95(ours));
   table += fmt::format("{:<34} {:>21.1f}% {:>21.1f}%\n", "held-out exact match at the end", 100 * c11.held_out,
                        100 * ours.held_out);
   table += fmt::format("{:<34} {:>22} {:>22}\n", "steps trained", c11.steps, ours.steps);
   table += fmt::format("{:<34} {:>22.2f} {:>22.2f}", "positions run per answer (mean)", pos11, pos12);
   ch.show("ch11 vs ch12 on the same task, seed and held-out numbers", table,
-          trf("ch11 trained here with its defaults (B = {B}, dropout {p}, lr {lr}), stopped at 95 %; both checked "
-              "every 100 steps, the seconds include those checks",
-              fmt::arg("B", batch), fmt::arg("p", cfg.dropout), fmt::arg("lr", tr.adam().lr)),
+          trf("ch11 trained here with its defaults (B = {B}, dropout {p}, lr {lr}), stopped at {pct} %; both checked "
+              "every {every} steps, the seconds include those checks",
+              fmt::arg("B", batch), fmt::arg("p", cfg.dropout), fmt::arg("lr", tr.adam().lr),
+              fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery)),
           Shown::Info);
   const bool faster = ours.step_95 > 0 && (c11.step_95 < 0 || ours.step_95 < c11.step_95);
   const bool smaller = ours.params < c11.params;
-  ch.say(trf("  On this task the decoder-only model has {size} parameters ({a} vs {b}) and reached 95 % in {speed} "
+  ch.say(trf("  On this task the decoder-only model has {size} parameters ({a} vs {b}) and reached {pct} % in {speed} "
              "steps. It reads the digits and writes the words in one stream, with one attention kind and one mask; "
              "the encoder-decoder keeps the digits in a separate memory that every decoder layer reads through "
              "cross-attention.",
              fmt::arg("size", smaller ? _("fewer") : _("more")), fmt::arg("a", thousands(ours.params)),
-             fmt::arg("b", thousands(c11.params)), fmt::arg("speed", faster ? _("fewer") : _("no fewer"))));
+             fmt::arg("b", thousands(c11.params)), fmt::arg("speed", faster ? _("fewer") : _("no fewer")),
+             fmt::arg("pct", 100 * kTarget)));
   (void)m;
 }
 

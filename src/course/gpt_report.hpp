@@ -12,6 +12,11 @@
 
 namespace ts {
 
+// How the runs are scored as they train: greedy held-out exact match every kCheckEvery steps,
+// and the step at which it first reaches kTarget (the 95 %).
+constexpr int64_t kCheckEvery = 100;
+constexpr double kTarget = 0.95;
+
 // --load / --save with bad input as UsageError (exit 2), naming the file; the sizes come from
 // the checkpoint (a size knob given with another value is refused), dropout and the mask from knobs
 train::GptConfig checkpoint_config_or_usage(const Chapter& ch, const std::string& dir, const train::GptConfig& knobs);
@@ -52,7 +57,7 @@ void show_cache_check(Chapter& ch, const train::Gpt& m);
 void show_cache_speed(Chapter& ch, const train::Gpt& m);
 
 // --vs-ch11: ch11's encoder-decoder with its defaults trained here on the same seed until its
-// held-out exact match reaches 95 % (checked every 100 steps, as ch12's loop does, at most
+// held-out exact match reaches kTarget (checked every kCheckEvery steps, as ch12's loop does, at most
 // max_steps), then both models side by side: parameters, steps and seconds to 95 %, held-out
 // exact match, positions run per answer
 struct RunSummary {
