@@ -347,18 +347,13 @@ def main():
             r = get(key, t)
             if r and r["ratio"] is not None:
                 checks.append(ratio_check(r, t, "PyTorch", "ratio", "pytorch_ms", limit, "target"))
-    for t in (1, 2):
-        r = get("train_step_64", t)
-        if r and r["ratio"] is not None:
-            checks.append(f"ch11 training, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
-                          f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
-                          f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
-    for t in (1, 2):
-        r = get("gpt_train_step_64", t)
-        if r and r["ratio"] is not None:
-            checks.append(f"ch12 GPT training, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
-                          f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
-                          f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
+    for key, what in (("train_step_64", "ch11 training"), ("gpt_train_step_64", "ch12 GPT training")):
+        for t in (1, 2):
+            r = get(key, t)
+            if r and r["ratio"] is not None:
+                checks.append(f"{what}, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
+                              f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
+                              f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
     r, m = get("gpt_gen_stories15m", 1), get("mem_read_bw", 1)
     if r:
         tps = STORIES15M["T"] / (r["ours_ms"] / 1e3)
