@@ -19,6 +19,7 @@ import argparse
 import ctypes
 import ctypes.util
 import json
+import math
 import os
 import re
 import statistics
@@ -97,6 +98,8 @@ def workloads(model):
         "gelu_8x128x3072": (lambda: F.gelu(gl), 20),
         "linear_128x768x3072": (lambda: F.linear(xl, wl, bl), 20),
         "train_step_64": (train_step_64(), 20),
+        "gpt_train_step_64": (gpt_train_step_64(), 20),
+        "gpt_gen_stories15m": (gpt_gen_stories15m(), 1),
     }
 
 
@@ -150,6 +153,61 @@ def train_step_64():
             (loss_ * (tar_real.reshape(-1) != 0)).mean().backward()
             opt.step()
     return step
+
+
+def gpt_train_step_64():
+    """ch12's training step in eager PyTorch: tests/twins/gpt_reference.py's GPT at ch12's defaults (2 blocks,
+    C 64, 4 heads, F 256, tied head), a batch of 64 whole sequences, loss on the answer tokens, Adam."""
+    from gpt_reference import GPT, loss_fn
+    with torch.inference_mode(False):
+        torch.manual_seed(0)
+        model = GPT(43, 16, 2, 64, 4, 256, True)
+        opt = torch.optim.Adam(model.parameters(), lr=0.002, betas=(0.9, 0.98), eps=1e-9)
+        g = torch.Generator().manual_seed(0)
+        seqs, prompts = [], []
+        for n in torch.randint(0, 10000, (64,), generator=g).tolist():
+            p = [1 + int(c) for c in str(n)] + [11]
+            seqs.append(p + [12 + WORDS.index(w) for w in number_words(n)] + [42])
+            prompts.append(len(p))
+        T = max(map(len, seqs)) - 1
+        x = torch.tensor([s[:-1] + [0] * (T + 1 - len(s)) for s in seqs])
+        y = torch.tensor([[0] * (p - 1) + s[p:] + [0] * (T + 1 - len(s)) for s, p in zip(seqs, prompts)])
+
+    def step():
+        with torch.inference_mode(False):
+            opt.zero_grad()
+            loss_fn(model, x, y, 43).backward()
+            opt.step()
+    return step
+
+
+def gpt_gen_stories15m():
+    """ch12's generation at llama2.c's stories15M size (C 288, 6 blocks, 6 heads, F 768, V 32000, context 256),
+    random weights, batch 1: 256 tokens fed one by one, each layer's keys and values kept in a preallocated
+    cache (PyTorch's own loop, as ch12's gpt_step), greedy."""
+    from gpt_reference import GPT
+    torch.manual_seed(0)
+    C, H, N, V, T = 288, 6, 6, 32000, 256
+    D = C // H
+    model = GPT(V, T, N, C, H, 768, True).eval()
+    tf = model.transformer
+
+    def run():
+        kc = torch.zeros(N, H, T, D)
+        vc = torch.zeros(N, H, T, D)
+        token = 1
+        for t in range(T):
+            x = tf.wte.weight[token] + tf.wpe.weight[t]                      # (C)
+            for l, blk in enumerate(tf.h):
+                q, k, v = blk.attn.c_attn(blk.ln_1(x)).split(C)               # (C) each
+                kc[l, :, t] = k.view(H, D)
+                vc[l, :, t] = v.view(H, D)
+                att = torch.softmax((kc[l, :, :t + 1] @ q.view(H, D, 1)).squeeze(-1) / math.sqrt(D), dim=-1)
+                y = (att.unsqueeze(1) @ vc[l, :, :t + 1]).reshape(C)         # (H,1,t+1) @ (H,t+1,D)
+                x = x + blk.attn.c_proj(y)
+                x = x + blk.mlp(blk.ln_2(x))
+            token = int(model.lm_head(tf.ln_f(x)).argmax())
+    return run
 
 
 def main():

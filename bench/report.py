@@ -65,7 +65,22 @@ ROWS = [
     ("linear_128x768x3072", "matmul 128x768x3072: ts::linear", "linear_128x768x3072"),
     ("sgemm_128x768x3072", "matmul 128x768x3072: raw cblas_sgemm", None),
     ("train_step_64", "ch11 train step, B=64 (fwd + bwd + Adam)", "train_step_64"),
+    ("gpt_train_step_64", "ch12 GPT train step, B=64 (fwd + bwd + Adam)", "gpt_train_step_64"),
+    ("gpt_gen_stories15m", "ch12 generation, stories15M size, 256 tokens, KV cache", "gpt_gen_stories15m"),
+    ("mem_read_bw", "memory read, 256 MB, one thread (the generation bound)", None),
 ]
+
+# bench/bench_gpt.cpp's rows, and what the generation bound needs
+GPT_KEYS = ("gpt_train_step_64", "gpt_gen_stories15m", "mem_read_bw")
+MEM_READ_BYTES = 256 << 20
+STORIES15M = dict(C=288, N=6, H=6, F=768, V=32000, T=256)
+
+
+def stories15m_weight_bytes():
+    """float32 bytes of ch12's GPT at stories15M's sizes (tied head), as src/train/gpt.cpp lays it out"""
+    C, N, F, V, T = (STORIES15M[k] for k in "CNFVT")
+    block = 2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + F * C + F + C * F + C
+    return 4 * (V * C + T * C + N * block + 2 * C)
 
 
 # the row kernels (their own process, and a target of <= 1.0x PyTorch each)
@@ -188,7 +203,7 @@ def main():
     # 2) ours
     # the row kernels run in a process of their own: interleaved with the encoder rows, they could
     # start while a previous row's threads (OpenBLAS's workers, our team) still spin on the other core
-    enc_keys = [k for k in keys if not k.endswith("128x768x3072") and not k.startswith("train_")]
+    enc_keys = [k for k in keys if not k.endswith("128x768x3072") and not k.startswith("train_") and k not in GPT_KEYS]
     ours, context = {}, {}
     for part, part_keys in (("encoder", [k for k in enc_keys if k not in ROW_KERNELS]),
                             ("rows", [k for k in enc_keys if k in ROW_KERNELS])):
@@ -211,6 +226,12 @@ def main():
         tr, _ = google_bench(os.path.join(a.build, "bench_train"), os.path.join(out_dir, "ours_train.json"),
                              a.reps, "^(" + "|".join(train_keys) + ")/", env)
         ours.update(tr)
+    gpt_keys = [k for k in keys if k in GPT_KEYS]
+    if gpt_keys:
+        gp, gp_context = google_bench(os.path.join(a.build, "bench_gpt"), os.path.join(out_dir, "ours_gpt.json"),
+                                      a.reps, "^(" + "|".join(gpt_keys) + ")/", env)
+        ours.update(gp)
+        context = {**gp_context, **context}
     core = context.get("openblas_core", "")
 
     # 3) PyTorch, on the same OpenBLAS core and the matching ATen kernels
@@ -326,12 +347,27 @@ def main():
             r = get(key, t)
             if r and r["ratio"] is not None:
                 checks.append(ratio_check(r, t, "PyTorch", "ratio", "pytorch_ms", limit, "target"))
-    for t in (1, 2):
-        r = get("train_step_64", t)
-        if r and r["ratio"] is not None:
-            checks.append(f"ch11 training, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
-                          f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
-                          f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
+    for key, what in (("train_step_64", "ch11 training"), ("gpt_train_step_64", "ch12 GPT training")):
+        for t in (1, 2):
+            r = get(key, t)
+            if r and r["ratio"] is not None:
+                checks.append(f"{what}, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
+                              f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
+                              f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
+    r, m = get("gpt_gen_stories15m", 1), get("mem_read_bw", 1)
+    if r:
+        tps = STORIES15M["T"] / (r["ours_ms"] / 1e3)
+        line = f"ch12 generation at stories15M size, 1 thread: {tps:.1f} tokens/s ours"
+        if r["ratio"] is not None:
+            line += (f", {r['ratio']:.2f}x PyTorch eager's time with its own cache (target <= 0.5x): "
+                     f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
+        if m:
+            bw = MEM_READ_BYTES / (m["ours_ms"] / 1e3)
+            bound = bw / stories15m_weight_bytes()
+            line += (f"; bound: each token reads all {stories15m_weight_bytes() / 1e6:.1f} MB of weights, at the "
+                     f"measured {bw / 1e9:.1f} GB/s that is <= {bound:.1f} tokens/s; ours is {100 * tps / bound:.1f} % "
+                     f"of it (goal >= 60 %): {'met' if tps >= 0.6 * bound else 'NOT met'}")
+        checks.append(line)
     for key in ("encoder_1x5", "encoder_1x128", "encoder_8x128"):
         for t in (1, 2):
             r = get(key, t)

@@ -19,25 +19,15 @@
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
+#include "dump_values.hpp"
+
 using namespace ts::train;
 
 namespace {
 
-// N(0, 1) values (Box-Muller on the course's xoshiro generator)
-std::vector<float> randn(Rng& rng, size_t n, float scale = 1.0f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-    v[i] = scale * static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-  }
-  return v;
-}
-
-std::vector<float> zeros(size_t n) { return std::vector<float>(n, 0.0f); }
-
-void put(StFile& f, const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
-  f[name] = st_f32(v.data(), shape);
-}
+using dump::put;
+using dump::randn;
+using dump::zeros;
 
 // Each op on small random inputs: outputs and gradients for a random upstream gradient.
 StFile op_cases() {

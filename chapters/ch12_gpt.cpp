@@ -1,0 +1,196 @@
+// ch12_gpt: the decoder-only Transformer (GPT). It learns ch11's task as one sequence, generates
+// (greedy, temperature, top-k, top-p), and a KV cache makes generation fast.
+//
+// Follows: article 002 §9.1.3 (the three kinds of Transformer: "decoder-only ... predicts the most
+//          likely next token, appends it to the prompt and repeats"), article 004 《GPT （一）》
+//          (train_step, Adam(0.001, beta_1=0.9, beta_2=0.98, epsilon=1e-9), its progress lines),
+//          on GPT-2's layout at a small size (src/train/gpt.hpp).
+// Task:    ch11's numbers as one sequence: "2 0 4 8 = two thousand forty eight <end>"; the loss
+//          counts only the answer (the words and <end>), the same 500 held-out numbers as ch11.
+// Formula: x = wte[ids] + wpe[t];  N x { x = x + attn(ln_1(x)) (causal);  x = x + mlp(ln_2(x)) }
+//          logits = ln_f(x) wte^T (tied);  loss = mean CE over the answer tokens;  Adam
+// Run:     ./build/ch12_gpt                                # train, evaluate, sample, time the cache
+//          ./build/ch12_gpt --save ckpt && ./build/ch12_gpt --load ckpt --prompt 1234 --temperature 0.8
+//          ./build/ch12_gpt --check-grads                  # every gradient vs finite differences
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "course/chapter.hpp"
+#include "course/i18n.hpp"
+#include "course/gpt_report.hpp"
+#include "train/plot.hpp"
+#include "train/sampling.hpp"
+
+using namespace ts;
+using namespace ts::train;
+using Clock = std::chrono::steady_clock;
+static double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The chapter's helpers, after main.
+static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..9999, digits only
+static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
+static void refuse_unwritable(const std::string& dir);  // --save: before training, not after
+
+int main(int argc, char** argv) {
+  Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
+             _("article 002 §9.1.3 (decoder-only); article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试"));
+  int64_t steps = -1, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
+  int64_t top_k = 0, samples = 20;
+  double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
+  bool untied = false, no_causal = false, check_grads = false, no_cache = false, vs_ch11 = false;
+  std::string save_dir, load_dir, prompt_text;
+  ch.option("--steps", steps, _("training steps (default 400; 0 after --load unless given)"));
+  ch.option("--batch", batch, _("B, numbers per batch (default 64)"), 1, 4096);
+  ch.option("--layers", layers, _("N blocks (default 2)"), 1, 12);
+  ch.option("--d-model", d_model, _("C, the model width (default 64)"), 2, 1024);
+  ch.option("--heads", heads, _("H, attention heads; must divide --d-model (default 4)"));
+  ch.option("--d-ff", d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
+  ch.option("--dropout", dropout, _("dropout rate (default 0)"));
+  ch.option("--lr", lr, _("Adam's learning rate (default 0.002)"));
+  ch.option("--log-every", log_every, _("print the progress line every N batches (default 200)"), 1, 1000000);
+  ch.option("--threads", threads, _("threads for training, 1 or 2 (default 2; results depend on it)"), 1, 2);
+  ch.flag("--untied", untied, _("give the LM head its own weights instead of sharing the token embedding"));
+  ch.flag("--no-causal-mask", no_causal, _("exercise: every position attends to every other, the answer too"));
+  ch.flag("--no-cache", no_cache, _("exercise: generate by recomputing the whole prefix for every token"));
+  ch.option("--temperature", temperature, _("sampling temperature, >= 0 (default 0: greedy, the argmax)"));
+  ch.option("--top-k", top_k, _("keep the k most likely tokens, 0 = all (default 0)"), 0, 1000000);
+  ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1] (default 1)"));
+  ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs (default 20)"), 1, 1000);
+  ch.option("--prompt", prompt_text, _("also complete the prompt 'N =' for this number (0..9999)"));
+  ch.flag("--vs-ch11", vs_ch11, _("also train ch11's encoder-decoder here until 95 % held-out, and compare the two"));
+  ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
+  ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+  ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
+
+  return ch.run(argc, argv, [&](Chapter& ch) {
+    const Sampler sampler{temperature, top_k, top_p};
+    check_knobs(ch, dropout, lr, sampler);
+    if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
+    check_model_dims(d_model, heads, 2);
+    const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
+    if (!save_dir.empty()) refuse_unwritable(save_dir);
+    steps = steps >= 0 ? steps : load_dir.empty() ? 400 : 0;
+    const SeqVocab& vocab = seq_vocab();
+    GptConfig cfg;
+    cfg.vocab = vocab.size(), cfg.layers = layers, cfg.d_model = d_model, cfg.heads = heads, cfg.d_ff = d_ff;
+    cfg.dropout = ch.eval ? 0.0 : dropout, cfg.tied = !untied, cfg.causal = !no_causal;
+    if (!load_dir.empty()) cfg = checkpoint_config_or_usage(ch, load_dir, cfg);
+    if (check_grads) return show_grad_check(ch, cfg);
+
+    // ---------------------------------------------------------------- 1) the model
+    ch.section(_("Step 1: GPT-2's layout at a small size, and the task as one sequence"),
+               _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N pre-LN blocks, ln_f, lm_head"));
+    Gpt model(cfg, ch.seed, static_cast<int>(threads));  // token + position embeddings, N blocks, ln_f, LM head
+    Adam adam;
+    if (!load_dir.empty()) load_or_usage(ch, load_dir, model, adam);
+    adam.lr = lr;
+    show_model(ch, model);
+    show_loss_mask(ch, make_seq_batch({2048, 7, 915}));
+
+    // ---------------------------------------------------------------- 2) train
+    ch.section(_("Step 2: the training loop, written out: forward, loss, zero the grads, backward, Adam"),
+               _("article 004 §模型训练和测试 train_step; llm.c's train_gpt2.c loop"));
+    Epochs epochs(batch, ch.seed);
+    std::vector<double> curve;
+    TrainLog log{ch, log_every, steps};
+    int64_t step_95 = -1;
+    double seconds_95 = -1;
+    const auto t0 = Clock::now();
+    for (int64_t s = 0; s < steps; ++s) {
+      int64_t epoch = 0, bi = 0;
+      const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
+      const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
+      model.zero_grad();
+      model.backward();                                          // each op's *_backward, last op first
+      adam.update(model.params.data(), model.grads.data(), model.params.size());
+      if (!std::isfinite(loss))
+        throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss), fmt::arg("s", s + 1)));
+      curve.push_back(loss);
+      log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
+      if (step_95 < 0 && (s + 1) % kCheckEvery == 0 && held_out_exact_match(model, Sampler{}, 0) >= kTarget)
+        step_95 = s + 1, seconds_95 = seconds_since(t0);
+    }
+    const double train_s = seconds_since(t0);
+    log.finish(curve, train_s, step_95, seconds_95);
+
+    // ---------------------------------------------------------------- 3) evaluate
+    ch.section(_("Step 3: greedy completion of the held-out numbers"), _("article 004 evaluate(): argmax, append, repeat"));
+    std::vector<int64_t> wrong;
+    const auto t_eval = Clock::now();
+    const double exact = held_out_exact_match(model, Sampler{}, 0, &wrong);
+    show_held_out(ch, model, exact, wrong, seconds_since(t_eval));
+    if (number >= 0) show_completion(ch, model, number, sampler, ch.seed, !no_cache);
+
+    // ---------------------------------------------------------------- 4) sampling
+    ch.section(_("Step 4: one generation step, transform by transform: temperature, top-k, top-p"),
+               _("GPT-2 / Hugging Face generate(): logits / T, top-k, nucleus (top-p), renormalise, draw"));
+    if (ch.rich()) {  // --plain and --transcript print none of this step: they skip its work
+      const bool given = ch.given("--temperature") || ch.given("--top-k") || ch.given("--top-p");
+      show_sampling_step(ch, model, number >= 0 ? number : 3907, given ? sampler : Sampler{0.8, 5, 0.9}, ch.seed);
+      show_settings(ch, model, sampler, samples, ch.seed);
+    }
+
+    // ---------------------------------------------------------------- 5) the KV cache
+    ch.section(_("Step 5: the KV cache: the same tokens as recomputing the prefix, and faster"),
+               _("every attention layer keeps the keys and values of the tokens so far"));
+    show_cache_check(ch, model);
+    if (ch.rich()) show_cache_speed(ch, model);
+
+    // ---------------------------------------------------------------- 6) ch11 beside it
+    if (vs_ch11) {
+      ch.section(_("Step 6: the encoder-decoder (ch11) and the decoder-only model (ch12), side by side"),
+                 _("article 002 §9.1.3: encoder-decoder vs decoder-only"));
+      show_vs_ch11(ch, model, RunSummary{model.layout.total, steps, step_95, seconds_95, exact}, 2000);
+    }
+
+    // ---------------------------------------------------------------- 7) save
+    if (!save_dir.empty()) {
+      ch.section(_("Step 7: save the weights and the optimizer as safetensors"), _("as ch11 --save"));
+      save_or_usage(save_dir, model, adam);
+      ch.show("save",
+              fmt::format("saved {}/model.safetensors and {}/optimizer.safetensors (step {})", save_dir, save_dir, adam.step),
+              _("nanoGPT's state_dict keys; load them with --load DIR"), Shown::Twin);
+    }
+  });
+}
+
+static int64_t parse_number(const std::string& flag, const std::string& text) {
+  const bool digits = !text.empty() && text.size() <= 4 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits)
+    throw UsageError(trf("{flag} needs a whole number from 0 to 9999 written with digits, got '{text}'",
+                         fmt::arg("flag", flag), fmt::arg("text", text)));
+  return std::stoll(text);
+}
+
+static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s) {
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
+  if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+  if (!(s.temperature >= 0.0 && s.temperature <= 100.0))
+    throw UsageError(trf("--temperature must be in [0, 100] (0 = greedy), got {v}", fmt::arg("v", s.temperature)));
+  if (!(s.top_p > 0.0 && s.top_p <= 1.0))
+    throw UsageError(trf("--top-p must be in (0, 1] (1 keeps every token), got {v}", fmt::arg("v", s.top_p)));
+  if (s.greedy() && (ch.given("--top-k") || ch.given("--top-p")))
+    throw UsageError(_("--top-k and --top-p cut a distribution that is sampled: give --temperature > 0 too "
+                       "(temperature 0 is greedy)"));
+}
+
+static void refuse_unwritable(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(trf("--save: cannot write to the folder '{dir}': choose a writable DIR", fmt::arg("dir", dir)));
+  for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
+    if (std::filesystem::is_symlink(dir + f))
+      throw UsageError(trf("--save: refusing to overwrite {path}: it is a symbolic link", fmt::arg("path", dir + f)));
+}

@@ -1,0 +1,502 @@
+// course/gpt_report.cpp: see gpt_report.hpp.
+#include "course/gpt_report.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "course/i18n.hpp"
+#include "train/gpt_ops.hpp"
+#include "train/numbers.hpp"
+#include "train/safetensors.hpp"
+#include "train/trainer.hpp"
+#include "train/plot.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
+
+namespace ts {
+
+using namespace train;
+using Clock = std::chrono::steady_clock;
+
+static std::string sampler_name(const Sampler& s) {
+  if (s.greedy()) return "greedy";
+  std::string n = fmt::format("T={}", s.temperature);
+  if (s.top_k > 0) n += fmt::format(" top-k={}", s.top_k);
+  if (s.top_p < 1.0) n += fmt::format(" top-p={}", s.top_p);
+  return n;
+}
+
+static std::string words_of(const std::vector<int64_t>& ids) {
+  std::string s;
+  for (int64_t id : ids) s += (s.empty() ? "" : " ") + seq_vocab().words[size_t(id)];
+  return s;
+}
+
+// ---------------------------------------------------------------- checkpoints
+GptConfig checkpoint_config_or_usage(const Chapter& ch, const std::string& dir, const GptConfig& knobs) {
+  GptConfig c;
+  try {
+    c = gpt_checkpoint_config(dir);
+  } catch (const FileError& e) {
+    throw UsageError(std::string("--load: ") + e.what());
+  }
+  // the sizes come from the checkpoint: a size knob that says otherwise is a mistake
+  const std::vector<std::tuple<const char*, int64_t, int64_t>> sizes = {
+      {"--layers", knobs.layers, c.layers}, {"--d-model", knobs.d_model, c.d_model},
+      {"--heads", knobs.heads, c.heads}, {"--d-ff", knobs.d_ff, c.d_ff}, {"--untied", !knobs.tied, !c.tied}};
+  for (const auto& [flag, asked, saved] : sizes)
+    if (ch.given(flag) && asked != saved)
+      throw UsageError(trf("--load: {dir} was saved with {what}: drop {flag} (the sizes come from the checkpoint)",
+                           fmt::arg("dir", dir), fmt::arg("flag", flag),
+                           fmt::arg("what", std::string(flag) == "--untied" ? std::string(_("a tied LM head"))
+                                                                            : fmt::format("{} {}", flag, saved))));
+  c.dropout = knobs.dropout, c.causal = knobs.causal;
+  return c;
+}
+
+void load_or_usage(Chapter& ch, const std::string& dir, Gpt& m, Adam& adam) {
+  try {
+    load_gpt(dir, m, adam);
+  } catch (const FileError& e) {
+    throw UsageError(std::string("--load: ") + e.what());
+  }
+  ch.say(trf("  loaded {dir} (after {n} steps of training)", fmt::arg("dir", dir), fmt::arg("n", adam.step)));
+}
+
+void save_or_usage(const std::string& dir, const Gpt& m, const Adam& adam) {
+  try {
+    save_gpt(dir, m, adam);
+  } catch (const FileError& e) {
+    throw UsageError(std::string("--save: ") + e.what());
+  }
+}
+
+// ---------------------------------------------------------------- --check-grads
+void show_grad_check(Chapter& ch, const GptConfig& cfg) {
+  ch.section(_("Gradient check: every parameter, hand-written backward vs finite differences"),
+             _("llm.c test_gpt2.c style; double precision, dropout off"));
+  GptConfig tiny = cfg;
+  tiny.layers = 2, tiny.d_model = 8, tiny.heads = 2, tiny.d_ff = 16, tiny.dropout = 0.0;
+  const std::vector<int64_t> nums = {7, 42, 905, 2048};
+  const auto rows = gpt_check_grads(tiny, ch.seed, nums);
+  ch.say(trf("  tiny model: {N} blocks, d_model {C}, {H} heads, d_ff {F}, {head}; batch = {{7, 42, 905, 2048}}; "
+             "central differences, h = 1e-5",
+             fmt::arg("N", tiny.layers), fmt::arg("C", tiny.d_model), fmt::arg("H", tiny.heads),
+             fmt::arg("F", tiny.d_ff), fmt::arg("head", tiny.tied ? _("tied head") : _("untied head"))));
+  std::string table;
+  size_t bad = 0;
+  for (const auto& r : rows) {
+    bad += !r.ok;
+    table += fmt::format("{:<6} {:<36} maxdiff {:.2e} (max |grad| {:.2e})  first ours/fd: {:+.6e}/{:+.6e}\n",
+                         r.ok ? "OK" : "NOT OK", r.name, r.maxdiff, r.maxgrad, r.ours[0], r.fd[0]);
+  }
+  table.pop_back();
+  ch.show("check every gradient", table, _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
+  ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
+                                                     "(maxdiff <= 1e-6 x max |grad|)",
+                                                     fmt::arg("n", rows.size()))
+                                               : trf("{bad} of {n} parameter tensors differ from finite differences: "
+                                                     "a *_backward (src/train/ops.cpp, gpt_ops.cpp) or gpt_backward "
+                                                     "(src/train/gpt.cpp) no longer matches its forward",
+                                                     fmt::arg("bad", bad), fmt::arg("n", rows.size()))));
+}
+
+// ---------------------------------------------------------------- the model and the task
+// The activation gelu_forward computes, named by probing it: GELU(-1) = -0.1587, ReLU(-1) = 0.
+static std::string activation_name() {
+  const float x[2] = {-1.0f, 1.0f};
+  float y[2];
+  gelu_forward(y, x, 2);
+  if (std::abs(y[0] + 0.158655f) < 1e-4f && std::abs(y[1] - 0.841345f) < 1e-4f) return "GELU";
+  if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
+  return fmt::format("f (f(-1) = {:.4f}, f(1) = {:.4f})", y[0], y[1]);
+}
+
+// What the mask gpt_forward uses hides, read from the mask itself (T = the context).
+static std::string mask_words(const GptConfig& c) {
+  const std::vector<float> m = gpt_mask(c, c.ctx);
+  int64_t hidden = 0, causal = 0;
+  for (int64_t t = 0; t < c.ctx; ++t)
+    for (int64_t s = 0; s < c.ctx; ++s) {
+      const bool hide = m[size_t(t * c.ctx + s)] != 0.0f;
+      hidden += hide, causal += hide == (s > t);
+    }
+  if (causal == c.ctx * c.ctx) return _("causal mask: query t sees keys 0..t");
+  if (hidden == 0) return _("NO mask: every query sees every key, later ones too");
+  return trf("a mask hiding {n} of {all} query-key pairs, not the causal one", fmt::arg("n", hidden),
+             fmt::arg("all", c.ctx * c.ctx));
+}
+
+void show_model(Chapter& ch, const Gpt& m) {
+  const GptConfig& c = m.cfg;
+  std::vector<std::pair<std::string, size_t>> parts;
+  for (const ParamSpec& s : m.layout.specs) {
+    // "transformer.h.3.ln_1.weight" -> "h.3", "transformer.wte.weight" -> "wte"
+    std::string part = s.name.rfind("transformer.", 0) == 0 ? s.name.substr(12) : s.name;
+    part = part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0));
+    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
+    parts.back().second += s.numel;
+  }
+  std::string table;
+  for (const auto& [part, n] : parts) table += fmt::format("{:<8} {:>9}\n", part, thousands(n));
+  if (c.tied) table += fmt::format("{:<8} {:>9}\n", "lm_head", "= wte");
+  table += fmt::format("{:<8} {:>9}", "total", thousands(m.layout.total));
+  ch.show("{part: parameters}", table,
+          trf("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}",
+              fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
+              fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
+              fmt::arg("act", activation_name()), fmt::arg("mask", mask_words(c))),
+          Shown::Info);
+  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (c.tied ? head : 0);
+  const double pct = 100.0 * double(head) / double(untied);
+  ch.say(c.tied ? trf("  The LM head is tied: its (V, C) = ({V}, {C}) weight IS the token embedding wte, as in GPT-2. "
+                      "That saves {n} parameters, {pct:.1f} % of the {u} an untied head would make (--untied).",
+                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
+                      fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
+                : trf("  The LM head is untied: its own (V, C) = ({V}, {C}) weight, {n} parameters, {pct:.1f} % of "
+                      "this model; tying it to wte (the default) would save them.",
+                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
+                      fmt::arg("pct", pct)));
+}
+
+void show_loss_mask(Chapter& ch, const SeqBatch& b) {
+  const SeqVocab& v = seq_vocab();
+  std::string table;
+  int64_t counted = 0, real = 0;
+  for (int64_t i = 0; i < b.B; ++i) {
+    std::string in = "x  ", out = "y  ";
+    for (int64_t t = 0; t < b.T; ++t) {
+      const int64_t xi = b.x[size_t(i * b.T + t)], yi = b.y[size_t(i * b.T + t)];
+      if (xi == kPad) break;
+      const std::string a = v.words[size_t(xi)], c = yi == kPad ? "." : v.words[size_t(yi)];
+      const size_t w = std::max(a.size(), c.size()) + 1;
+      in += fmt::format("{:<{}}", a, w), out += fmt::format("{:<{}}", c, w);
+      ++real, counted += yi != kPad;
+    }
+    while (!in.empty() && in.back() == ' ') in.pop_back();
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    table += fmt::format("{}:\n{}\n{}\n", b.numbers[size_t(i)], in, out);
+  }
+  table.pop_back();
+  ch.show("x = seq[:-1], y = seq[1:] with the prompt's targets masked", table,
+          trf("'.' = <pad>: the loss skips it. Of the {real} real positions, {k} predict an answer token; the "
+              "{p} before them predict the digits and '=' of the prompt, which the model is given, not asked",
+              fmt::arg("real", real), fmt::arg("k", counted), fmt::arg("p", real - counted)),
+          Shown::Info);
+}
+
+// ---------------------------------------------------------------- training
+static std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  return f >> one ? one : std::string("?");
+}
+
+void TrainLog::step(int64_t epoch, int64_t batch, double loss, int64_t correct_now, int64_t tokens_now, int64_t s,
+                    double seconds) {
+  const bool tty = ch.rich() && isatty(STDOUT_FILENO);
+  if (epoch != last_epoch) loss_sum = 0, n = 0, correct = 0, tokens = 0, last_epoch = epoch;
+  loss_sum += loss, ++n, correct += correct_now, tokens += tokens_now;
+  if (batch % every == 0) {
+    if (tty) std::cout << "\r\033[K";
+    // the article's own progress line (what it prints, so never translated)
+    ch.show(fmt::format("epoch {} batch {}", epoch, batch),
+            fmt::format("epoch {}, batch {}, loss:{:.4f}, acc:{:.4f}", epoch, batch, loss_sum / double(n),
+                        double(correct) / double(std::max<int64_t>(tokens, 1))),
+            "", Shown::Article);
+  }
+  if (tty && (s % 5 == 0 || s + 1 == steps))
+    std::cout << "\r\033[K" << progress_bar(s + 1, steps, loss, double(s + 1) / seconds) << std::flush;
+}
+
+void TrainLog::finish(const std::vector<double>& curve, double seconds, int64_t step_95, double seconds_95) {
+  if (ch.rich() && isatty(STDOUT_FILENO)) std::cout << "\r\033[K";
+  if (curve.empty()) return;
+  ch.say(trf("  {n} steps in {s:.1f} s: {r:.1f} steps/s (load average {load} on this machine as training ended)",
+             fmt::arg("n", curve.size()), fmt::arg("s", seconds), fmt::arg("r", double(curve.size()) / seconds),
+             fmt::arg("load", load_average())));
+  ch.say(step_95 > 0 ? trf("  Held-out exact match (greedy, checked every {every} steps) first reached {pct} % at "
+                           "step {k}, {s:.1f} s into training.",
+                           fmt::arg("every", kCheckEvery), fmt::arg("pct", 100 * kTarget), fmt::arg("k", step_95),
+                           fmt::arg("s", seconds_95))
+                     : trf("  Held-out exact match (greedy, checked every {every} steps) did not reach {pct} % in {n} "
+                           "steps.",
+                           fmt::arg("every", kCheckEvery), fmt::arg("pct", 100 * kTarget), fmt::arg("n", curve.size())));
+  ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(curve));
+}
+
+// ---------------------------------------------------------------- evaluation
+static void completion_line(Chapter& ch, int64_t n, const std::vector<int64_t>& ids) {
+  const std::string got = seq_vocab().decode(ids), right = number_to_words(n);
+  ch.show(fmt::format("complete('{} =')", n), fmt::format("{} = {}", n, got),
+          got == right ? _("correct") : trf("WRONG: the right answer is \"{words}\"", fmt::arg("words", right)),
+          Shown::Article);
+}
+
+void show_held_out(Chapter& ch, const Gpt& m, double exact, const std::vector<int64_t>& wrong, double seconds) {
+  const auto& held = number_split().held_out;
+  ch.show("held-out exact match",
+          fmt::format("held-out exact match: {}/{} ({:.1f} %)", std::llround(exact * double(held.size())), held.size(),
+                      100.0 * exact),
+          trf("greedy, one number at a time with the KV cache, in {s:.2f} s; a number counts only if every word "
+              "and the <end> are right",
+              fmt::arg("s", seconds)),
+          Shown::Article);
+  std::vector<int64_t> show(wrong.begin(), wrong.begin() + std::min<size_t>(wrong.size(), 2));
+  for (size_t i : {size_t(17), size_t(250), size_t(499)})
+    if (show.size() < 4 && std::find(show.begin(), show.end(), held[i]) == show.end()) show.push_back(held[i]);
+  Rng rng(0);
+  for (int64_t n : show) completion_line(ch, n, generate(m, encode_prompt(n), m.cfg.ctx, Sampler{}, rng));
+  ch.say(wrong.empty() ? _("  Every held-out number is completed exactly.")
+                       : trf("  {n} held-out numbers are wrong (e.g. {first}).", fmt::arg("n", wrong.size()),
+                             fmt::arg("first", wrong[0])));
+}
+
+void show_completion(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, uint64_t seed, bool use_cache) {
+  Rng rng(seed);
+  const auto ids = generate(m, encode_prompt(n), m.cfg.ctx, s, rng, use_cache);
+  ch.say(trf("  --prompt {n} with {how}{cache}:", fmt::arg("n", n), fmt::arg("how", sampler_name(s)),
+             fmt::arg("cache", use_cache ? "" : _(", recomputing the prefix (--no-cache)"))));
+  completion_line(ch, n, ids);
+}
+
+// ---------------------------------------------------------------- one sampling step
+void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, uint64_t seed) {
+  const SeqVocab& v = seq_vocab();
+  const int64_t V = m.cfg.vocab;
+  // greedy completion of n, keeping each step's logits; pick the step with the flattest distribution
+  std::vector<int64_t> ids = encode_prompt(n);
+  std::vector<float> logits(static_cast<size_t>(V)), pick;
+  std::vector<int64_t> prefix;
+  double best = -1;
+  KvCache cache = make_kv_cache(m);
+  for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+  Rng unused(0);
+  while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
+    SampleTrace t;
+    const int64_t next = sample_next(logits.data(), V, Sampler{}, unused, &t);
+    double entropy = 0;
+    for (double p : t.probs) entropy -= p > 0 ? p * std::log(p) : 0.0;
+    if (entropy > best) best = entropy, pick = logits, prefix = ids;
+    if (next == v.end) break;
+    ids.push_back(next);
+    gpt_step(m, cache, next, logits.data());
+  }
+  Rng rng(seed);
+  SampleTrace t;
+  sample_next(pick.data(), V, s, rng, &t);
+  std::vector<size_t> order(static_cast<size_t>(V));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.probs[a] > t.probs[b]; });
+  std::string table = fmt::format("{:<10} {:>8} {:>9} {:>10} {:>6} {:>6} {:>9}\n", "token", "logit", "p (T=1)",
+                                  "logit/T", "top-k", "top-p", "final p");
+  int64_t kept_k = 0, kept_p = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t id = order[i];
+    kept_k += t.kept_k[id], kept_p += t.kept_p[id];
+    if (i < 8)
+      table += fmt::format("{:<10} {:>8.3f} {:>9.5f} {:>10.3f} {:>6} {:>6} {:>9.5f}\n", v.words[id], pick[id],
+                           t.probs[id], t.scaled[id], t.kept_k[id] ? "kept" : "cut", t.kept_p[id] ? "kept" : "cut",
+                           t.final[id]);
+  }
+  table.pop_back();
+  ch.show(fmt::format("next token after '{}'", words_of(prefix)), table,
+          trf("the answer step of {n} where the model is least sure (entropy {e:.3f} nats); the 8 most likely of {V} "
+              "tokens, most likely first",
+              fmt::arg("n", n), fmt::arg("e", best), fmt::arg("V", V)),
+          Shown::Info);
+  ch.say(s.greedy()
+             ? trf("  {how}: temperature 0 means the argmax: no scaling, no cut, nothing drawn; it takes '{tok}'.",
+                   fmt::arg("how", sampler_name(s)), fmt::arg("tok", v.words[size_t(t.chosen)]))
+             : trf("  {how}: top-k keeps {k} of {V} tokens, top-p then keeps {p}; renormalised over those {p}, the "
+                   "seeded draw takes '{tok}' (final p {fp:.4f}).",
+                   fmt::arg("how", sampler_name(s)), fmt::arg("k", kept_k), fmt::arg("V", V), fmt::arg("p", kept_p),
+                   fmt::arg("tok", v.words[size_t(t.chosen)]), fmt::arg("fp", t.final[size_t(t.chosen)])));
+}
+
+void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t samples, uint64_t seed) {
+  std::vector<Sampler> settings = {Sampler{}, Sampler{0.5, 0, 1.0}, Sampler{1.0, 0, 1.0}, Sampler{1.0, 3, 1.0},
+                                   Sampler{1.0, 0, 0.9}, Sampler{2.0, 0, 1.0}};
+  if (std::none_of(settings.begin(), settings.end(), [&](const Sampler& s) { return sampler_name(s) == sampler_name(user); }))
+    settings.push_back(user);
+  const std::vector<int64_t> probe = {3907, 1234, 580};
+  std::string table = fmt::format("{:<22} {:>12}  {}\n", "setting", "held-out", "distinct outputs of");
+  table += fmt::format("{:<22} {:>12} ", "", "exact match");
+  for (int64_t n : probe) table += fmt::format(" {:>5}", n);
+  table += "\n";
+  for (size_t i = 0; i < settings.size(); ++i) {
+    const double match = held_out_exact_match(m, settings[i], seed);
+    table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * match);
+    for (int64_t n : probe) {
+      Rng rng(seed + 1000 * i + uint64_t(n));
+      std::set<std::vector<int64_t>> distinct;
+      for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(m, encode_prompt(n), m.cfg.ctx, settings[i], rng));
+      table += fmt::format(" {:>5}", distinct.size());
+    }
+    table += "\n";
+  }
+  table.pop_back();
+  ch.show("held-out exact match and diversity per setting", table,
+          trf("distinct outputs over {s} samples per number; greedy draws nothing, so it always gives 1",
+              fmt::arg("s", samples)),
+          Shown::Info);
+}
+
+// ---------------------------------------------------------------- the KV cache
+void show_cache_check(Chapter& ch, const Gpt& m) {
+  const auto& held = number_split().held_out;
+  const int64_t V = m.cfg.vocab;
+  double maxdiff = 0;
+  int64_t compared = 0, differ = 0, numbers = 0;
+  for (size_t i = 0; i < held.size(); i += 25, ++numbers) {
+    std::vector<int64_t> ids = encode_prompt(held[i]);
+    KvCache cache = make_kv_cache(m);
+    std::vector<float> logits(static_cast<size_t>(V));
+    for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+    while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
+      const std::vector<float> full = gpt_last_logits(m, ids);
+      for (int64_t j = 0; j < V; ++j) maxdiff = std::max(maxdiff, double(std::abs(full[size_t(j)] - logits[size_t(j)])));
+      ++compared;
+      const int64_t a = std::max_element(logits.begin(), logits.end()) - logits.begin();
+      const int64_t b = std::max_element(full.begin(), full.end()) - full.begin();
+      differ += a != b;
+      if (b == seq_vocab().end) break;
+      ids.push_back(b);
+      gpt_step(m, cache, b, logits.data());
+    }
+  }
+  const double tolerance = 1e-5;
+  const bool ok = maxdiff <= tolerance && differ == 0;
+  ch.show("max |logits(cached) - logits(recomputed)|", fmt::format("{:.3e}", maxdiff),
+          trf("{k} generation steps of {n} held-out numbers, greedy", fmt::arg("k", compared), fmt::arg("n", numbers)),
+          Shown::Info);
+  ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (within {tol}) "
+                                        "and the same {k} greedy tokens",
+                                        fmt::arg("tol", tolerance), fmt::arg("k", compared))
+                                  : m.cfg.causal
+                                        ? trf("cached and recomputed logits differ by up to {d:.3e} and {bad} of {k} "
+                                              "greedy tokens differ: gpt_step (src/train/gpt.cpp) no longer computes "
+                                              "what gpt_forward computes; edit both",
+                                              fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))
+                                        : trf("cached and recomputed logits differ by up to {d:.3e} ({bad} of {k} "
+                                              "greedy tokens differ): without the causal mask every position's keys "
+                                              "and values change when a token is appended, so the cached ones are "
+                                              "stale",
+                                              fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))));
+}
+
+void show_cache_speed(Chapter& ch, const Gpt& m) {
+  const int64_t V = m.cfg.vocab, T = m.cfg.ctx;
+  // feed T tokens one by one: the cost of the token at position t, with and without the cache
+  std::vector<int64_t> ids;
+  for (int64_t t = 0; t < T; ++t) ids.push_back(1 + t % 10);
+  // the fastest of `reps` passes per length: the machine is shared, a slow pass is someone else's
+  std::vector<double> cached(static_cast<size_t>(T), 1e9), full(static_cast<size_t>(T), 1e9);
+  std::vector<float> logits(static_cast<size_t>(V));
+  const int reps = 30;
+  for (int r = 0; r < reps; ++r) {
+    KvCache cache = make_kv_cache(m);
+    for (int64_t t = 0; t < T; ++t) {
+      auto t0 = Clock::now();
+      gpt_step(m, cache, ids[size_t(t)], logits.data());
+      cached[size_t(t)] = std::min(cached[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
+      t0 = Clock::now();
+      const auto l = gpt_last_logits(m, std::vector<int64_t>(ids.begin(), ids.begin() + t + 1));
+      full[size_t(t)] = std::min(full[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+  }
+  std::string table = fmt::format("{:>8} {:>14} {:>14} {:>7}\n", "length", "cached tok/s", "recompute tok/s", "gap");
+  double sum_c = 0, sum_f = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    sum_c += cached[size_t(t)], sum_f += full[size_t(t)];
+    if ((t + 1) % std::max<int64_t>(T / 4, 1) == 0 || t == 0)
+      table += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>6.1f}x\n", t + 1, 1.0 / cached[size_t(t)],
+                           1.0 / full[size_t(t)], full[size_t(t)] / cached[size_t(t)]);
+  }
+  table += fmt::format("{:>8} {:>14.0f} {:>14.0f} {:>6.1f}x", fmt::format("1..{}", T), double(T) / sum_c,
+                       double(T) / sum_f, sum_f / sum_c);
+  ch.show("tokens/s of the next token at each length, this run's model, one thread", table,
+          trf("the fastest of {r} passes per length; the last row: all {T} tokens of a full context, one after the other",
+              fmt::arg("r", reps), fmt::arg("T", T)),
+          Shown::Info);
+  const double first = full[0] / cached[0], last = full[size_t(T - 1)] / cached[size_t(T - 1)];
+  ch.say(trf("  Why the gap grows with length: without the cache, the token at position t runs all t positions "
+             "through every block again (t rows in every product, t x t attention scores), so a sequence of n tokens "
+             "costs about n^2 / 2 position-passes; with the cache it runs one position and reads the t keys and "
+             "values stored so far. Measured here: {a:.1f}x at length 1, {b:.1f}x at length {T}.",
+             fmt::arg("a", first), fmt::arg("b", last), fmt::arg("T", T)));
+}
+
+// ---------------------------------------------------------------- side by side with ch11
+static double ch11_held_out(const Model<float>& m) {
+  const auto& held = number_split().held_out;
+  const auto pred = greedy_translate(m, held, 10);
+  int64_t exact = 0;
+  for (size_t i = 0; i < held.size(); ++i) exact += target_vocab().decode(pred[i]) == number_to_words(held[i]);
+  return double(exact) / double(held.size());
+}
+
+void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max_steps) {
+  ModelConfig cfg;  // ch11's defaults
+  cfg.src_vocab = source_vocab().size(), cfg.tgt_vocab = target_vocab().size();
+  Trainer tr(init_model(cfg, ch.seed), 2, ch.seed);
+  const int64_t batch = 64;  // ch11's --batch default
+  Epochs epochs(batch, ch.seed);
+  RunSummary c11;
+  c11.params = tr.model().layout.total;
+  const auto t0 = Clock::now();
+  for (int64_t s = 0; s < max_steps && c11.step_95 < 0; ++s) {
+    int64_t e = 0, bi = 0;
+    tr.step(make_batch(epochs.next(&e, &bi)), Reduction::ArticleMean);
+    c11.steps = s + 1;
+    if ((s + 1) % kCheckEvery == 0 && ch11_held_out(tr.model()) >= kTarget)
+      c11.step_95 = s + 1, c11.seconds_95 = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  c11.held_out = ch11_held_out(tr.model());
+  // positions each model runs to answer one number (mean over the held-out numbers):
+  // ch11 encodes <start> digits <end> and decodes <start> words; ch12 reads digits = words
+  double pos11 = 0, pos12 = 0;
+  const auto& held = number_split().held_out;
+  for (int64_t n : held) {
+    pos11 += double(encode_source(n).size() + encode_target(n).size() - 1);
+    pos12 += double(encode_sequence(n).size() - 1);
+  }
+  pos11 /= double(held.size()), pos12 /= double(held.size());
+  auto at95 = [](const RunSummary& r) {
+    return r.step_95 > 0 ? fmt::format("{} / {:.1f} s", r.step_95, r.seconds_95) : fmt::format("not in {}", r.steps);
+  };
+  std::string table = fmt::format("{:<34} {:>22} {:>22}\n", "", "ch11 encoder-decoder", "ch12 decoder-only");
+  table += fmt::format("{:<34} {:>22} {:>22}\n", "parameters", thousands(c11.params), thousands(ours.params));
+  table += fmt::format("{:<34} {:>22} {:>22}\n", fmt::format("steps / seconds to {} % held-out", 100 * kTarget),
+                       at95(c11), at95(ours));
+  table += fmt::format("{:<34} {:>21.1f}% {:>21.1f}%\n", "held-out exact match at the end", 100 * c11.held_out,
+                       100 * ours.held_out);
+  table += fmt::format("{:<34} {:>22} {:>22}\n", "steps trained", c11.steps, ours.steps);
+  table += fmt::format("{:<34} {:>22.2f} {:>22.2f}", "positions run per answer (mean)", pos11, pos12);
+  ch.show("ch11 vs ch12 on the same task, seed and held-out numbers", table,
+          trf("ch11 trained here with its defaults (B = {B}, dropout {p}, lr {lr}), stopped at {pct} %; both checked "
+              "every {every} steps, the seconds include those checks",
+              fmt::arg("B", batch), fmt::arg("p", cfg.dropout), fmt::arg("lr", tr.adam().lr),
+              fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery)),
+          Shown::Info);
+  const bool faster = ours.step_95 > 0 && (c11.step_95 < 0 || ours.step_95 < c11.step_95);
+  const bool smaller = ours.params < c11.params;
+  ch.say(trf("  On this task the decoder-only model has {size} parameters ({a} vs {b}) and reached {pct} % in {speed} "
+             "steps. It reads the digits and writes the words in one stream, with one attention kind and one mask; "
+             "the encoder-decoder keeps the digits in a separate memory that every decoder layer reads through "
+             "cross-attention.",
+             fmt::arg("size", smaller ? _("fewer") : _("more")), fmt::arg("a", thousands(ours.params)),
+             fmt::arg("b", thousands(c11.params)), fmt::arg("speed", faster ? _("fewer") : _("no fewer")),
+             fmt::arg("pct", 100 * kTarget)));
+  (void)m;
+}
+
+}  // namespace ts

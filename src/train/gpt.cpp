@@ -1,0 +1,515 @@
+// train/gpt.cpp: see gpt.hpp. The forward reads top to bottom as GPT-2's blocks; the backward
+// calls each op's *_backward in the reverse order (src/train/ops.hpp, gpt_ops.hpp).
+#include "train/gpt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "base/code_site.hpp"
+#include "exact/matmul.hpp"
+#include "train/gpt_ops.hpp"
+#include "train/safetensors.hpp"
+
+namespace ts::train {
+
+// ---------------------------------------------------------------- the task as one sequence
+const SeqVocab& seq_vocab() {
+  static const SeqVocab v = [] {
+    SeqVocab s;
+    s.words = {"<pad>"};
+    for (int d = 0; d < 10; ++d) s.words.push_back(std::to_string(d));
+    s.eq = s.size();
+    s.words.push_back("=");
+    const Vocab& tv = target_vocab();  // ch11's 30 words
+    for (int64_t i = 1; i < tv.vocab_size; ++i) s.words.push_back(tv.words[size_t(i)]);
+    s.end = s.size();
+    s.words.push_back("<end>");
+    return s;
+  }();
+  return v;
+}
+
+std::string SeqVocab::decode(const std::vector<int64_t>& ids) const {
+  std::string s;
+  for (int64_t id : ids)
+    if (id > eq && id < end) s += (s.empty() ? "" : " ") + words[size_t(id)];
+  return s;
+}
+
+std::vector<int64_t> encode_prompt(int64_t n) {
+  std::vector<int64_t> ids;
+  for (char c : std::to_string(n)) ids.push_back(1 + (c - '0'));
+  ids.push_back(seq_vocab().eq);
+  return ids;
+}
+
+std::vector<int64_t> encode_sequence(int64_t n) {
+  const SeqVocab& v = seq_vocab();
+  std::vector<int64_t> ids = encode_prompt(n);
+  const std::vector<int64_t> words = encode_target(n);  // <start> words <end>, ch11's target ids
+  for (size_t i = 1; i + 1 < words.size(); ++i) ids.push_back(v.eq + words[i]);
+  ids.push_back(v.end);
+  return ids;
+}
+
+int64_t SeqBatch::answer_tokens() const {
+  return static_cast<int64_t>(std::count_if(y.begin(), y.end(), [](int64_t t) { return t != kPad; }));
+}
+
+SeqBatch make_seq_batch(const std::vector<int64_t>& numbers) {
+  SeqBatch b;
+  b.B = static_cast<int64_t>(numbers.size());
+  b.numbers = numbers;
+  std::vector<std::vector<int64_t>> seqs;
+  for (int64_t n : numbers) {
+    seqs.push_back(encode_sequence(n));
+    b.T = std::max<int64_t>(b.T, static_cast<int64_t>(seqs.back().size()) - 1);
+  }
+  b.x.assign(size_t(b.B * b.T), kPad);
+  b.y.assign(size_t(b.B * b.T), kPad);
+  for (int64_t i = 0; i < b.B; ++i) {
+    const auto& s = seqs[size_t(i)];
+    const int64_t prompt = static_cast<int64_t>(encode_prompt(numbers[size_t(i)]).size());
+    for (int64_t t = 0; t + 1 < static_cast<int64_t>(s.size()); ++t) {
+      b.x[size_t(i * b.T + t)] = s[size_t(t)];
+      // position t predicts s[t+1]; it counts only if s[t+1] is part of the answer
+      if (t + 1 >= prompt) b.y[size_t(i * b.T + t)] = s[size_t(t + 1)];
+    }
+  }
+  return b;
+}
+
+SeqBatch slice_seq_batch(const SeqBatch& b, int64_t r0, int64_t r1) {
+  SeqBatch s;
+  s.B = r1 - r0, s.T = b.T;
+  s.numbers.assign(b.numbers.begin() + r0, b.numbers.begin() + r1);
+  s.x.assign(b.x.begin() + r0 * b.T, b.x.begin() + r1 * b.T);
+  s.y.assign(b.y.begin() + r0 * b.T, b.y.begin() + r1 * b.T);
+  return s;
+}
+
+// ---------------------------------------------------------------- layout
+GptLayout make_gpt_layout(const GptConfig& cfg) {
+  GptLayout L;
+  const int64_t C = cfg.d_model, F = cfg.d_ff, V = cfg.vocab;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    ParamSpec s;
+    s.name = name, s.shape = shape, s.offset = L.total, s.numel = 1;
+    for (int64_t d : shape) s.numel *= size_t(d);
+    L.specs.push_back(s);
+    L.total += s.numel;
+    return s.offset;
+  };
+  L.wte = add("transformer.wte.weight", {V, C});
+  L.wpe = add("transformer.wpe.weight", {cfg.ctx, C});
+  for (int64_t l = 0; l < cfg.layers; ++l) {
+    const std::string p = fmt::format("transformer.h.{}.", l);
+    GptLayout::Block b{};
+    b.ln1_w = add(p + "ln_1.weight", {C}), b.ln1_b = add(p + "ln_1.bias", {C});
+    b.attn_w = add(p + "attn.c_attn.weight", {3 * C, C}), b.attn_b = add(p + "attn.c_attn.bias", {3 * C});
+    b.proj_w = add(p + "attn.c_proj.weight", {C, C}), b.proj_b = add(p + "attn.c_proj.bias", {C});
+    b.ln2_w = add(p + "ln_2.weight", {C}), b.ln2_b = add(p + "ln_2.bias", {C});
+    b.fc_w = add(p + "mlp.c_fc.weight", {F, C}), b.fc_b = add(p + "mlp.c_fc.bias", {F});
+    b.fc2_w = add(p + "mlp.c_proj.weight", {C, F}), b.fc2_b = add(p + "mlp.c_proj.bias", {C});
+    L.h.push_back(b);
+  }
+  L.lnf_w = add("transformer.ln_f.weight", {C}), L.lnf_b = add("transformer.ln_f.bias", {C});
+  L.head = cfg.tied ? L.wte : add("lm_head.weight", {V, C});
+  return L;
+}
+
+// ---------------------------------------------------------------- forward
+std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
+  std::vector<float> m(static_cast<size_t>(T * T), 0.0f);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s < T; ++s) m[size_t(t * T + s)] = cfg.causal && s > t ? 1.0f : 0.0f;  // query t sees 0..t
+  return m;
+}
+
+template <class F>
+static void fit(std::vector<F>& v, int64_t n) {
+  v.resize(size_t(n));
+}
+
+template <class F>
+F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, bool training,
+              Rng& rng) {
+  TS_CODE_SITE();
+  const int64_t B = b.B, T = b.T, N = B * T, C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff,
+                V = cfg.vocab;
+  const double p_drop = training ? cfg.dropout : 0.0;
+  const F eps = F(1e-6), scale = F(1.0 / std::sqrt(double(D)));
+  if (T > cfg.ctx) throw std::invalid_argument(fmt::format("gpt_forward: T = {} > context {}", T, cfg.ctx));
+  w.B = B, w.T = T;
+  // the causal mask (B,T,T), 1 = hide, the same for every row of the batch
+  const std::vector<float> mask = gpt_mask(cfg, T);
+  fit(w.mask, B * T * T);
+  for (int64_t i = 0; i < B; ++i) std::copy(mask.begin(), mask.end(), w.mask.begin() + i * T * T);
+  // 1) x = dropout(wte[ids] + wpe[t])   (B*T,C)
+  fit(w.emb, N * C), fit(w.emb_keep, N * C), fit(w.x0, N * C);
+  embedding_forward(w.emb.data(), b.x.data(), P + L.wte, P + L.wpe, N, T, C, F(1));
+  dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb.data(), N * C, p_drop, training, rng);
+  w.blocks.resize(size_t(cfg.layers));
+  const F* x = w.x0.data();
+  for (int64_t l = 0; l < cfg.layers; ++l) {
+    const GptLayout::Block& p = L.h[size_t(l)];
+    auto& k = w.blocks[size_t(l)];
+    for (auto* v : {&k.ln1, &k.ctx, &k.attn, &k.attn_keep, &k.attn_d, &k.x_mid, &k.ln2, &k.mlp, &k.mlp_keep, &k.mlp_d,
+                    &k.x_out, &k.q, &k.k, &k.v, &k.ctxh})
+      fit(*v, N * C);
+    fit(k.ln1_mean, N), fit(k.ln1_rstd, N), fit(k.ln2_mean, N), fit(k.ln2_rstd, N);
+    fit(k.qkv, N * 3 * C), fit(k.p, B * H * T * T), fit(k.keep, B * H * T * T), fit(k.fc, N * FF), fit(k.act, N * FF);
+    // 2) x = x + c_proj(attention(ln_1(x)))
+    layernorm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, P + p.ln1_w, P + p.ln1_b, N, C, eps);
+    linear_forward(k.qkv.data(), k.ln1.data(), P + p.attn_w, P + p.attn_b, N, C, 3 * C);       // (B,T,3C)
+    split_qkv(k.q.data(), k.k.data(), k.v.data(), k.qkv.data(), B, T, H, D);                     // (B,H,T,D) x3
+    attention_forward(k.ctxh.data(), k.p.data(), k.keep.data(), k.q.data(), k.k.data(), k.v.data(), w.mask.data(), B,
+                      H, T, T, D, scale, p_drop, training, rng);                                 // (B,H,T,D)
+    merge_heads(k.ctx.data(), k.ctxh.data(), B, T, H, D);                                        // (B,T,C)
+    linear_forward(k.attn.data(), k.ctx.data(), P + p.proj_w, P + p.proj_b, N, C, C);
+    dropout_forward(k.attn_d.data(), k.attn_keep.data(), k.attn.data(), N * C, p_drop, training, rng);
+    residual_forward(k.x_mid.data(), x, k.attn_d.data(), N * C);
+    // 3) x = x + c_proj(gelu(c_fc(ln_2(x))))
+    layernorm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.x_mid.data(), P + p.ln2_w, P + p.ln2_b, N,
+                      C, eps);
+    linear_forward(k.fc.data(), k.ln2.data(), P + p.fc_w, P + p.fc_b, N, C, FF);                // (B,T,F)
+    gelu_forward(k.act.data(), k.fc.data(), N * FF);
+    linear_forward(k.mlp.data(), k.act.data(), P + p.fc2_w, P + p.fc2_b, N, FF, C);              // (B,T,C)
+    dropout_forward(k.mlp_d.data(), k.mlp_keep.data(), k.mlp.data(), N * C, p_drop, training, rng);
+    residual_forward(k.x_out.data(), k.x_mid.data(), k.mlp_d.data(), N * C);
+    x = k.x_out.data();
+  }
+  // 4) logits = ln_f(x) W^T   (B,T,V);  5) cross-entropy on the answer tokens (y != <pad>)
+  fit(w.lnf, N * C), fit(w.lnf_mean, N), fit(w.lnf_rstd, N), fit(w.logits, N * V), fit(w.probs, N * V), fit(w.loss, N);
+  layernorm_forward(w.lnf.data(), w.lnf_mean.data(), w.lnf_rstd.data(), x, P + L.lnf_w, P + L.lnf_b, N, C, eps);
+  lm_head_forward(w.logits.data(), w.lnf.data(), P + L.head, N, C, V);
+  cross_entropy_forward(w.loss.data(), w.probs.data(), w.logits.data(), b.y.data(), N, V, kPad, F(0));
+  F sum = 0;
+  for (F v : w.loss) sum += v;
+  return sum;
+}
+
+// ---------------------------------------------------------------- backward
+template <class F>
+void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, F scale) {
+  TS_CODE_SITE();
+  const int64_t B = w.B, T = w.T, N = B * T, C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff,
+                V = cfg.vocab;
+  const F att_scale = F(1.0 / std::sqrt(double(D)));
+  F* G = w.grads.data();
+  auto zeros = [](int64_t n) { return std::vector<F>(size_t(n), F(0)); };
+  // 5) cross-entropy, 4) the LM head and ln_f
+  std::vector<F> dloss(size_t(N), scale), dlogits = zeros(N * V), dlnf = zeros(N * C), dx = zeros(N * C);
+  cross_entropy_backward(dlogits.data(), w.probs.data(), b.y.data(), dloss.data(), N, V, kPad, F(0));
+  lm_head_backward(dlnf.data(), G + L.head, dlogits.data(), w.lnf.data(), P + L.head, N, C, V);
+  const F* x_last = cfg.layers ? w.blocks.back().x_out.data() : w.x0.data();
+  layernorm_backward(dx.data(), G + L.lnf_w, G + L.lnf_b, dlnf.data(), x_last, w.lnf_mean.data(), w.lnf_rstd.data(),
+                     P + L.lnf_w, N, C);
+  // dx: the gradient of the residual stream, block by block from the last
+  for (int64_t l = cfg.layers - 1; l >= 0; --l) {
+    const GptLayout::Block& p = L.h[size_t(l)];
+    auto& k = w.blocks[size_t(l)];
+    const F* x_in = l ? w.blocks[size_t(l - 1)].x_out.data() : w.x0.data();
+    // 3) x_out = x_mid + dropout(mlp):  dx_mid = dx + (the mlp branch's gradient)
+    std::vector<F> dmlp = zeros(N * C), dact = zeros(N * FF), dfc = zeros(N * FF), dln2 = zeros(N * C), dx_mid = dx;
+    dropout_backward(dmlp.data(), dx.data(), k.mlp_keep.data(), N * C);
+    linear_backward(dact.data(), G + p.fc2_w, G + p.fc2_b, dmlp.data(), k.act.data(), P + p.fc2_w, N, FF, C);
+    gelu_backward(dfc.data(), dact.data(), k.fc.data(), N * FF);
+    linear_backward(dln2.data(), G + p.fc_w, G + p.fc_b, dfc.data(), k.ln2.data(), P + p.fc_w, N, C, FF);
+    layernorm_backward(dx_mid.data(), G + p.ln2_w, G + p.ln2_b, dln2.data(), k.x_mid.data(), k.ln2_mean.data(),
+                       k.ln2_rstd.data(), P + p.ln2_w, N, C);
+    // 2) x_mid = x_in + dropout(attn):  dx_in = dx_mid + (the attention branch's gradient)
+    std::vector<F> dattn = zeros(N * C), dctx = zeros(N * C), dctxh = zeros(N * C), dq = zeros(N * C),
+                   dk = zeros(N * C), dv = zeros(N * C), dqkv = zeros(N * 3 * C), dln1 = zeros(N * C), dx_in = dx_mid;
+    dropout_backward(dattn.data(), dx_mid.data(), k.attn_keep.data(), N * C);
+    linear_backward(dctx.data(), G + p.proj_w, G + p.proj_b, dattn.data(), k.ctx.data(), P + p.proj_w, N, C, C);
+    merge_heads_backward(dctxh.data(), dctx.data(), B, T, H, D);
+    attention_backward(dq.data(), dk.data(), dv.data(), dctxh.data(), k.q.data(), k.k.data(), k.v.data(), k.p.data(),
+                       k.keep.data(), B, H, T, T, D, att_scale);
+    split_qkv_backward(dqkv.data(), dq.data(), dk.data(), dv.data(), B, T, H, D);
+    linear_backward(dln1.data(), G + p.attn_w, G + p.attn_b, dqkv.data(), k.ln1.data(), P + p.attn_w, N, C, 3 * C);
+    layernorm_backward(dx_in.data(), G + p.ln1_w, G + p.ln1_b, dln1.data(), x_in, k.ln1_mean.data(), k.ln1_rstd.data(),
+                       P + p.ln1_w, N, C);
+    dx = std::move(dx_in);
+  }
+  // 1) x0 = dropout(wte[ids] + wpe[t])
+  std::vector<F> demb = zeros(N * C);
+  dropout_backward(demb.data(), dx.data(), w.emb_keep.data(), N * C);
+  embedding_backward(G + L.wte, demb.data(), b.x.data(), N, C, F(1));
+  positions_backward(G + L.wpe, demb.data(), N, T, C);
+}
+
+template float gpt_forward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
+                                  bool, Rng&);
+template double gpt_forward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
+                                    const SeqBatch&, bool, Rng&);
+template void gpt_backward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
+                                  float);
+template void gpt_backward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
+                                   const SeqBatch&, double);
+
+// ---------------------------------------------------------------- the model and its threads
+static float normal(Rng& rng, double stddev) {
+  const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+  return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+}
+
+Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_gpt_layout(c)) {
+  params.assign(layout.total, 0.0f);
+  grads.assign(layout.total, 0.0f);
+  Rng rng(seed * 7919ull + 17);
+  const double proj_std = 0.02 / std::sqrt(2.0 * double(std::max<int64_t>(cfg.layers, 1)));
+  for (const ParamSpec& s : layout.specs) {
+    const bool norm = s.name.find("ln_") != std::string::npos, bias = s.name.size() > 5 && s.name.substr(s.name.size() - 5) == ".bias";
+    const double sd = s.name.find("c_proj.weight") != std::string::npos ? proj_std : 0.02;
+    for (size_t i = 0; i < s.numel; ++i)
+      params[s.offset + i] = bias ? 0.0f : norm ? 1.0f : normal(rng, sd);
+  }
+  work_.resize(size_t(std::max(1, threads)));
+  for (size_t i = 0; i < work_.size(); ++i) rngs_.emplace_back(seed * 1000003ull + i + 1);
+  if (work_.size() > 1) set_blas_threads(1);  // our threads split the batch
+}
+
+double Gpt::forward(const SeqBatch& b, bool training) {
+  const int64_t K = std::min<int64_t>(static_cast<int64_t>(work_.size()), b.B);
+  parts_.clear();
+  for (int64_t k = 0; k < K; ++k) parts_.push_back(slice_seq_batch(b, b.B * k / K, b.B * (k + 1) / K));
+  std::vector<double> sums(static_cast<size_t>(K));
+  auto run = [&](int64_t k) {
+    sums[size_t(k)] = gpt_forward(cfg, layout, params.data(), work_[size_t(k)], parts_[size_t(k)], training,
+                                  rngs_[size_t(k)]);
+  };
+  std::vector<std::thread> pool;
+  for (int64_t k = 1; k < K; ++k) pool.emplace_back(run, k);
+  run(0);
+  for (auto& t : pool) t.join();
+  double sum = 0;
+  correct_ = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    sum += sums[size_t(k)];
+    const auto& w = work_[size_t(k)];
+    const auto& y = parts_[size_t(k)].y;
+    for (size_t n = 0; n < y.size(); ++n) {
+      if (y[n] == kPad) continue;
+      const float* r = w.logits.data() + n * size_t(cfg.vocab);
+      correct_ += std::max_element(r, r + cfg.vocab) - r == y[n];
+    }
+  }
+  tokens_ = b.answer_tokens();
+  return sum / double(std::max<int64_t>(tokens_, 1));
+}
+
+void Gpt::zero_grad() { std::fill(grads.begin(), grads.end(), 0.0f); }
+
+void Gpt::backward() {
+  const int64_t K = static_cast<int64_t>(parts_.size());
+  const float scale = 1.0f / float(std::max<int64_t>(tokens_, 1));
+  auto run = [&](int64_t k) {
+    auto& w = work_[size_t(k)];
+    w.grads.assign(layout.total, 0.0f);
+    gpt_backward(cfg, layout, params.data(), w, parts_[size_t(k)], scale);
+  };
+  std::vector<std::thread> pool;
+  for (int64_t k = 1; k < K; ++k) pool.emplace_back(run, k);
+  run(0);
+  for (auto& t : pool) t.join();
+  for (int64_t k = 0; k < K; ++k) {  // a fixed order: the same sums for a given seed and thread count
+    const auto& g = work_[size_t(k)].grads;
+    for (size_t i = 0; i < grads.size(); ++i) grads[i] += g[i];
+  }
+}
+
+// ---------------------------------------------------------------- generation with a KV cache
+KvCache make_kv_cache(const Gpt& m) {
+  KvCache c;
+  c.k.assign(size_t(m.cfg.layers * m.cfg.ctx * m.cfg.d_model), 0.0f);
+  c.v = c.k;
+  return c;
+}
+
+void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits) {
+  TS_CODE_SITE();
+  const GptConfig& cfg = m.cfg;
+  const GptLayout& L = m.layout;
+  const float* P = m.params.data();
+  const int64_t C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff, pos = cache.len, S = pos + 1;
+  if (pos >= cfg.ctx) throw std::invalid_argument(fmt::format("gpt_step: the context of {} tokens is full", cfg.ctx));
+  const float eps = 1e-6f, scale = float(1.0 / std::sqrt(double(D)));
+  const auto buf = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n)); };
+  std::vector<float> x = buf(C), ln = buf(C), qkv = buf(3 * C), ctx = buf(C), out = buf(C), fc = buf(FF), act = buf(FF),
+                     p = buf(S), keep = buf(S);
+  float mean = 0, rstd = 0;
+  Rng unused(0);
+  embedding_forward(x.data(), &token, P + L.wte, P + L.wpe + pos * C, 1, 1, C, 1.0f);
+  for (int64_t l = 0; l < cfg.layers; ++l) {
+    const GptLayout::Block& b = L.h[size_t(l)];
+    float* kc = cache.k.data() + l * cfg.ctx * C;  // (H, T_ctx, D)
+    float* vc = cache.v.data() + l * cfg.ctx * C;
+    layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln1_w, P + b.ln1_b, 1, C, eps);
+    linear_forward(qkv.data(), ln.data(), P + b.attn_w, P + b.attn_b, 1, C, 3 * C);
+    // append this token's key and value to the cache, then attend over all S of them
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        kc[(h * cfg.ctx + pos) * D + d] = qkv[size_t(C + h * D + d)];
+        vc[(h * cfg.ctx + pos) * D + d] = qkv[size_t(2 * C + h * D + d)];
+      }
+    for (int64_t h = 0; h < H; ++h)
+      attention_forward(ctx.data() + h * D, p.data(), keep.data(), qkv.data() + h * D, kc + h * cfg.ctx * D,
+                        vc + h * cfg.ctx * D, static_cast<const float*>(nullptr), 1, 1, 1, S, D, scale, 0.0, false,
+                        unused);
+    linear_forward(out.data(), ctx.data(), P + b.proj_w, P + b.proj_b, 1, C, C);
+    residual_forward(x.data(), x.data(), out.data(), C);
+    layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln2_w, P + b.ln2_b, 1, C, eps);
+    linear_forward(fc.data(), ln.data(), P + b.fc_w, P + b.fc_b, 1, C, FF);
+    gelu_forward(act.data(), fc.data(), FF);
+    linear_forward(out.data(), act.data(), P + b.fc2_w, P + b.fc2_b, 1, FF, C);
+    residual_forward(x.data(), x.data(), out.data(), C);
+  }
+  layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + L.lnf_w, P + L.lnf_b, 1, C, eps);
+  lm_head_forward(logits, ln.data(), P + L.head, 1, C, cfg.vocab);
+  ++cache.len;
+}
+
+std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids) {
+  SeqBatch b;
+  b.B = 1, b.T = static_cast<int64_t>(ids.size());
+  b.x = ids;
+  b.y.assign(ids.size(), kPad);
+  GptWork<float> w;
+  Rng unused(0);
+  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
+  return std::vector<float>(w.logits.end() - m.cfg.vocab, w.logits.end());
+}
+
+// ---------------------------------------------------------------- checkpoints
+void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) throw FileError("cannot create the folder " + dir);
+  StFile weights, optim;
+  const bool moments = adam.exp_avg.size() == m.params.size();
+  for (const ParamSpec& s : m.layout.specs) {
+    weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
+    if (moments) {
+      optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
+      optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
+    }
+  }
+  const GptConfig& c = m.cfg;
+  const std::string step = std::to_string(adam.step);
+  save_safetensors(dir + "/model.safetensors", weights,
+                   {{"format", "pt"}, {"model", "gpt"}, {"step", step}, {"layers", std::to_string(c.layers)},
+                    {"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
+                    {"d_ff", std::to_string(c.d_ff)}, {"ctx", std::to_string(c.ctx)},
+                    {"tied", c.tied ? "true" : "false"}});
+  save_safetensors(dir + "/optimizer.safetensors", optim, {{"step", step}, {"lr", fmt::format("{}", adam.lr)}});
+}
+
+static int64_t meta_int(const StMeta& meta, const std::string& key, const std::string& path, int64_t lo, int64_t hi) {
+  const auto it = meta.find(key);
+  try {
+    size_t used = 0;
+    if (it != meta.end()) {
+      const int64_t v = std::stoll(it->second, &used);
+      if (used == it->second.size() && v >= lo && v <= hi) return v;
+    }
+  } catch (const std::exception&) {
+  }
+  throw FileError(fmt::format("{} has no valid '{}' in its __metadata__ (was it written by ch12 --save?)", path, key));
+}
+
+GptConfig gpt_checkpoint_config(const std::string& dir) {
+  const std::string path = dir + "/model.safetensors";
+  if (!std::filesystem::is_directory(dir)) throw FileError("no checkpoint folder " + dir + " (write one with --save DIR)");
+  StMeta meta;
+  load_safetensors(path, &meta);
+  if (meta.count("model") == 0 || meta.at("model") != "gpt")
+    throw FileError(path + " is not a ch12 checkpoint (no \"model\": \"gpt\" in its __metadata__)");
+  GptConfig c;
+  c.vocab = seq_vocab().size();
+  c.layers = meta_int(meta, "layers", path, 1, 64);
+  c.d_model = meta_int(meta, "d_model", path, 2, 8192);
+  c.heads = meta_int(meta, "heads", path, 1, c.d_model);
+  c.d_ff = meta_int(meta, "d_ff", path, 1, 65536);
+  c.ctx = meta_int(meta, "ctx", path, 1, 4096);
+  if (c.d_model % c.heads) throw FileError(path + ": d_model is not a multiple of heads");
+  c.tied = meta.count("tied") && meta.at("tied") == "true";
+  return c;
+}
+
+static void take(const StFile& file, const std::string& path, const ParamSpec& s, const std::string& key, float* dst) {
+  const auto it = file.find(key);
+  if (it == file.end()) throw FileError(path + " has no tensor " + key);
+  if (it->second.dtype != "F32" || it->second.shape != s.shape || it->second.data.size() != s.numel * sizeof(float))
+    throw FileError(path + ": " + key + " has another dtype or shape than this model's");
+  std::copy(it->second.data.begin(), it->second.data.end(), reinterpret_cast<unsigned char*>(dst));
+}
+
+void load_gpt(const std::string& dir, Gpt& m, Adam& adam) {
+  const std::string mpath = dir + "/model.safetensors", opath = dir + "/optimizer.safetensors";
+  StMeta mmeta, ometa;
+  const StFile weights = load_safetensors(mpath, &mmeta);
+  const StFile optim = load_safetensors(opath, &ometa);
+  const int64_t step = meta_int(mmeta, "step", mpath, 0, INT64_MAX), ostep = meta_int(ometa, "step", opath, 0, INT64_MAX);
+  if (step != ostep) throw FileError(fmt::format("checkpoint {}: model step {}, optimizer step {}", dir, step, ostep));
+  if (weights.size() != m.layout.specs.size())
+    throw FileError(fmt::format("{} holds {} tensors, this model has {}", mpath, weights.size(), m.layout.specs.size()));
+  std::vector<float> params(m.params.size()), ea, eas;
+  if (step > 0) ea.resize(params.size()), eas.resize(params.size());
+  for (const ParamSpec& s : m.layout.specs) {
+    take(weights, mpath, s, s.name, params.data() + s.offset);
+    if (step > 0) {
+      take(optim, opath, s, s.name + ".exp_avg", ea.data() + s.offset);
+      take(optim, opath, s, s.name + ".exp_avg_sq", eas.data() + s.offset);
+    }
+  }
+  m.params = std::move(params);
+  adam.step = step, adam.exp_avg = std::move(ea), adam.exp_avg_sq = std::move(eas);
+}
+
+// ---------------------------------------------------------------- --check-grads
+std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers) {
+  const Gpt init(tiny, seed, 1);
+  const GptLayout& L = init.layout;
+  std::vector<double> P(init.params.begin(), init.params.end());
+  const SeqBatch b = make_seq_batch(numbers);
+  const double scale = 1.0 / double(b.answer_tokens());
+  GptWork<double> w;
+  Rng rng(0);
+  auto loss = [&]() { return gpt_forward(tiny, L, P.data(), w, b, false, rng) * scale; };
+  loss();
+  w.grads.assign(L.total, 0.0);
+  gpt_backward(tiny, L, P.data(), w, b, scale);
+  const std::vector<double> ours = w.grads;
+  std::vector<GradCheckRow> rows;
+  const double h = 1e-5;
+  for (const ParamSpec& s : L.specs) {
+    GradCheckRow r;
+    r.name = s.name;
+    double maxfd = 0;
+    for (size_t i = 0; i < s.numel; ++i) {
+      double& p = P[s.offset + i];
+      const double keep = p;
+      p = keep + h;
+      const double up = loss();
+      p = keep - h;
+      const double down = loss();
+      p = keep;
+      const double fd = (up - down) / (2 * h), g = ours[s.offset + i];
+      r.maxdiff = std::max(r.maxdiff, std::abs(g - fd));
+      maxfd = std::max(maxfd, std::abs(fd));
+      if (i < 2) r.ours.push_back(g), r.fd.push_back(fd);
+    }
+    r.maxgrad = maxfd;
+    r.ok = r.maxdiff <= 1e-6 * std::max(maxfd, 1e-3);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace ts::train

@@ -1,0 +1,145 @@
+// train/gpt.hpp: ch12's decoder-only Transformer, GPT-2's layout at a small size, trainable
+// by hand like ch11's model (introduced in ch12).
+//
+//   x = wte[ids] + wpe[0..T)                                  (B,T,C) token + learned position
+//   N blocks:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))   pre-LN, as GPT-2
+//     attn: c_attn (3C,C) -> q, k, v; causal softmax(q k^T / sqrt(D)) v; c_proj (C,C)
+//     mlp:  c_fc (F,C) -> GELU -> c_proj (C,F)
+//   logits = ln_f(x) W^T,  W = wte (tied, as GPT-2) or its own lm_head (V,C)
+// Parameter names are nanoGPT's state_dict keys (transformer.h.0.attn.c_attn.weight, ...).
+// The LayerNorm is the course's (article 002, ch06: unbiased std, eps 1e-6), so src/train/ops
+// serves both models; dropout sits where GPT-2 has it (embeddings, attention weights, the two
+// sublayer outputs).
+// The task is ch11's, written as one sequence:  2 0 4 8 = two thousand forty eight <end>
+// and the loss counts only the answer: the targets of the prompt positions are <pad>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/adam.hpp"
+#include "train/gradcheck.hpp"
+#include "train/model.hpp"
+#include "train/ops.hpp"
+
+namespace ts::train {
+
+// ---------------------------------------------------------------- the task as one sequence
+// ids: 0 <pad>, 1..10 the digits, 11 "=", then ch11's 30 words, then <end>
+struct SeqVocab {
+  std::vector<std::string> words;  // words[id]
+  int64_t eq = 0, end = 0;         // the ids of "=" and "<end>"
+  int64_t size() const { return static_cast<int64_t>(words.size()); }  // V
+  std::string decode(const std::vector<int64_t>& ids) const;  // the words of ids, <end> and digits dropped
+};
+const SeqVocab& seq_vocab();
+std::vector<int64_t> encode_prompt(int64_t n);    // digits, "="
+std::vector<int64_t> encode_sequence(int64_t n);  // digits, "=", words, <end>
+
+// A padded batch of whole sequences: x = seq[:-1], y = seq[1:] with the prompt's targets and
+// the padding set to <pad> (0), which the loss skips.
+struct SeqBatch {
+  int64_t B = 0, T = 0;
+  std::vector<int64_t> numbers;  // (B)
+  std::vector<int64_t> x, y;     // (B,T)
+  int64_t answer_tokens() const;  // targets that count: y != <pad>
+};
+SeqBatch make_seq_batch(const std::vector<int64_t>& numbers);
+SeqBatch slice_seq_batch(const SeqBatch& b, int64_t r0, int64_t r1);
+
+// ---------------------------------------------------------------- the model
+struct GptConfig {
+  int64_t vocab = 0, ctx = 16;   // V, T_ctx (rows of wpe)
+  int64_t layers = 2, d_model = 64, heads = 4, d_ff = 256;
+  double dropout = 0.0;
+  bool tied = true;              // logits use wte (GPT-2) or their own lm_head.weight
+  bool causal = true;            // false: no causal mask (an exercise: the model then sees the answer)
+};
+
+struct GptLayout {
+  struct Block { size_t ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fc2_w, fc2_b; };
+  size_t wte = 0, wpe = 0, lnf_w = 0, lnf_b = 0, head = 0;  // head == wte when tied
+  std::vector<Block> h;
+  std::vector<ParamSpec> specs;  // state_dict order
+  size_t total = 0;
+};
+GptLayout make_gpt_layout(const GptConfig& cfg);
+
+// The attention mask of a sequence of T tokens, (T,T), 1 = hide: with cfg.causal query t sees
+// keys 0..t (hides s > t); without, nothing is hidden. gpt_forward uses it for every row.
+std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
+
+// Everything one forward keeps for its backward (one per thread).
+template <class F>
+struct GptWork {
+  int64_t B = 0, T = 0;
+  std::vector<F> mask;                    // (B,T,T) 1 = hide: the causal mask
+  std::vector<F> emb, emb_keep, x0;       // (B*T,C)
+  struct Block {
+    std::vector<F> ln1, ln1_mean, ln1_rstd, qkv, q, k, v, p, keep, ctxh, ctx, attn, attn_keep, attn_d, x_mid;
+    std::vector<F> ln2, ln2_mean, ln2_rstd, fc, act, mlp, mlp_keep, mlp_d, x_out;
+  };
+  std::vector<Block> blocks;
+  std::vector<F> lnf, lnf_mean, lnf_rstd, logits, probs, loss;
+  std::vector<F> grads;                  // (total)
+};
+
+// forward: fills w, returns the SUM of the per-token losses over the answer tokens
+template <class F>
+F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
+              bool training, Rng& rng);
+// backward: adds d(sum of losses * scale)/d(params) into w.grads
+template <class F>
+void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
+                  F scale);
+
+// The model, its gradients and its threads: forward, zero_grad, backward, as torch's loop.
+class Gpt {
+ public:
+  GptConfig cfg;
+  GptLayout layout;
+  std::vector<float> params;  // (total) layout.specs order
+  std::vector<float> grads;   // (total)
+  // GPT-2's init: N(0, 0.02) weights, c_proj weights N(0, 0.02 / sqrt(2 N)), zero biases,
+  // LayerNorm 1 and 0; from the course's seeded generator
+  Gpt(const GptConfig& c, uint64_t seed, int threads);
+  // loss = mean cross-entropy over the answer tokens of b (the batch split over the threads)
+  double forward(const SeqBatch& b, bool training);
+  void zero_grad();
+  void backward();  // d loss / d params of the last forward into grads
+  int64_t correct() const { return correct_; }  // argmax == target over the answer tokens
+  int64_t tokens() const { return tokens_; }
+  int threads() const { return static_cast<int>(work_.size()); }
+
+ private:
+  std::vector<GptWork<float>> work_;
+  std::vector<SeqBatch> parts_;
+  std::vector<Rng> rngs_;
+  int64_t correct_ = 0, tokens_ = 0;
+};
+
+// ---------------------------------------------------------------- generation
+// The keys and values every layer computed for the tokens so far: (layers, H, T_ctx, D) each.
+struct KvCache {
+  int64_t len = 0;
+  std::vector<float> k, v;
+};
+KvCache make_kv_cache(const Gpt& m);
+// Feeds one token at position cache.len, appends its keys and values, writes logits (V).
+void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits);
+// The logits (V) of the last position, recomputing the whole prefix (no cache).
+std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids);
+
+// ---------------------------------------------------------------- checkpoints (safetensors, as ch11)
+// DIR/model.safetensors (nanoGPT's keys) + DIR/optimizer.safetensors (Adam's moments)
+void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam);
+// Reads the sizes from the file's metadata: returns the config it was saved with.
+GptConfig gpt_checkpoint_config(const std::string& dir);
+void load_gpt(const std::string& dir, Gpt& m, Adam& adam);
+
+// ---------------------------------------------------------------- --check-grads
+// every parameter tensor of a tiny model (double) vs central differences, h = 1e-5
+std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers);
+
+}  // namespace ts::train

@@ -1,0 +1,227 @@
+"""PyTorch side of ch12's checks (run: /usr/bin/python3 tests/twins/gpt_reference.py BUILD/gpt_dump [--quick]).
+
+Runs gpt_dump into a temporary folder, then checks what it wrote against torch autograd:
+  1. ch12's new ops (GELU, learned positions, the fused q/k/v split, the LM head) with the same
+     random upstream gradient: max |diff| <= 1e-5 * max |grad|;
+  2. the whole GPT at step 0, tied and untied head: the C++-initialised weights are LOADED from
+     the safetensors ch12 --save writes (so the checkpoint format is tested too), the same batch,
+     dropout off: per tensor max |diff| <= 1e-4 * max |grad|;
+  3. (not --quick) the losses of the first 20 Adam steps, within 1e-4;
+  4. (not --quick) a C++-trained checkpoint loaded into the twin completes the same 50 held-out
+     numbers with the same greedy words.
+The twin is nanoGPT's GPT (token + learned position embeddings, pre-LN blocks with causal
+self-attention and a GELU MLP, ln_f, lm_head tied to wte) with the course's LayerNorm
+(article 002: unbiased std, eps 1e-6 inside the square root), as src/train/gpt.hpp says.
+"""
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_reference as tr  # noqa: E402  (load_safetensors, report, results)
+from train_reference import load_safetensors, report, leaf  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+class LayerNorm(nn.Module):
+    """the course's LayerNorm (article 002), with nn.LayerNorm's parameter names"""
+
+    def __init__(self, C):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(C))
+        self.bias = nn.Parameter(torch.zeros(C))
+
+    def forward(self, x):
+        mean, std = x.mean(-1, keepdim=True), x.std(-1, keepdim=True)
+        return self.weight * (x - mean) / torch.sqrt(std ** 2 + 1e-6) + self.bias
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, C, H):
+        super().__init__()
+        self.c_attn, self.c_proj, self.H = nn.Linear(C, 3 * C), nn.Linear(C, C), H
+
+    def forward(self, x):
+        B, T, C = x.shape
+        H, D = self.H, C // self.H
+        q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in self.c_attn(x).split(C, dim=2))  # (B,H,T,D)
+        hide = torch.triu(torch.ones(T, T), diagonal=1)                                          # 1 = hide
+        att = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(D)) + hide * -1e9, dim=-1)
+        return self.c_proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+
+
+class MLP(nn.Module):
+    def __init__(self, C, Fd):
+        super().__init__()
+        self.c_fc, self.c_proj = nn.Linear(C, Fd), nn.Linear(Fd, C)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, C, H, Fd):
+        super().__init__()
+        self.ln_1, self.attn, self.ln_2, self.mlp = LayerNorm(C), CausalSelfAttention(C, H), LayerNorm(C), MLP(C, Fd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, V, T_ctx, N, C, H, Fd, tied):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(V, C), wpe=nn.Embedding(T_ctx, C),
+                                              h=nn.ModuleList(Block(C, H, Fd) for _ in range(N)), ln_f=LayerNorm(C)))
+        self.lm_head = nn.Linear(C, V, bias=False)
+        if tied:
+            self.lm_head.weight = self.transformer.wte.weight
+
+    def forward(self, idx):
+        T = idx.size(1)
+        x = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(T))
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x))
+
+
+def twin_model(ckpt_dir):
+    weights, meta = load_safetensors(os.path.join(ckpt_dir, "model.safetensors"))
+    tied = meta["tied"] == "true"
+    N, C, H, Fd, T_ctx = (int(meta[k]) for k in ("layers", "d_model", "heads", "d_ff", "ctx"))
+    V = weights["transformer.wte.weight"].shape[0]
+    model = GPT(V, T_ctx, N, C, H, Fd, tied)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    assert missing == (["lm_head.weight"] if tied else []) and not unexpected, (missing, unexpected)
+    return model, V
+
+
+def loss_fn(model, x, y, V):
+    """mean cross-entropy over the answer tokens: y == 0 (<pad>, the prompt's targets) is skipped"""
+    logits = model(x)
+    return F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=0)
+
+
+def check_ops(ops):
+    print("--- ch12's new ops vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
+    g = lambda k: ops[k]  # noqa: E731
+    x = leaf(g("gelu.x"))
+    out = F.gelu(x)
+    out.backward(g("gelu.dout"))
+    report("gelu out", g("gelu.out"), out, 1e-5)
+    report("gelu dx", g("gelu.dx"), x.grad, 1e-5)
+    wpe = leaf(torch.zeros(5, 4))
+    (wpe[torch.arange(3)].unsqueeze(0).expand(2, 3, 4)).backward(g("positions.dout"))
+    report("positions dwpe", g("positions.dwpe"), wpe.grad, 1e-5)
+    qkv = leaf(g("qkv.qkv"))
+    q, k, v = (t.view(2, 3, 2, 4).transpose(1, 2) for t in qkv.split(8, dim=2))
+    torch.autograd.backward([q, k, v], [g("qkv.dq"), g("qkv.dk"), g("qkv.dv")])
+    for n, t in (("q", q), ("k", k), ("v", v)):
+        report("split_qkv " + n, g("qkv." + n), t, 1e-5)
+    report("split_qkv dqkv", g("qkv.dqkv"), qkv.grad, 1e-5)
+    x, W = leaf(g("head.x")), leaf(g("head.W"))
+    out = F.linear(x, W)
+    out.backward(g("head.dout"))
+    report("lm_head out", g("head.out"), out, 1e-5)
+    report("lm_head dx", g("head.dx"), x.grad, 1e-5)
+    report("lm_head dW", g("head.dW"), W.grad, 1e-5)
+
+
+def check_grads0(model, V, batches, grads0, label):
+    print("--- every parameter's gradient at step 0, %s (weights loaded from the C++ safetensors), "
+          "<= 1e-4 x max |grad|" % label)
+    model.zero_grad()
+    loss_fn(model, batches["x.0"], batches["y.0"], V).backward()
+    named = dict(model.named_parameters())  # a tied lm_head.weight is wte.weight: listed once
+    floor = 1e-4 * max(float(p.grad.abs().max()) for p in named.values())
+    for name in grads0:
+        report(name, grads0[name], named[name].grad, 1e-4, floor)
+    if set(grads0) != set(named):
+        print("NOT OK  parameter names differ:", sorted(set(grads0) ^ set(named)))
+        tr.results.append(False)
+
+
+def check_model(d, quick):
+    batches, _ = load_safetensors(os.path.join(d, "batches.safetensors"))
+    for sub, gfile, label in (("untied", "grads0_untied", "untied head"), ("init", "grads0", "tied head")):
+        model, V = twin_model(os.path.join(d, sub))
+        check_grads0(model, V, batches, load_safetensors(os.path.join(d, gfile + ".safetensors"))[0], label)
+    losses, _ = load_safetensors(os.path.join(d, "losses.safetensors"))
+    if quick:
+        return
+    opt = torch.optim.Adam(model.parameters(), lr=0.002, betas=(0.9, 0.98), eps=1e-9)
+    steps = losses["loss"].numel()
+    ref = []
+    for s in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model, batches["x.%d" % s], batches["y.%d" % s], V)
+        loss.backward()
+        opt.step()
+        ref.append(float(loss))
+    print("--- the losses of the first %d Adam steps (dropout off), within 1e-4" % steps)
+    worst = max(abs(float(a) - b) for a, b in zip(losses["loss"], ref))
+    for s in (0, 1, 2, steps - 1):
+        print("step %2d  ours %.6f  torch %.6f" % (s, float(losses["loss"][s]), ref[s]))
+    ok = worst <= 1e-4
+    print("%-6s losses of %d steps: maxdiff %.3e" % ("OK" if ok else "NOT OK", steps, worst))
+    tr.results.append(ok)
+    print("--- a C++-trained checkpoint loaded into the twin: greedy completions")
+    model, V = twin_model(os.path.join(d, "trained"))
+    words = ["<pad>"] + [str(i) for i in range(10)] + ["="] + (
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand").split()
+    words.append("<end>")
+    assert len(words) == V, (len(words), V)
+    same = total = 0
+    for line in open(os.path.join(d, "completions.txt"), encoding="utf-8"):
+        number, theirs = line.rstrip("\n").split("\t")
+        ids = [1 + int(c) for c in number] + [11]
+        pred = []
+        with torch.no_grad():
+            while len(ids) < model.transformer.wpe.weight.shape[0]:
+                nxt = int(model(torch.tensor([ids]))[0, -1].argmax())
+                if nxt == V - 1:
+                    break
+                pred.append(nxt)
+                ids.append(nxt)
+        mine = " ".join(words[i] for i in pred if 11 < i < V - 1)
+        total += 1
+        same += mine == theirs
+        if mine != theirs:
+            print("NOT OK  %s: C++ '%s', twin '%s'" % (number, theirs, mine))
+    ok = same == total and total > 0
+    print("%-6s %d/%d completions equal" % ("OK" if ok else "NOT OK", same, total))
+    tr.results.append(ok)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    tool, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    d = tempfile.mkdtemp(prefix="ts_gpt_")
+    try:
+        p = subprocess.run([tool, d] + (["--quick"] if quick else []), capture_output=True, text=True)
+        if p.returncode != 0:
+            print("NOT OK: %s exited %d\n%s" % (tool, p.returncode, p.stderr))
+            return 1
+        check_ops(load_safetensors(os.path.join(d, "ops.safetensors"))[0])
+        check_model(d, quick)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    bad = tr.results.count(False)
+    print("%s: %d checks, %d failed" % ("OK" if bad == 0 else "NOT OK", len(tr.results), bad))
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
