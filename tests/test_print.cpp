@@ -11,7 +11,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -721,8 +720,8 @@ TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[
 }
 
 // ---------------------------------------------------------------------------------------
-// 4) speed: only the displayed elements are read
-TEST_CASE("print: a (30522, 768) weight reads 36 elements and prints in well under a millisecond", "[print]") {
+// 4) cost: only the displayed elements are read (the count is the check; speed belongs in make bench)
+TEST_CASE("print: a (30522, 768) weight reads only the 36 elements it shows", "[print]") {
   size_t calls = 0;
   auto get = [&calls](size_t i) {
     ++calls;
@@ -732,13 +731,9 @@ TEST_CASE("print: a (30522, 768) weight reads 36 elements and prints in well und
   const std::string first = ts::parameter_str(ts::Tensor(ts::zeros({2, 2})));  // warm-up + parameter prefix
   CHECK(first == "Parameter containing:\ntensor([[0., 0.],\n        [0., 0.]], requires_grad=True)");
 
-  const auto t0 = std::chrono::steady_clock::now();
   std::string s;
   const int reps = 50;
   for (int r = 0; r < reps; ++r) s = ts::format_tensor(ts::DType::Float32, shape, get);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
   CHECK(calls == 36u * reps);
   CHECK(s.find("...,") != std::string::npos);
-  INFO("one summarized print: " << ms << " ms");
-  CHECK(ms < 1.0);
 }
