@@ -124,8 +124,9 @@ int main(int argc, char** argv) {
     ch.say(trf("  {train} numbers train, {held} are held out (ch11's split) and only evaluated.",
                fmt::arg("train", split.train.size()), fmt::arg("held", split.held_out.size())));
     ch.show("{part: sum(p.numel() for p in module.parameters())}", classifier_parameter_table(model),
-            trf("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, GELU, pre-LN) + "
+            trf("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN) + "
                 "Linear({C}, {K}); the sentence vector: {pool}",
+                fmt::arg("act", classifier_activation()),
                 fmt::arg("V", cfg.vocab), fmt::arg("P", cfg.max_len), fmt::arg("N", L), fmt::arg("C", cfg.d_model),
                 fmt::arg("H", H), fmt::arg("D", cfg.d_model / H), fmt::arg("F", cfg.d_ff), fmt::arg("K", K),
                 fmt::arg("pool", cfg.mean_pool ? _("the mean of the real positions' final vectors")
@@ -207,10 +208,17 @@ int main(int argc, char** argv) {
     // why one position can stand for the sentence: its row of every layer's attention
     float lo = 1.0f;
     for (int64_t l = 0; l < L; ++l) lo = std::min(lo, min_cls_weight(ws.layers[size_t(l)].p, held.ids, held.B, H, held.T));
-    ch.say(trf("  Why [CLS] can summarise the sentence: its query row hides only the padding, and over the {n} held-out "
-               "sentences, {H} heads and {L} layers the smallest weight it gives a real token is {lo:.1e}{gt}: every "
-               "layer mixes every word into position 0, which holds no word of its own.",
-               fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo),
+    const MaskRow cls_mask = cls_mask_row(ws.mask, held.ids, held.B, held.T);
+    const std::string hides =
+        cls_mask.hidden_real > 0   ? trf("its query row hides {k} real tokens", fmt::arg("k", cls_mask.hidden_real))
+        : cls_mask.hidden_pad == cls_mask.pads ? std::string(_("its query row hides only the padding"))
+                                               : trf("its query row leaves {v} of the {p} padded keys visible",
+                                                     fmt::arg("v", cls_mask.pads - cls_mask.hidden_pad),
+                                                     fmt::arg("p", cls_mask.pads));
+    ch.say(trf("  Why [CLS] can summarise the sentence: {hides}, and over the {n} held-out sentences, {H} heads and {L} "
+               "layers the smallest weight it gives a real token is {lo:.1e}{gt}: every layer mixes every word into "
+               "position 0, which holds no word of its own.",
+               fmt::arg("hides", hides), fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo),
                fmt::arg("gt", lo > 0.0f ? " > 0" : _(" (some token gets no weight at all)"))));
     if (number >= 0) {
       const ClsBatch one = make_cls_batch({number});

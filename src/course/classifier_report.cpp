@@ -87,6 +87,18 @@ float min_cls_weight(const std::vector<float>& p, const std::vector<int64_t>& id
   return lo;
 }
 
+MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T) {
+  MaskRow r;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < T; ++s) {
+      const bool pad = ids[size_t(b * T + s)] == train::kPad, hidden = mask[size_t((b * T + 0) * T + s)] != 0.0f;
+      r.pads += pad;
+      r.hidden_pad += pad && hidden;
+      r.hidden_real += !pad && hidden;
+    }
+  return r;
+}
+
 int64_t parse_number_words(const std::string& text) {
   std::istringstream in(text);
   std::string word, words;

@@ -31,6 +31,13 @@ int64_t most_attended(const std::vector<float>& row, int64_t H, int64_t T);
 // sentence and head of p (B,H,T,T): > 0 means [CLS] reads every word.
 float min_cls_weight(const std::vector<float>& p, const std::vector<int64_t>& ids, int64_t B, int64_t H, int64_t T);
 
+// What the padding mask (B,T,T), 1 = hide, does to the [CLS] rows (query 0): the real keys and
+// the padded keys it hides, and how many keys are padding.
+struct MaskRow {
+  int64_t hidden_real = 0, hidden_pad = 0, pads = 0;
+};
+MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T);
+
 // --classify's text: a number 0..9999 written in words as train/numbers.hpp writes them
 // ("forty eight"), case and spaces aside; throws UsageError naming the fix otherwise.
 int64_t parse_number_words(const std::string& text);

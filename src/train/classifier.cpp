@@ -136,6 +136,21 @@ static void head_linear_backward(float* dx, float* dW, float* db, const float* d
 
 static void resize(std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); }
 
+// ---------------------------------------------------------------- the feed-forward's activation
+// article 000's FeedForward: GELU (what the forward below runs between linear_1 and linear_2)
+static void ffn_activation(float* y, const float* x, int64_t n) { gelu_forward(y, x, n); }
+
+std::string classifier_activation() {
+  // ask the activation itself: GELU(-1) = -0.1587, ReLU(-1) = 0, identity(-1) = -1
+  const float x[2] = {-1.0f, 1.0f};
+  float y[2] = {0, 0};
+  ffn_activation(y, x, 2);
+  if (std::fabs(y[0] + 0.158655f) < 1e-4f && std::fabs(y[1] - 0.841345f) < 1e-4f) return "GELU";
+  if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
+  if (y[0] == -1.0f && y[1] == 1.0f) return "no activation";
+  return fmt::format("f(x) with f(-1) = {:.4g}, f(1) = {:.4g}", y[0], y[1]);
+}
+
 // ---------------------------------------------------------------- forward
 void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training, Rng& rng) {
   TS_CODE_SITE();
@@ -185,7 +200,7 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
     torch_layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
                             1e-5f);
     linear_forward(a.h.data(), a.ln2.data(), P + y.ff1.w, P + y.ff1.b, N, C, F);
-    gelu_forward(a.g.data(), a.h.data(), N * F);
+    ffn_activation(a.g.data(), a.h.data(), N * F);
     linear_forward(a.f.data(), a.g.data(), P + y.ff2.w, P + y.ff2.b, N, F, C);
     dropout_forward(a.fd.data(), a.fkeep.data(), a.f.data(), N * C, p, training, rng);
     residual_forward(a.y.data(), a.mid.data(), a.fd.data(), N * C);

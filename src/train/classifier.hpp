@@ -96,6 +96,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K);
 // Adds d(mean loss)/d(params) into w.grads (zero them first), the forward's ops in reverse.
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b);
+// The name of the activation the feed-forward runs, measured on it ("GELU", "ReLU", ...).
+std::string classifier_activation();
 // argmax of each row of w.logits   -> (B)
 std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K);
 
