@@ -5,41 +5,18 @@ and leaves nothing half-written.
 
 usage: classifier_checkpoint_test.py BUILD/ch13_classifier
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-results = []
-
-
-def run(binary, args):
-    return subprocess.run([binary, "--no-color"] + args, capture_output=True, text=True, timeout=900)
-
-
-def check(label, ok, detail=""):
-    print(f"{'OK    ' if ok else 'NOT OK'}  {label}" + (f": {detail}" if detail and not ok else ""))
-    results.append(ok)
-
-
-def refused(binary, label, args):
-    p = run(binary, args)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    ok = p.returncode == 2 and len(lines) == 1 and "error" in lines[0]
-    print(f"{'OK    ' if ok else 'NOT OK'}  {label} -> exit {p.returncode}: {lines[0] if lines else '(no message)'}")
-    results.append(ok)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_checkpoint_test import check, refused, results, run, step_of  # noqa: E402  (ch11's helpers)
 
 
 def answer_lines(text):
+    """The lines a reloaded model must print again: the held-out score and --classify's class."""
     return [l for l in text.splitlines() if l.startswith("held-out accuracy") or l.startswith("class: ")]
-
-
-def step_of(path):
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        return json.loads(f.read(n))["__metadata__"]["step"]
 
 
 def main():
