@@ -83,6 +83,12 @@ int main(int argc, char** argv) {
     const int64_t number = classify_text == not_given ? -1 : parse_number_words(classify_text);
     if (steps == -1) steps = load_dir.empty() ? 400 : 0;
     if (!save_dir.empty()) check_save_dir(save_dir);
+    {  // memory: parameters, gradients and Adam's two moments; the held-out batch's activations (500 x 7 positions)
+      const double C = double(cfg.d_model), F = double(cfg.d_ff), params = double(cfg.layers) * (4 * C * C + 2 * C * F);
+      const double held_rows = 500.0 * 7.0, acts = double(cfg.layers) * held_rows * (16 * C + 2 * F);
+      ch.budget(4.0 * (4 * params + acts), 3.0 * double(steps) * double(batch) * 7.0 * params,
+                "--layers / --d-model / --d-ff / --steps / --batch");
+    }
     // ---------------------------------------------------------------- the model
     cfg.vocab = classifier_vocab();
     cfg.dropout = ch.eval ? 0.0 : dropout;
