@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
 #include "train/encoder_ops.hpp"
 #include "train/numbers.hpp"
+#include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
 
 namespace ts::train {
@@ -289,81 +289,26 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
 }
 
 // ---------------------------------------------------------------- checkpoints
+// ch11's checkpoint writer and reader, as they are: they need a Model's sizes (for the metadata),
+// its parameter names and shapes, and its flat buffer, which the classifier has in the same form.
+static Model<float> as_checkpoint_model(const Classifier& m) {
+  Model<float> c;
+  c.cfg.layers = m.cfg.layers, c.cfg.d_model = m.cfg.d_model, c.cfg.heads = m.cfg.heads, c.cfg.d_ff = m.cfg.d_ff;
+  c.cfg.pre_ln = true;
+  c.layout.specs = m.layout.specs;
+  c.layout.total = m.layout.total;
+  c.params = m.params;
+  return c;
+}
+
 void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw FileError("cannot create the folder " + dir + ": " + ec.message());
-  StFile weights, optim;
-  const bool moments = adam.exp_avg.size() == m.params.size();
-  for (const ParamSpec& s : m.layout.specs) {
-    weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
-    if (moments) {
-      optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
-      optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
-    }
-  }
-  const ClassifierConfig& c = m.cfg;
-  const std::string step = std::to_string(moments ? adam.step : 0);
-  save_safetensors(dir + "/model.safetensors", weights,
-                   {{"format", "pt"}, {"step", step}, {"layers", std::to_string(c.layers)},
-                    {"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
-                    {"d_ff", std::to_string(c.d_ff)}, {"pool", c.mean_pool ? "mean" : "cls"}});
-  save_safetensors(dir + "/optimizer.safetensors", optim, {{"step", step}});
-}
-
-static std::string shape_text(const std::vector<int64_t>& s) {
-  std::string t = "(";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + (s.size() == 1 ? ",)" : ")");
-}
-
-static void take(const StFile& file, const std::string& path, const std::string& key, const std::vector<int64_t>& shape,
-                 float* dst) {
-  const auto it = file.find(key);
-  if (it == file.end()) throw FileError(path + " has no tensor " + key + ": pass the --layers/--heads it was saved with");
-  if (it->second.dtype != "F32") throw FileError(path + ": " + key + " is " + it->second.dtype + ", not F32");
-  if (it->second.shape != shape)
-    throw FileError(fmt::format("{}: {} has shape {}, this model expects {}: pass the --layers/--d-model/--heads/--d-ff "
-                                "it was saved with",
-                                path, key, shape_text(it->second.shape), shape_text(shape)));
-  std::copy(it->second.data.begin(), it->second.data.end(), reinterpret_cast<unsigned char*>(dst));
+  save_checkpoint(dir, as_checkpoint_model(m), adam);
 }
 
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
-  const std::string mpath = dir + "/model.safetensors", opath = dir + "/optimizer.safetensors";
-  if (!std::filesystem::is_directory(dir)) throw FileError("no checkpoint folder " + dir + " (write one with --save DIR)");
-  StMeta mmeta, ometa;
-  const StFile weights = load_safetensors(mpath, &mmeta);
-  const StFile optim = load_safetensors(opath, &ometa);
-  int64_t step = -1, ostep = -2;
-  try {
-    step = std::stoll(mmeta.at("step")), ostep = std::stoll(ometa.at("step"));
-  } catch (const std::exception&) {
-    throw FileError(dir + ": a file has no valid step in its __metadata__");
-  }
-  if (step != ostep || step < 0)
-    throw FileError(fmt::format("checkpoint {} is inconsistent: model step {}, optimizer step {}", dir, step, ostep));
-  const auto pool = mmeta.find("pool");
-  if (pool != mmeta.end() && pool->second != (m.cfg.mean_pool ? "mean" : "cls"))
-    throw FileError(mpath + " was trained with pooling '" + pool->second + "': pass the same --pool");
-  for (const auto& [key, t] : weights) {
-    bool known = false;
-    for (const ParamSpec& s : m.layout.specs) known = known || s.name == key;
-    if (!known) throw FileError(mpath + " has a tensor " + key + " this model does not have: pass the --layers/--heads it was saved with");
-  }
-  std::vector<float> params(m.params.size()), ea, eas;
-  if (step > 0) ea.resize(params.size()), eas.resize(params.size());
-  for (const ParamSpec& s : m.layout.specs) {
-    take(weights, mpath, s.name, s.shape, params.data() + s.offset);
-    if (step > 0) {
-      take(optim, opath, s.name + ".exp_avg", s.shape, ea.data() + s.offset);
-      take(optim, opath, s.name + ".exp_avg_sq", s.shape, eas.data() + s.offset);
-    }
-  }
-  m.params = std::move(params);
-  adam.step = step;
-  adam.exp_avg = std::move(ea);
-  adam.exp_avg_sq = std::move(eas);
+  Model<float> c = as_checkpoint_model(m);
+  load_checkpoint(dir, c, adam);
+  m.params = std::move(c.params);
 }
 
 }  // namespace ts::train

@@ -101,9 +101,11 @@ std::string classifier_activation();
 // argmax of each row of w.logits   -> (B)
 std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K);
 
-// DIR/model.safetensors (every parameter under its twin key) and DIR/optimizer.safetensors
-// (Adam's moments), written with train/safetensors.hpp; load checks every key and shape
-// (FileError naming the first one wrong) before it touches the model.
+// DIR/model.safetensors and DIR/optimizer.safetensors, written and read by ch11's
+// save_checkpoint / load_checkpoint (train/checkpoint.hpp): every parameter under its twin key,
+// Adam's moments; load checks every key and shape (FileError naming the first one wrong)
+// before it touches the model. The pooling is not stored: a [CLS]-trained model may be read
+// with --pool mean (an experiment, not an error).
 void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam);
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam);
 
