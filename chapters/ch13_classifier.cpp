@@ -1,0 +1,368 @@
+// ch13_classifier: an encoder-only Transformer (BERT's shape) learns to classify sentences.
+//
+// Follows: article 000's TransformerEncoder (learned positions, pre-LN layers, GELU feed-forward,
+//          one Linear per head) with a [CLS] position whose final vector feeds a classifier;
+//          article 002 §9.1.3 (an encoder-only Transformer turns a sentence into vectors, and
+//          sentences with similar vectors can be put in the same class).
+// Task:    read a number written in English words ("forty eight") and say its last digit (8):
+//          10 classes; the deciding word sits at the end of sentences of 1..6 words.
+// Formula: h = Encoder([CLS] w_1 .. w_n)  (B,T,C);  v = h[:, 0]  (B,C)  (or the mean over the words);
+//          logits = v W^T + b  (B,10);  loss = mean CE(logits, n % 10);  grads by hand, then Adam
+// Run:     ./build/ch13_classifier                          # train, evaluate, look inside
+//          ./build/ch13_classifier --pool mean              # the mean of the words instead of [CLS]
+//          ./build/ch13_classifier --save ckpt && ./build/ch13_classifier --load ckpt --classify "forty eight"
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "course/chapter.hpp"
+#include "course/classifier_report.hpp"
+#include "course/heatmap.hpp"
+#include "course/i18n.hpp"
+#include "exact/matmul.hpp"  // set_blas_threads
+#include "train/classifier.hpp"
+#include "train/numbers.hpp"
+#include "train/plot.hpp"
+
+using namespace ts;
+using namespace ts::train;
+
+// The chapter's helpers, after main.
+// The words of a batch row: "[CLS] forty eight" (padding left out).
+static std::vector<std::string> tokens_of(const ClsBatch& b, int64_t i);
+// --save's folder: created and writable, its files no symbolic links (before training, not after).
+static void check_save_dir(const std::string& dir);
+// A (rows, cols) float matrix as a Tensor, for heatmap().
+static Tensor matrix(const std::vector<float>& v, int64_t rows, int64_t cols);
+// Held-out numbers (from 20 on), per_class of each of `classes`: the sentences the similarity heatmap shows.
+static std::vector<int64_t> pick_sentences(const std::vector<int64_t>& held_out, const std::vector<int64_t>& classes,
+                                           int64_t per_class);
+// The verdict and heatmaps of Step 4: the sentence vectors before and after training.
+static void similarity_step(Chapter& ch, const Classifier& before, const Classifier& after, bool trained);
+
+int main(int argc, char** argv) {
+  Chapter ch("ch13_classifier", _("An encoder-only Transformer learns to classify: [CLS], a head, the vectors it learns"),
+             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 (TransformerEncoder: learned positions, pre-LN, "
+               "GELU); article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (encoder-only Transformers classify)"));
+  ClassifierConfig cfg;
+  int64_t steps = -1, batch = 64, log_every = 100;
+  double lr = 0.001, dropout = 0.1;
+  const std::string not_given = "\x01";  // --classify "" must be refused, not ignored
+  std::string pool = "cls", classify_text = not_given, save_dir, load_dir;
+  ch.option("--steps", steps, _("training steps (batches) (default 400; 0 more with --load unless given)"));
+  ch.option("--batch", batch, _("B, sentences per batch (default 64)"), 1, 4096);
+  ch.option("--layers", cfg.layers, _("N encoder layers (default 2)"), 1, 12);
+  ch.option("--d-model", cfg.d_model, _("C, the model width (default 64)"), 2, 1024);
+  ch.option("--heads", cfg.heads, _("H, attention heads; must divide --d-model (default 4)"));
+  ch.option("--d-ff", cfg.d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
+  ch.option("--dropout", dropout, _("dropout rate (default 0.1)"));
+  ch.option("--lr", lr, _("Adam's learning rate (default 0.001)"));
+  ch.option("--log-every", log_every, _("print a progress line every N steps (default 100)"), 1, 1000000);
+  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean (the mean of the "
+                              "words') (default cls)"));
+  ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
+  ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
+  ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+
+  return ch.run(argc, argv, [&](Chapter& ch) {
+    if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
+    check_model_dims(cfg.d_model, cfg.heads, 2);
+    if (!(dropout >= 0.0 && dropout < 1.0))
+      throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
+    if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+    if (pool != "cls" && pool != "mean")
+      throw UsageError(trf("--pool must be 'cls' or 'mean', got '{v}'", fmt::arg("v", pool)));
+    const int64_t number = classify_text == not_given ? -1 : parse_number_words(classify_text);
+    if (steps == -1) steps = load_dir.empty() ? 400 : 0;
+    if (!save_dir.empty()) check_save_dir(save_dir);
+    {  // memory: parameters, gradients and Adam's two moments; the held-out batch's activations (500 x 7 positions)
+      const double C = double(cfg.d_model), F = double(cfg.d_ff), params = double(cfg.layers) * (4 * C * C + 2 * C * F);
+      const double held_rows = 500.0 * 7.0, acts = double(cfg.layers) * held_rows * (16 * C + 2 * F);
+      ch.budget(4.0 * (4 * params + acts), 3.0 * double(steps) * double(batch) * 7.0 * params,
+                "--layers / --d-model / --d-ff / --steps / --batch");
+    }
+    // ---------------------------------------------------------------- the model
+    cfg.vocab = classifier_vocab();
+    cfg.dropout = ch.eval ? 0.0 : dropout;
+    cfg.mean_pool = pool == "mean";
+    Classifier model = init_classifier(cfg, ch.seed);
+    const Classifier untrained = model;
+    Adam adam;  // torch.optim.Adam(lr, betas=(0.9, 0.98), eps=1e-9), as ch11
+    if (!load_dir.empty()) {
+      try {
+        load_classifier(load_dir, model, adam);
+      } catch (const FileError& e) {
+        throw UsageError(std::string("--load: ") + e.what());
+      }
+    }
+    adam.lr = lr;
+    const int64_t K = cfg.classes, H = cfg.heads, L = cfg.layers;
+    const Split& split = number_split();
+
+    // ---------------------------------------------------------------- 1) task and model
+    ch.section(_("Step 1: the task, the input with its [CLS] position, the model"),
+               _("article 000 §TransformerEncoder; article 002 §9.1.3"));
+    {
+      const ClsBatch ex = make_cls_batch({48, 12, 300, 7015});
+      std::string text;
+      for (int64_t i = 0; i < ex.B; ++i) {
+        std::string ids, words;
+        for (const std::string& t : tokens_of(ex, i)) words += (words.empty() ? "" : " ") + t;
+        for (int64_t t = 0; t < ex.T && ex.ids[size_t(i * ex.T + t)] != kPad; ++t)
+          ids += fmt::format("{}{}", t ? " " : "", ex.ids[size_t(i * ex.T + t)]);
+        text += fmt::format("{:<28} [{}] -> class {}\n", words, ids, ex.labels[size_t(i)]);
+      }
+      text.pop_back();
+      ch.show("[(tokens, ids, n % 10) for n in (48, 12, 300, 7015)]", text,
+              trf("[CLS] (id {cls}) is put before the words of ch11's vocabulary; the class is the last digit: it "
+                  "depends on the last word, wherever that falls",
+                  fmt::arg("cls", cls_id())),
+              Shown::Info);
+    }
+    ch.say(trf("  {train} numbers train, {held} are held out (ch11's split) and only evaluated.",
+               fmt::arg("train", split.train.size()), fmt::arg("held", split.held_out.size())));
+    ch.show("{part: sum(p.numel() for p in module.parameters())}", classifier_parameter_table(model),
+            trf("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN) + "
+                "Linear({C}, {K}); the sentence vector: {pool}",
+                fmt::arg("act", classifier_activation()),
+                fmt::arg("V", cfg.vocab), fmt::arg("P", cfg.max_len), fmt::arg("N", L), fmt::arg("C", cfg.d_model),
+                fmt::arg("H", H), fmt::arg("D", cfg.d_model / H), fmt::arg("F", cfg.d_ff), fmt::arg("K", K),
+                fmt::arg("pool", cfg.mean_pool ? _("the mean of the real positions' final vectors")
+                                               : _("the final vector of position 0, [CLS]"))),
+            Shown::Info);
+
+    // ---------------------------------------------------------------- 2) train
+    ch.section(_("Step 2: the training step: forward, loss, zero the gradients, backward, Adam"),
+               _("article 004 §模型训练和测试 train_step; llm.c's loop"));
+    set_blas_threads(1);  // (B*T, 64) products: waking more BLAS threads costs more than it saves
+    ClsWorkspace ws;
+    Rng rng(ch.seed * 1000003ull + 1);  // dropout masks
+    Epochs epochs(batch, ch.seed);
+    std::vector<double> curve;
+    if (steps > 0) {
+      ch.say(trf("  {steps} steps of B = {B} ({per} batches per epoch), Adam(lr={lr}), dropout {p}",
+                 fmt::arg("steps", steps), fmt::arg("B", batch), fmt::arg("per", epochs.batches_per_epoch()),
+                 fmt::arg("lr", lr), fmt::arg("p", cfg.dropout)));
+      const bool tty = ch.rich() && isatty(STDOUT_FILENO);
+      double run_loss = 0;
+      int64_t run_n = 0, run_correct = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int64_t s = 0; s < steps; ++s) {
+        int64_t epoch = 0, bi = 0;
+        const ClsBatch b = make_cls_batch(epochs.next(&epoch, &bi));
+        classifier_forward(model, ws, b, true, rng);                             // forward
+        const float loss = classifier_loss(ws, b, K);                            // loss
+        ws.grads.assign(model.layout.total, 0.0f);                               // zero the gradients
+        classifier_backward(model, ws, b);                                       // backward
+        adam.update(model.params.data(), ws.grads.data(), model.params.size());  // Adam
+        if (!std::isfinite(loss))
+          throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
+                               fmt::arg("s", s + 1)));
+        curve.push_back(loss);
+        const auto pred = predictions(ws, K);
+        for (int64_t i = 0; i < b.B; ++i) run_correct += pred[size_t(i)] == b.labels[size_t(i)];
+        run_loss += loss, run_n += b.B;
+        if ((s + 1) % log_every == 0 || s + 1 == steps) {
+          if (tty) std::cout << "\r\033[K";
+          ch.show(fmt::format("step {}", s + 1),
+                  fmt::format("step {}, epoch {}, loss:{:.4f}, acc:{:.4f}", s + 1, epoch,
+                              run_loss / double(run_n / b.B), double(run_correct) / double(run_n)),
+                  "", Shown::Article);
+          run_loss = 0, run_n = 0, run_correct = 0;
+        }
+        if (tty && (s % 5 == 0 || s + 1 == steps)) {
+          const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          std::cout << "\r\033[K" << progress_bar(s + 1, steps, loss, double(s + 1) / dt) << std::flush;
+        }
+      }
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (tty) std::cout << "\r\033[K";
+      ch.say(trf("  {n} steps in {s:.1f} s: {r:.1f} steps/s (loss and acc: the mean over the steps since the last "
+                 "line, in training mode)",
+                 fmt::arg("n", steps), fmt::arg("s", secs), fmt::arg("r", double(steps) / secs)));
+      ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(curve));
+    }
+
+    // ---------------------------------------------------------------- 3) held-out accuracy
+    ch.section(_("Step 3: held-out accuracy, and classify()"), _("article 002 §9.1.3"));
+    const ClsBatch held = make_cls_batch(split.held_out);
+    classifier_forward(model, ws, held, false, rng);
+    const auto pred = predictions(ws, K);
+    int64_t right = 0;
+    std::vector<size_t> wrong;
+    for (size_t i = 0; i < pred.size(); ++i) {
+      right += pred[i] == held.labels[i];
+      if (pred[i] != held.labels[i]) wrong.push_back(i);
+    }
+    ch.show("held-out accuracy",
+            fmt::format("held-out accuracy: {}/{} ({:.1f} %)", right, held.B, 100.0 * double(right) / double(held.B)),
+            trf("argmax of the {K} logits of each of the {n} numbers never seen in training", fmt::arg("K", K),
+                fmt::arg("n", held.B)),
+            Shown::Article);
+    for (size_t k = 0; k < wrong.size() && k < 3; ++k)
+      ch.say(trf("  wrong: {n} (\"{w}\") -> {p}, the last digit is {d}", fmt::arg("n", held.numbers[wrong[k]]),
+                 fmt::arg("w", number_to_words(held.numbers[wrong[k]])), fmt::arg("p", pred[wrong[k]]),
+                 fmt::arg("d", held.labels[wrong[k]])));
+    // why one position can stand for the sentence: its row of every layer's attention
+    float lo = 1.0f;
+    for (int64_t l = 0; l < L; ++l) lo = std::min(lo, min_cls_weight(ws.layers[size_t(l)].p, held.ids, held.B, H, held.T));
+    const MaskRow cls_mask = cls_mask_row(ws.mask, held.ids, held.B, held.T);
+    const std::string hides =
+        cls_mask.hidden_real > 0   ? trf("its query row hides {k} real tokens", fmt::arg("k", cls_mask.hidden_real))
+        : cls_mask.hidden_pad == cls_mask.pads ? std::string(_("its query row hides only the padding"))
+                                               : trf("its query row leaves {v} of the {p} padded keys visible",
+                                                     fmt::arg("v", cls_mask.pads - cls_mask.hidden_pad),
+                                                     fmt::arg("p", cls_mask.pads));
+    ch.say(trf("  Why [CLS] can summarise the sentence: {hides}, and over the {n} held-out sentences, {H} heads and {L} "
+               "layers the smallest weight it gives a real token is {lo:.1e}{gt}: every layer mixes every word into "
+               "position 0, which holds no word of its own.",
+               fmt::arg("hides", hides), fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo),
+               fmt::arg("gt", lo > 0.0f ? " > 0" : _(" (some token gets no weight at all)"))));
+    if (number >= 0) {
+      const ClsBatch one = make_cls_batch({number});
+      classifier_forward(model, ws, one, false, rng);
+      const int64_t p = predictions(ws, K)[0];
+      ch.show(fmt::format("classify(\"{}\")", number_to_words(number)), fmt::format("class: {}", p),
+              p == number % 10 ? _("correct") : trf("WRONG: the last digit of {n} is {d}", fmt::arg("n", number),
+                                                    fmt::arg("d", number % 10)),
+              Shown::Article);
+    }
+
+    // ---------------------------------------------------------------- 4) the sentence vectors
+    ch.section(_("Step 4: do sentences of one class now have similar vectors? (§9.1.3's claim, measured)"),
+               _("article 002 §9.1.3"));
+    similarity_step(ch, untrained, model, steps > 0 || !load_dir.empty());
+
+    // ---------------------------------------------------------------- 5) what [CLS] reads
+    ch.section(_("Step 5: what [CLS] reads: its row of the last layer's attention"), _("article 000 §Self-Attention"));
+    {
+      classifier_forward(model, ws, held, false, rng);
+      const std::vector<float>& p = ws.layers.back().p;
+      int64_t on_last = 0;  // sentences whose [CLS] row peaks on the last word
+      for (int64_t i = 0; i < held.B; ++i) {
+        int64_t len = 0;
+        for (int64_t t = 0; t < held.T; ++t) len += held.ids[size_t(i * held.T + t)] != kPad;
+        on_last += most_attended(cls_row(p, i, H, held.T), H, held.T) == len - 1;
+      }
+      std::vector<std::string> heads;
+      for (int64_t h = 0; h < H; ++h) heads.push_back(fmt::format("head {}", h));
+      HeatmapOptions opt;
+      opt.mode = heatmap_mode(ch.color);
+      opt.vmin = 0, opt.vmax = 1;
+      opt.cell_width = 9;
+      for (int64_t n : pick_sentences(split.held_out, {8, 2, 0}, 1)) {
+        const size_t i = size_t(std::lower_bound(split.held_out.begin(), split.held_out.end(), n) - split.held_out.begin());
+        const std::vector<std::string> cols = tokens_of(held, int64_t(i));
+        const int64_t T = int64_t(cols.size());
+        std::vector<float> row = cls_row(p, int64_t(i), H, held.T), cut;
+        for (int64_t h = 0; h < H; ++h) cut.insert(cut.end(), row.begin() + h * held.T, row.begin() + h * held.T + T);
+        const int64_t top = most_attended(cut, H, T);
+        opt.title = trf("layer {l}, [CLS]'s row for {n}: rows = heads, columns = keys; the heads together weight "
+                        "'{w}' most{last}",
+                        fmt::arg("l", L - 1), fmt::arg("n", n), fmt::arg("w", cols[size_t(top)]),
+                        fmt::arg("last", top == T - 1 ? _(" (the last word, which decides the class)") : ""));
+        ch.figure(heatmap(matrix(cut, H, T), heads, cols, opt));
+      }
+      ch.say(trf("  Over the {n} held-out sentences, [CLS]'s row (summed over the {H} heads) in layer {l} weights the "
+                 "last word most in {k} ({pct:.1f} %).",
+                 fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("l", L - 1), fmt::arg("k", on_last),
+                 fmt::arg("pct", 100.0 * double(on_last) / double(held.B))));
+    }
+
+    // ---------------------------------------------------------------- 6) save
+    if (!save_dir.empty()) {
+      ch.section(_("Step 6: save the weights and the optimizer as safetensors"), _("article 004 ckpt_manager.save()"));
+      try {
+        save_classifier(save_dir, model, adam);
+      } catch (const FileError& e) {
+        throw UsageError(std::string("--save: ") + e.what());
+      }
+      ch.show("save", fmt::format("saved {}/model.safetensors and {}/optimizer.safetensors (step {})", save_dir, save_dir,
+                                  adam.step),
+              _("the twin's state_dict keys; load them with --load DIR"), Shown::Info);
+    }
+  });
+}
+
+static std::vector<std::string> tokens_of(const ClsBatch& b, int64_t i) {
+  std::vector<std::string> out;
+  for (int64_t t = 0; t < b.T && b.ids[size_t(i * b.T + t)] != kPad; ++t)
+    out.push_back(classifier_token(b.ids[size_t(i * b.T + t)]));
+  return out;
+}
+
+static void check_save_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(trf("--save: cannot write to the folder '{dir}': choose a writable DIR", fmt::arg("dir", dir)));
+  for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
+    if (std::filesystem::is_symlink(dir + f))
+      throw UsageError(trf("--save: refusing to overwrite {path}: it is a symbolic link", fmt::arg("path", dir + f)));
+}
+
+static Tensor matrix(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  Tensor t = Tensor::from_shape({size_t(rows), size_t(cols)});
+  std::copy_n(v.begin(), rows * cols, t.begin());
+  return t;
+}
+
+static std::vector<int64_t> pick_sentences(const std::vector<int64_t>& held_out, const std::vector<int64_t>& classes,
+                                           int64_t per_class) {
+  std::vector<int64_t> out;
+  for (int64_t c : classes) {
+    int64_t k = 0;
+    for (int64_t n : held_out)
+      if (n % 10 == c && n >= 20 && k < per_class) out.push_back(n), ++k;
+  }
+  return out;
+}
+
+static void similarity_step(Chapter& ch, const Classifier& before, const Classifier& after, bool trained) {
+  const Split& split = number_split();
+  const ClsBatch held = make_cls_batch(split.held_out);
+  const std::vector<int64_t> shown = pick_sentences(split.held_out, {8, 2, 0, 5}, 2);
+  const ClsBatch few = make_cls_batch(shown);
+  ClsWorkspace ws;
+  Rng rng(0);
+  const int64_t C = after.cfg.d_model;
+  std::vector<std::string> labels;
+  for (int64_t n : shown) labels.push_back(fmt::format("{}:{}", n, n % 10));
+  HeatmapOptions opt;
+  opt.mode = heatmap_mode(ch.color);
+  opt.vmin = -1, opt.vmax = 1;
+  opt.cell_width = 8;
+  Similarity all[2];
+  for (int k = 0; k < 2; ++k) {
+    const Classifier& m = k ? after : before;
+    classifier_forward(m, ws, held, false, rng);
+    all[k] = cosine_similarity(ws.pooled, C, held.labels);
+    classifier_forward(m, ws, few, false, rng);
+    const Similarity s = cosine_similarity(ws.pooled, C, few.labels);
+    opt.title = k ? trf("cosine similarity of the sentence vectors AFTER training (labels: number:class)")
+                  : trf("the same {n} sentences BEFORE training", fmt::arg("n", few.B));
+    ch.figure(heatmap(matrix(s.cos, few.B, few.B), labels, labels, opt));
+  }
+  const std::string figures =
+      trf("over the {n} held-out sentences, the mean cosine of same-class pairs is {s:.3f} and of different-class "
+          "pairs {d:.3f} (before training: {s0:.3f} and {d0:.3f})",
+          fmt::arg("n", held.B), fmt::arg("s", all[1].same), fmt::arg("d", all[1].different),
+          fmt::arg("s0", all[0].same), fmt::arg("d0", all[0].different));
+  if (!trained) {
+    ch.say("  " + figures + _(". Nothing was trained (--steps 0): there is no claim to check."));
+    return;
+  }
+  const bool ok = all[1].same > all[1].different;
+  ch.say("  " + ch.verdict(ok, ok ? figures + _(": sentences of one class now sit closer together than sentences of "
+                                                "different classes, as §9.1.3 says")
+                                  : figures + _(": same-class sentences do NOT sit closer than the others: the "
+                                                "vectors have not learned the classes")));
+}

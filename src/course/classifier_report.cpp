@@ -1,0 +1,120 @@
+// course/classifier_report.cpp: see classifier_report.hpp.
+#include "course/classifier_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "course/errors.hpp"
+#include "course/i18n.hpp"
+#include "train/numbers.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
+
+namespace ts {
+
+std::string classifier_parameter_table(const train::Classifier& m) {
+  std::vector<std::pair<std::string, size_t>> parts;
+  for (const train::ParamSpec& s : m.layout.specs) {
+    // "encoder.layers.0.attention..." -> "encoder.layers.0"; "encoder.embeddings..." -> "encoder.embeddings"
+    std::string part = s.name.substr(0, s.name.find('.'));
+    if (part == "encoder") {
+      const size_t a = s.name.find('.', 8);
+      part = s.name.substr(0, a);
+      if (part == "encoder.layers") part = s.name.substr(0, s.name.find('.', a + 1));
+    }
+    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
+    parts.back().second += s.numel;
+  }
+  std::string table;
+  for (const auto& [part, n] : parts) table += fmt::format("{:<20} {:>9}\n", part, thousands(n));
+  return table + fmt::format("{:<20} {:>9}", "total", thousands(m.layout.total));
+}
+
+Similarity cosine_similarity(const std::vector<float>& v, int64_t C, const std::vector<int64_t>& labels) {
+  const int64_t n = static_cast<int64_t>(labels.size());
+  Similarity s;
+  s.cos.assign(static_cast<size_t>(n * n), 0.0f);
+  std::vector<double> norm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double q = 0;
+    for (int64_t c = 0; c < C; ++c) q += double(v[size_t(i * C + c)]) * v[size_t(i * C + c)];
+    norm[size_t(i)] = std::max(std::sqrt(q), 1e-12);
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double d = 0;
+      for (int64_t c = 0; c < C; ++c) d += double(v[size_t(i * C + c)]) * v[size_t(j * C + c)];
+      const double cs = d / (norm[size_t(i)] * norm[size_t(j)]);
+      s.cos[size_t(i * n + j)] = static_cast<float>(cs);
+      if (j <= i) continue;
+      if (labels[size_t(i)] == labels[size_t(j)])
+        s.same += cs, ++s.same_pairs;
+      else
+        s.different += cs, ++s.different_pairs;
+    }
+  if (s.same_pairs) s.same /= double(s.same_pairs);
+  if (s.different_pairs) s.different /= double(s.different_pairs);
+  return s;
+}
+
+std::vector<float> cls_row(const std::vector<float>& p, int64_t i, int64_t H, int64_t T) {
+  std::vector<float> r(static_cast<size_t>(H * T));
+  for (int64_t h = 0; h < H; ++h)
+    std::copy_n(p.begin() + ((i * H + h) * T + 0) * T, T, r.begin() + h * T);
+  return r;
+}
+
+int64_t most_attended(const std::vector<float>& row, int64_t H, int64_t T) {
+  int64_t best = 0;
+  double best_w = -1;
+  for (int64_t t = 0; t < T; ++t) {
+    double w = 0;
+    for (int64_t h = 0; h < H; ++h) w += row[size_t(h * T + t)];
+    if (w > best_w) best_w = w, best = t;
+  }
+  return best;
+}
+
+float min_cls_weight(const std::vector<float>& p, const std::vector<int64_t>& ids, int64_t B, int64_t H, int64_t T) {
+  float lo = 1.0f;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < T; ++s)
+        if (ids[size_t(b * T + s)] != train::kPad) lo = std::min(lo, p[size_t(((b * H + h) * T + 0) * T + s)]);
+  return lo;
+}
+
+MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T) {
+  MaskRow r;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < T; ++s) {
+      const bool pad = ids[size_t(b * T + s)] == train::kPad, hidden = mask[size_t((b * T + 0) * T + s)] != 0.0f;
+      r.pads += pad;
+      r.hidden_pad += pad && hidden;
+      r.hidden_real += !pad && hidden;
+    }
+  return r;
+}
+
+int64_t parse_number_words(const std::string& text) {
+  std::istringstream in(text);
+  std::string word, words;
+  while (in >> word) {
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    words += (words.empty() ? "" : " ") + word;
+  }
+  if (!words.empty() && text.size() <= 200)
+    for (int64_t n = 0; n <= train::kMaxNumber; ++n)
+      if (train::number_to_words(n) == words) return n;
+  std::string shown = text.size() > 60 ? text.substr(0, 60) + "..." : text;
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // one line on stderr
+  throw UsageError(trf("--classify needs a number from 0 to 9999 written in English words as the course writes them "
+                       "(e.g. \"forty eight\", no 'and', no hyphens), got '{text}'",
+                       fmt::arg("text", shown)));
+}
+
+}  // namespace ts

@@ -1,0 +1,45 @@
+// course/classifier_report.hpp: ch13's statistics and pictures about a trained classifier,
+// kept out of the chapter so its main reads as the model (introduced in ch13).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/classifier.hpp"
+
+namespace ts {
+
+// The parameters per top-level part ("encoder.embeddings", "encoder.layers.0", ..., "classifier")
+// and their total, one line each.
+std::string classifier_parameter_table(const train::Classifier& m);
+
+// Cosine similarity of the sentence vectors v (n,C): the (n,n) matrix, and the mean over the
+// pairs i < j of the same label and of different labels.
+struct Similarity {
+  std::vector<float> cos;  // (n,n)
+  double same = 0, different = 0;
+  int64_t same_pairs = 0, different_pairs = 0;
+};
+Similarity cosine_similarity(const std::vector<float>& v, int64_t C, const std::vector<int64_t>& labels);
+
+// The [CLS] row of a layer's attention weights p (B,H,T,T) for sentence i: (H, T) as floats.
+std::vector<float> cls_row(const std::vector<float>& p, int64_t i, int64_t H, int64_t T);
+// The position the head-mean of that row weights most.
+int64_t most_attended(const std::vector<float>& row, int64_t H, int64_t T);
+// The smallest weight the [CLS] row (t = 0) gives to a real (unpadded) key, over every
+// sentence and head of p (B,H,T,T): > 0 means [CLS] reads every word.
+float min_cls_weight(const std::vector<float>& p, const std::vector<int64_t>& ids, int64_t B, int64_t H, int64_t T);
+
+// What the padding mask (B,T,T), 1 = hide, does to the [CLS] rows (query 0): the real keys and
+// the padded keys it hides, and how many keys are padding.
+struct MaskRow {
+  int64_t hidden_real = 0, hidden_pad = 0, pads = 0;
+};
+MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T);
+
+// --classify's text: a number 0..9999 written in words as train/numbers.hpp writes them
+// ("forty eight"), case and spaces aside; throws UsageError naming the fix otherwise.
+int64_t parse_number_words(const std::string& text);
+
+}  // namespace ts

@@ -1,0 +1,314 @@
+// train/classifier.cpp: see classifier.hpp. The forward is article 000's encoder, op by op
+// (train/ops.hpp, train/encoder_ops.hpp); the backward calls their *_backward in reverse.
+#include "train/classifier.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/code_site.hpp"
+#include "train/encoder_ops.hpp"
+#include "train/numbers.hpp"
+#include "train/checkpoint.hpp"
+#include "train/safetensors.hpp"
+
+namespace ts::train {
+
+int64_t cls_id() { return target_vocab().vocab_size; }
+int64_t classifier_vocab() { return target_vocab().vocab_size + 1; }
+std::string classifier_token(int64_t id) {
+  if (id == cls_id()) return "[CLS]";
+  return target_vocab().words[static_cast<size_t>(id)];
+}
+
+// ---------------------------------------------------------------- layout and init
+static ClassifierLayout make_classifier_layout(const ClassifierConfig& c) {
+  ClassifierLayout L;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    ParamSpec s;
+    s.name = name, s.shape = shape, s.offset = L.total, s.numel = 1;
+    for (int64_t d : shape) s.numel *= static_cast<size_t>(d);
+    L.total += s.numel;
+    L.specs.push_back(s);
+    return s.offset;
+  };
+  auto lin = [&](const std::string& name, int64_t in, int64_t out) {
+    ClassifierLayout::Lin l;
+    l.w = add(name + ".weight", {out, in});
+    l.b = add(name + ".bias", {out});
+    return l;
+  };
+  auto norm = [&](const std::string& name, int64_t C) {
+    ClassifierLayout::Norm n;
+    n.w = add(name + ".weight", {C});
+    n.b = add(name + ".bias", {C});
+    return n;
+  };
+  const int64_t C = c.d_model, D = c.d_model / c.heads;
+  L.tok = add("encoder.embeddings.token_embeddings.weight", {c.vocab, C});
+  L.pos = add("encoder.embeddings.position_embeddings.weight", {c.max_len, C});
+  L.emb_ln = norm("encoder.embeddings.layer_norm", C);
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string p = fmt::format("encoder.layers.{}.", l);
+    ClassifierLayout::Layer y;
+    y.ln1 = norm(p + "layer_norm_1", C);
+    y.ln2 = norm(p + "layer_norm_2", C);
+    for (int64_t h = 0; h < c.heads; ++h) {
+      const std::string hp = p + fmt::format("attention.heads.{}.", h);
+      y.q.push_back(lin(hp + "q", C, D));
+      y.k.push_back(lin(hp + "k", C, D));
+      y.v.push_back(lin(hp + "v", C, D));
+    }
+    y.out = lin(p + "attention.output_linear", C, C);
+    y.ff1 = lin(p + "feed_forward.linear_1", C, c.d_ff);
+    y.ff2 = lin(p + "feed_forward.linear_2", c.d_ff, C);
+    L.layers.push_back(y);
+  }
+  L.head = lin("classifier", C, c.classes);
+  return L;
+}
+
+Classifier init_classifier(const ClassifierConfig& cfg, uint64_t seed) {
+  Classifier m;
+  m.cfg = cfg;
+  m.layout = make_classifier_layout(cfg);
+  m.params.assign(m.layout.total, 0.0f);
+  Rng rng(seed * 7919ull + 13);
+  for (const ParamSpec& s : m.layout.specs) {
+    float* p = m.params.data() + s.offset;
+    const bool embedding = s.name.find("embeddings.weight") != std::string::npos && s.name.find("_norm") == std::string::npos;
+    if (s.name.find("layer_norm") != std::string::npos) {
+      std::fill_n(p, s.numel, s.name.size() > 7 && s.name.compare(s.name.size() - 7, 7, ".weight") == 0 ? 1.0f : 0.0f);
+    } else if (embedding) {
+      for (size_t i = 0; i < s.numel; ++i) {  // N(0, 1), Box-Muller
+        const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+        p[i] = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+      }
+    } else {
+      // a Linear's weight (out, in) and its bias: U(-1/sqrt(in), 1/sqrt(in)), in = the weight's columns
+      const ParamSpec& w = s.shape.size() == 2 ? s : m.layout.specs[static_cast<size_t>(&s - m.layout.specs.data() - 1)];
+      const double bound = 1.0 / std::sqrt(static_cast<double>(w.shape[1]));
+      for (size_t i = 0; i < s.numel; ++i) p[i] = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
+    }
+  }
+  return m;
+}
+
+ClsBatch make_cls_batch(const std::vector<int64_t>& numbers) {
+  ClsBatch b;
+  b.B = static_cast<int64_t>(numbers.size());
+  b.numbers = numbers;
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t n : numbers) {
+    std::vector<int64_t> t = encode_target(n);  // <start> words <end>
+    std::vector<int64_t> r = {cls_id()};
+    r.insert(r.end(), t.begin() + 1, t.end() - 1);
+    b.T = std::max(b.T, static_cast<int64_t>(r.size()));
+    rows.push_back(r);
+    b.labels.push_back(n % 10);
+  }
+  b.ids.assign(static_cast<size_t>(b.B * b.T), kPad);
+  for (size_t i = 0; i < rows.size(); ++i) std::copy(rows[i].begin(), rows[i].end(), b.ids.begin() + i * b.T);
+  return b;
+}
+
+// ---------------------------------------------------------------- per-head Linears
+// out[b,h,t,:] = x[b,t,:] W_h^T + b_h   x (N,C), W_h (D,C) -> out (B,H,T,D), head h only
+static void head_linear_forward(float* out, const float* x, const float* W, const float* bias, int64_t B, int64_t T,
+                                int64_t C, int64_t H, int64_t h, int64_t D, std::vector<float>& tmp) {
+  tmp.resize(static_cast<size_t>(B * T * D));
+  linear_forward(tmp.data(), x, W, bias, B * T, C, D);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      std::copy_n(tmp.data() + (b * T + t) * D, D, out + ((b * H + h) * T + t) * D);
+}
+// its backward: gather head h's gradient (N,D), then linear_backward
+static void head_linear_backward(float* dx, float* dW, float* db, const float* dout, const float* x, const float* W,
+                                 int64_t B, int64_t T, int64_t C, int64_t H, int64_t h, int64_t D,
+                                 std::vector<float>& tmp) {
+  tmp.resize(static_cast<size_t>(B * T * D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      std::copy_n(dout + ((b * H + h) * T + t) * D, D, tmp.data() + (b * T + t) * D);
+  linear_backward(dx, dW, db, tmp.data(), x, W, B * T, C, D);
+}
+
+static void resize(std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); }
+
+// ---------------------------------------------------------------- the feed-forward's activation
+// article 000's FeedForward: GELU (what the forward below runs between linear_1 and linear_2)
+static void ffn_activation(float* y, const float* x, int64_t n) { gelu_forward(y, x, n); }
+
+std::string classifier_activation() {
+  // ask the activation itself: GELU(-1) = -0.1587, ReLU(-1) = 0, identity(-1) = -1
+  const float x[2] = {-1.0f, 1.0f};
+  float y[2] = {0, 0};
+  ffn_activation(y, x, 2);
+  if (std::fabs(y[0] + 0.158655f) < 1e-4f && std::fabs(y[1] - 0.841345f) < 1e-4f) return "GELU";
+  if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
+  if (y[0] == -1.0f && y[1] == 1.0f) return "no activation";
+  return fmt::format("f(x) with f(-1) = {:.4g}, f(1) = {:.4g}", y[0], y[1]);
+}
+
+// ---------------------------------------------------------------- forward
+void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training, Rng& rng) {
+  TS_CODE_SITE();
+  const ClassifierConfig& c = m.cfg;
+  const ClassifierLayout& L = m.layout;
+  const float* P = m.params.data();
+  const int64_t B = b.B, T = b.T, N = B * T, C = c.d_model, H = c.heads, D = C / H, F = c.d_ff;
+  const double p = training ? c.dropout : 0.0;
+  w.B = B, w.T = T;
+  // the padding mask, 1 = hide: every query row hides the padded keys of its sentence   (B,T,T)
+  resize(w.mask, B * T * T);
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t q = 0; q < T; ++q)
+      for (int64_t s = 0; s < T; ++s) w.mask[size_t((i * T + q) * T + s)] = b.ids[size_t(i * T + s)] == kPad;
+  // 1) embeddings: token + learned position, LayerNorm (eps 1e-12), dropout   (N,C)
+  for (auto* v : {&w.emb, &w.emb_ln, &w.emb_keep, &w.x0}) resize(*v, N * C);
+  resize(w.emb_mean, N), resize(w.emb_rstd, N);
+  embedding_forward(w.emb.data(), b.ids.data(), P + L.tok, P + L.pos, N, T, C, 1.0f);
+  torch_layernorm_forward(w.emb_ln.data(), w.emb_mean.data(), w.emb_rstd.data(), w.emb.data(), P + L.emb_ln.w,
+                          P + L.emb_ln.b, N, C, 1e-12f);
+  dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb_ln.data(), N * C, p, training, rng);
+  // 2) the pre-LN layers: x = x + attn(LN1(x));  x = x + dropout(ffn(LN2(x)))
+  w.layers.resize(static_cast<size_t>(c.layers));
+  std::vector<float> tmp;
+  const float* x = w.x0.data();
+  for (int64_t l = 0; l < c.layers; ++l) {
+    ClsWorkspace::Layer& a = w.layers[size_t(l)];
+    const ClassifierLayout::Layer& y = L.layers[size_t(l)];
+    a.x.assign(x, x + N * C);
+    for (auto* v : {&a.ln1, &a.ctx, &a.attn, &a.mid, &a.ln2, &a.f, &a.fkeep, &a.fd, &a.y}) resize(*v, N * C);
+    for (auto* v : {&a.mean1, &a.rstd1, &a.mean2, &a.rstd2}) resize(*v, N);
+    for (auto* v : {&a.qh, &a.kh, &a.vh, &a.ctxh}) resize(*v, N * C);
+    resize(a.p, B * H * T * T), resize(a.keep, B * H * T * T);
+    for (auto* v : {&a.h, &a.g}) resize(*v, N * F);
+    torch_layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), P + y.ln1.w, P + y.ln1.b, N, C,
+                            1e-5f);
+    for (int64_t h = 0; h < H; ++h) {  // article 000's AttentionHead: its own q, k, v Linears C -> D
+      head_linear_forward(a.qh.data(), a.ln1.data(), P + y.q[size_t(h)].w, P + y.q[size_t(h)].b, B, T, C, H, h, D, tmp);
+      head_linear_forward(a.kh.data(), a.ln1.data(), P + y.k[size_t(h)].w, P + y.k[size_t(h)].b, B, T, C, H, h, D, tmp);
+      head_linear_forward(a.vh.data(), a.ln1.data(), P + y.v[size_t(h)].w, P + y.v[size_t(h)].b, B, T, C, H, h, D, tmp);
+    }
+    attention_forward(a.ctxh.data(), a.p.data(), a.keep.data(), a.qh.data(), a.kh.data(), a.vh.data(), w.mask.data(),
+                      B, H, T, T, D, 1.0f / std::sqrt(float(D)), 0.0, false, rng);
+    merge_heads(a.ctx.data(), a.ctxh.data(), B, T, H, D);  // concatenate the heads
+    linear_forward(a.attn.data(), a.ctx.data(), P + y.out.w, P + y.out.b, N, C, C);
+    residual_forward(a.mid.data(), a.x.data(), a.attn.data(), N * C);
+    torch_layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
+                            1e-5f);
+    linear_forward(a.h.data(), a.ln2.data(), P + y.ff1.w, P + y.ff1.b, N, C, F);
+    ffn_activation(a.g.data(), a.h.data(), N * F);
+    linear_forward(a.f.data(), a.g.data(), P + y.ff2.w, P + y.ff2.b, N, F, C);
+    dropout_forward(a.fd.data(), a.fkeep.data(), a.f.data(), N * C, p, training, rng);
+    residual_forward(a.y.data(), a.mid.data(), a.fd.data(), N * C);
+    x = a.y.data();
+  }
+  // 3) one vector per sentence ([CLS] or mean), dropout, the classifier   (B,C) -> (B,K)
+  for (auto* v : {&w.pooled, &w.pool_keep, &w.pooled_d}) resize(*v, B * C);
+  resize(w.logits, B * c.classes);
+  pool_forward(w.pooled.data(), x, b.ids.data(), B, T, C, c.mean_pool, kPad);
+  dropout_forward(w.pooled_d.data(), w.pool_keep.data(), w.pooled.data(), B * C, p, training, rng);
+  linear_forward(w.logits.data(), w.pooled_d.data(), P + L.head.w, P + L.head.b, B, C, c.classes);
+}
+
+float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K) {
+  resize(w.probs, b.B * K), resize(w.loss, b.B);
+  cross_entropy_forward(w.loss.data(), w.probs.data(), w.logits.data(), b.labels.data(), b.B, K, int64_t(-1), 0.0f);
+  double sum = 0;
+  for (float v : w.loss) sum += v;
+  return static_cast<float>(sum / double(b.B));
+}
+
+// ---------------------------------------------------------------- backward
+void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b) {
+  TS_CODE_SITE();
+  const ClassifierConfig& c = m.cfg;
+  const ClassifierLayout& L = m.layout;
+  const float* P = m.params.data();
+  float* G = w.grads.data();
+  const int64_t B = b.B, T = b.T, N = B * T, C = c.d_model, H = c.heads, D = C / H, F = c.d_ff, K = c.classes;
+  // 3) the head: mean over B sentences, so dloss = 1/B each
+  std::vector<float> dloss(size_t(B), 1.0f / float(B)), dlogits(size_t(B * K), 0.0f), dpd(size_t(B * C), 0.0f),
+      dpooled(size_t(B * C), 0.0f);
+  cross_entropy_backward(dlogits.data(), w.probs.data(), b.labels.data(), dloss.data(), B, K, int64_t(-1), 0.0f);
+  linear_backward(dpd.data(), G + L.head.w, G + L.head.b, dlogits.data(), w.pooled_d.data(), P + L.head.w, B, C, K);
+  dropout_backward(dpooled.data(), dpd.data(), w.pool_keep.data(), B * C);
+  std::vector<float> dx(size_t(N * C), 0.0f);  // gradient of the current layer's output
+  pool_backward(dx.data(), dpooled.data(), b.ids.data(), B, T, C, c.mean_pool, kPad);
+  // 2) the layers, last first
+  std::vector<float> tmp, dmid, dfd, df, dg, dh, dln2, dattn, dctx, dctxh, dq, dk, dv, dln1, dxin;
+  for (int64_t l = c.layers - 1; l >= 0; --l) {
+    const ClsWorkspace::Layer& a = w.layers[size_t(l)];
+    const ClassifierLayout::Layer& y = L.layers[size_t(l)];
+    for (auto* v : {&dmid, &dfd, &df, &dln2, &dattn, &dctx, &dctxh, &dq, &dk, &dv, &dln1, &dxin}) resize(*v, N * C);
+    for (auto* v : {&dg, &dh}) resize(*v, N * F);
+    // y = mid + fd
+    residual_backward(dmid.data(), dfd.data(), dx.data(), N * C);
+    dropout_backward(df.data(), dfd.data(), a.fkeep.data(), N * C);
+    linear_backward(dg.data(), G + y.ff2.w, G + y.ff2.b, df.data(), a.g.data(), P + y.ff2.w, N, F, C);
+    gelu_backward(dh.data(), dg.data(), a.h.data(), N * F);
+    linear_backward(dln2.data(), G + y.ff1.w, G + y.ff1.b, dh.data(), a.ln2.data(), P + y.ff1.w, N, C, F);
+    torch_layernorm_backward(dmid.data(), G + y.ln2.w, G + y.ln2.b, dln2.data(), a.mid.data(), a.mean2.data(),
+                             a.rstd2.data(), P + y.ln2.w, N, C);
+    // mid = x + attn
+    residual_backward(dxin.data(), dattn.data(), dmid.data(), N * C);
+    linear_backward(dctx.data(), G + y.out.w, G + y.out.b, dattn.data(), a.ctx.data(), P + y.out.w, N, C, C);
+    merge_heads_backward(dctxh.data(), dctx.data(), B, T, H, D);
+    attention_backward(dq.data(), dk.data(), dv.data(), dctxh.data(), a.qh.data(), a.kh.data(), a.vh.data(),
+                       a.p.data(), a.keep.data(), B, H, T, T, D, 1.0f / std::sqrt(float(D)));
+    for (int64_t h = 0; h < H; ++h) {
+      head_linear_backward(dln1.data(), G + y.q[size_t(h)].w, G + y.q[size_t(h)].b, dq.data(), a.ln1.data(),
+                           P + y.q[size_t(h)].w, B, T, C, H, h, D, tmp);
+      head_linear_backward(dln1.data(), G + y.k[size_t(h)].w, G + y.k[size_t(h)].b, dk.data(), a.ln1.data(),
+                           P + y.k[size_t(h)].w, B, T, C, H, h, D, tmp);
+      head_linear_backward(dln1.data(), G + y.v[size_t(h)].w, G + y.v[size_t(h)].b, dv.data(), a.ln1.data(),
+                           P + y.v[size_t(h)].w, B, T, C, H, h, D, tmp);
+    }
+    torch_layernorm_backward(dxin.data(), G + y.ln1.w, G + y.ln1.b, dln1.data(), a.x.data(), a.mean1.data(),
+                             a.rstd1.data(), P + y.ln1.w, N, C);
+    dx.swap(dxin);
+  }
+  // 1) embeddings
+  std::vector<float> dln(size_t(N * C), 0.0f), demb(size_t(N * C), 0.0f);
+  dropout_backward(dln.data(), dx.data(), w.emb_keep.data(), N * C);
+  torch_layernorm_backward(demb.data(), G + L.emb_ln.w, G + L.emb_ln.b, dln.data(), w.emb.data(), w.emb_mean.data(),
+                           w.emb_rstd.data(), P + L.emb_ln.w, N, C);
+  embedding_backward(G + L.tok, demb.data(), b.ids.data(), N, C, 1.0f);
+  positions_backward(G + L.pos, demb.data(), B, T, C);
+}
+
+std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i + size_t(K) <= w.logits.size(); i += size_t(K))
+    out.push_back(std::max_element(w.logits.begin() + long(i), w.logits.begin() + long(i) + K) - w.logits.begin() -
+                  long(i));
+  return out;
+}
+
+// ---------------------------------------------------------------- checkpoints
+// ch11's checkpoint writer and reader, as they are: they need a Model's sizes (for the metadata),
+// its parameter names and shapes, and its flat buffer, which the classifier has in the same form.
+static Model<float> as_checkpoint_model(const Classifier& m) {
+  Model<float> c;
+  c.cfg.layers = m.cfg.layers, c.cfg.d_model = m.cfg.d_model, c.cfg.heads = m.cfg.heads, c.cfg.d_ff = m.cfg.d_ff;
+  c.cfg.pre_ln = true;
+  c.layout.specs = m.layout.specs;
+  c.layout.total = m.layout.total;
+  c.params = m.params;
+  return c;
+}
+
+void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam) {
+  save_checkpoint(dir, as_checkpoint_model(m), adam);
+}
+
+void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
+  Model<float> c = as_checkpoint_model(m);
+  load_checkpoint(dir, c, adam);
+  m.params = std::move(c.params);
+}
+
+}  // namespace ts::train

@@ -1,0 +1,121 @@
+// train/encoder_ops.cpp: article 000's encoder ops and their backward (see encoder_ops.hpp).
+#include "train/encoder_ops.hpp"
+
+#include <cmath>
+
+namespace ts::train {
+
+template <class F>
+void gelu_forward(F* y, const F* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * F(0.5) * (F(1) + std::erf(x[i] * F(M_SQRT1_2)));
+}
+
+template <class F>
+void gelu_backward(F* dx, const F* dy, const F* x, int64_t n) {
+  const F inv_sqrt_2pi = F(0.3989422804014327);
+  for (int64_t i = 0; i < n; ++i) {
+    const F cdf = F(0.5) * (F(1) + std::erf(x[i] * F(M_SQRT1_2)));
+    const F pdf = inv_sqrt_2pi * std::exp(F(-0.5) * x[i] * x[i]);
+    dx[i] += dy[i] * (cdf + x[i] * pdf);
+  }
+}
+
+template <class F>
+void torch_layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* w, const F* b, int64_t N, int64_t C, F eps) {
+  for (int64_t n = 0; n < N; ++n) {
+    const F* xr = x + n * C;
+    F mu = 0;
+    for (int64_t c = 0; c < C; ++c) mu += xr[c];
+    mu /= F(C);
+    F var = 0;
+    for (int64_t c = 0; c < C; ++c) var += (xr[c] - mu) * (xr[c] - mu);
+    var /= F(C);
+    const F r = F(1) / std::sqrt(var + eps);
+    mean[n] = mu, rstd[n] = r;
+    for (int64_t c = 0; c < C; ++c) y[n * C + c] = w[c] * (xr[c] - mu) * r + b[c];
+  }
+}
+
+template <class F>
+void torch_layernorm_backward(F* dx, F* dw, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* w,
+                              int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const F* xr = x + n * C;
+    const F* g0 = dy + n * C;
+    // mean(g) and mean(g xhat), g = dy * w
+    F mg = 0, mgx = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      const F xhat = (xr[c] - mean[n]) * rstd[n], g = g0[c] * w[c];
+      mg += g, mgx += g * xhat;
+      dw[c] += g0[c] * xhat;
+      db[c] += g0[c];
+    }
+    mg /= F(C), mgx /= F(C);
+    for (int64_t c = 0; c < C; ++c) {
+      const F xhat = (xr[c] - mean[n]) * rstd[n], g = g0[c] * w[c];
+      dx[n * C + c] += rstd[n] * (g - mg - xhat * mgx);
+    }
+  }
+}
+
+template <class F>
+void positions_backward(F* dpos, const F* dout, int64_t B, int64_t T, int64_t C) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = 0; c < C; ++c) dpos[t * C + c] += dout[(b * T + t) * C + c];
+}
+
+// the real (unpadded) positions of row b
+static int64_t real_count(const int64_t* ids, int64_t b, int64_t T, int64_t pad) {
+  int64_t n = 0;
+  for (int64_t t = 0; t < T; ++t) n += ids[b * T + t] != pad;
+  return n;
+}
+
+template <class F>
+void pool_forward(F* out, const F* x, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad) {
+  for (int64_t b = 0; b < B; ++b) {
+    F* o = out + b * C;
+    if (!mean) {
+      for (int64_t c = 0; c < C; ++c) o[c] = x[(b * T) * C + c];
+      continue;
+    }
+    for (int64_t c = 0; c < C; ++c) o[c] = 0;
+    for (int64_t t = 0; t < T; ++t)
+      if (ids[b * T + t] != pad)
+        for (int64_t c = 0; c < C; ++c) o[c] += x[(b * T + t) * C + c];
+    const F n = F(real_count(ids, b, T, pad));
+    for (int64_t c = 0; c < C; ++c) o[c] /= n;
+  }
+}
+
+template <class F>
+void pool_backward(F* dx, const F* dout, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad) {
+  for (int64_t b = 0; b < B; ++b) {
+    const F* g = dout + b * C;
+    if (!mean) {
+      for (int64_t c = 0; c < C; ++c) dx[(b * T) * C + c] += g[c];
+      continue;
+    }
+    const F n = F(real_count(ids, b, T, pad));
+    for (int64_t t = 0; t < T; ++t)
+      if (ids[b * T + t] != pad)
+        for (int64_t c = 0; c < C; ++c) dx[(b * T + t) * C + c] += g[c] / n;
+  }
+}
+
+#define TS_ENCODER_OPS(F)                                                                                          \
+  template void gelu_forward<F>(F*, const F*, int64_t);                                                            \
+  template void gelu_backward<F>(F*, const F*, const F*, int64_t);                                                 \
+  template void torch_layernorm_forward<F>(F*, F*, F*, const F*, const F*, const F*, int64_t, int64_t, F);         \
+  template void torch_layernorm_backward<F>(F*, F*, F*, const F*, const F*, const F*, const F*, const F*, int64_t, \
+                                            int64_t);                                                              \
+  template void positions_backward<F>(F*, const F*, int64_t, int64_t, int64_t);                                   \
+  template void pool_forward<F>(F*, const F*, const int64_t*, int64_t, int64_t, int64_t, bool, int64_t);           \
+  template void pool_backward<F>(F*, const F*, const int64_t*, int64_t, int64_t, int64_t, bool, int64_t);
+
+TS_ENCODER_OPS(float)
+TS_ENCODER_OPS(double)
+#undef TS_ENCODER_OPS
+
+}  // namespace ts::train

@@ -1,0 +1,47 @@
+// train/encoder_ops.hpp: the ops article 000's encoder adds to train/ops.hpp, each forward
+// beside its backward (introduced in ch13). Same conventions as ops.hpp: the gradient formula
+// first, every backward ADDS (+=) into its gradient buffers, plain row-major arrays.
+#pragma once
+
+#include <cstdint>
+
+namespace ts::train {
+
+// ---------------------------------------------------------------- GELU (article 000's FFN)
+// y = x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2))   (n)   (nn.GELU(), the exact form)
+template <class F>
+void gelu_forward(F* y, const F* x, int64_t n);
+// dx += dy * (Phi(x) + x * phi(x)),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (n)
+template <class F>
+void gelu_backward(F* dx, const F* dy, const F* x, int64_t n);
+
+// ---------------------------------------------------------------- nn.LayerNorm (article 000)
+// y = w * (x - mu) * rstd + b,  rstd = 1 / sqrt(sum (x - mu)^2 / C + eps)  (the BIASED variance,
+// as torch's nn.LayerNorm; ops.hpp's layernorm is article 002's, with C - 1)
+// x (N,C), w, b (C) -> y (N,C); mean, rstd (N) kept for backward
+template <class F>
+void torch_layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* w, const F* b, int64_t N, int64_t C, F eps);
+// xhat = (x - mu) rstd, g = dy * w:
+// dx += rstd (g - mean(g) - xhat * mean(g xhat))   (N,C);   dw += sum_n dy xhat;  db += sum_n dy   (C)
+template <class F>
+void torch_layernorm_backward(F* dx, F* dw, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* w,
+                              int64_t N, int64_t C);
+
+// ---------------------------------------------------------------- learned positions
+// out[n] = tok[ids[n]] + pos[n % T]        ids (B,T), tok (V,C), pos (>= T, C) -> out (B*T,C)
+// (forward: ops.hpp's embedding_forward with scale 1 and pe = pos)
+// dpos[t] += sum_b dout[b*T + t]   (T,C): unlike the sinusoidal table, these rows learn
+template <class F>
+void positions_backward(F* dpos, const F* dout, int64_t B, int64_t T, int64_t C);
+
+// ---------------------------------------------------------------- pooling: one vector per sentence
+// mean == false ([CLS]):  out[b] = x[b, 0]
+// mean == true:           out[b] = sum_{t: ids[b,t] != pad} x[b, t] / count_b
+// x (B,T,C), ids (B,T) -> out (B,C)
+template <class F>
+void pool_forward(F* out, const F* x, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad);
+// [CLS]: dx[b, 0] += dout[b];   mean: dx[b, t] += dout[b] / count_b for every real t
+template <class F>
+void pool_backward(F* dx, const F* dout, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad);
+
+}  // namespace ts::train

@@ -1,0 +1,164 @@
+"""PyTorch side of ch13's backward checks (run: /usr/bin/python3 tests/twins/classifier_reference.py BUILD/classifier_dump [--quick]).
+
+Runs classifier_dump into a temporary folder, then checks what it wrote against torch autograd:
+  1. each new op's backward (src/train/encoder_ops.hpp: GELU, nn.LayerNorm, learned positions,
+     [CLS] and mean pooling) with the same random upstream gradient: <= 1e-5 x max |grad|;
+  2. the whole classifier at step 0, [CLS] and mean pooling: the C++-initialised weights are
+     LOADED from the safetensors the C++ side wrote into article 000's TransformerEncoder
+     (tests/twins/article000.py) plus a Linear head, the same batch, dropout off: every
+     parameter's gradient within 1e-4 x max |grad|;
+  3. the losses of the first 20 Adam steps (torch.optim.Adam, betas (0.9, 0.98), eps 1e-9), within 1e-4;
+  4. (not --quick) a C++-trained checkpoint loaded into the twin gives the same held-out logits.
+Printed llm.c-style: first values side by side, then OK / NOT OK with the max difference.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from types import SimpleNamespace
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from article000 import TransformerEncoder  # noqa: E402
+from train_reference import leaf, load_safetensors, report, results  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+class Classifier(nn.Module):
+    """Article 000's encoder, a sentence vector (position 0, [CLS], or the mean of the real
+    positions), dropout, and a Linear to the 10 classes."""
+
+    def __init__(self, config, mean_pool):
+        super().__init__()
+        self.encoder = TransformerEncoder(config)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.mean_pool = mean_pool
+
+    def forward(self, ids):
+        real = ids != 0                                            # (B,T)
+        mask = real.unsqueeze(1).expand(-1, ids.shape[1], -1)      # (B,T,T): 0 = hide the padded keys
+        x = self.encoder(ids, mask=mask)                           # (B,T,C)
+        if self.mean_pool:
+            m = real.unsqueeze(-1).float()
+            v = (x * m).sum(1) / m.sum(1)
+        else:
+            v = x[:, 0, :]
+        return self.classifier(self.dropout(v))
+
+
+def twin(ckpt_dir, mean_pool):
+    weights, meta = load_safetensors(os.path.join(ckpt_dir, "model.safetensors"))
+    C = int(meta["d_model"])
+    config = SimpleNamespace(vocab_size=weights["encoder.embeddings.token_embeddings.weight"].shape[0],
+                             hidden_size=C, num_attention_heads=int(meta["heads"]), intermediate_size=int(meta["d_ff"]),
+                             hidden_dropout_prob=0.0,
+                             max_position_embeddings=weights["encoder.embeddings.position_embeddings.weight"].shape[0],
+                             num_hidden_layers=int(meta["layers"]), num_labels=weights["classifier.weight"].shape[0])
+    model = Classifier(config, mean_pool)
+    model.load_state_dict(weights, strict=True)
+    model.eval()
+    return model
+
+
+def check_ops(ops):
+    print("--- each new op's backward vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
+    g = lambda k: ops[k]  # noqa: E731
+    x = leaf(g("gelu.x"))
+    out = F.gelu(x)
+    out.backward(g("gelu.dout"))
+    report("gelu out", g("gelu.out"), out, 1e-5)
+    report("gelu dx", g("gelu.dx"), x.grad, 1e-5)
+    x, w, b = leaf(g("layernorm.x")), leaf(g("layernorm.w")), leaf(g("layernorm.b"))
+    out = F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+    out.backward(g("layernorm.dout"))
+    report("nn.LayerNorm out", g("layernorm.out"), out, 1e-5)
+    report("nn.LayerNorm dx", g("layernorm.dx"), x.grad, 1e-5)
+    report("nn.LayerNorm dweight", g("layernorm.dw"), w.grad, 1e-5)
+    report("nn.LayerNorm dbias", g("layernorm.db"), b.grad, 1e-5)
+    ids = g("ids")
+    tok, pos = leaf(g("positions.tok")), leaf(g("positions.pos"))
+    out = F.embedding(ids, tok) + pos[: ids.shape[1]]
+    out.backward(g("positions.dout"))
+    report("token + position out", g("positions.out"), out, 1e-5)
+    report("token + position dtok", g("positions.dtok"), tok.grad, 1e-5)
+    report("token + position dpos", g("positions.dpos"), pos.grad, 1e-5)
+    for p in ("pool_cls.", "pool_mean."):
+        x = leaf(g(p + "x"))
+        if p == "pool_cls.":
+            out = x[:, 0, :]
+        else:
+            m = (ids != 0).unsqueeze(-1).float()
+            out = (x * m).sum(1) / m.sum(1)
+        out.backward(g(p + "dout"))
+        report(p[:-1] + " out", g(p + "out"), out, 1e-5)
+        report(p[:-1] + " dx", g(p + "dx"), x.grad, 1e-5)
+
+
+def check_model(d, quick):
+    batches, _ = load_safetensors(os.path.join(d, "batches.safetensors"))
+    for mean_pool, suffix in ((False, ""), (True, "_mean")):
+        print("--- the whole classifier at step 0 (%s pooling, dropout off): every gradient, <= 1e-4 x max |grad|"
+              % ("mean" if mean_pool else "[CLS]"))
+        model = twin(os.path.join(d, "init" + suffix), mean_pool)
+        loss = F.cross_entropy(model(batches["ids.0"]), batches["labels.0"])
+        loss.backward()
+        ours, _ = load_safetensors(os.path.join(d, "grads0%s.safetensors" % suffix))
+        print("(a key bias adds q.b_k to a whole row of scores, which softmax ignores: its gradient is 0 up to\n"
+              " float noise on both sides, so it is held to 1e-4 x 1e-3 = 1e-7 absolute)")
+        for name, p in model.named_parameters():
+            report(name + ".grad", ours[name], p.grad, 1e-4, floor=1e-3 if name.endswith(".k.bias") else 0.0)
+    print("--- 20 Adam steps ([CLS], dropout off): the loss of each, within 1e-4")
+    model = twin(os.path.join(d, "init"), False)
+    opt = torch.optim.Adam(model.parameters(), lr=0.001, betas=(0.9, 0.98), eps=1e-9)
+    losses = []
+    for s in range(20):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(batches["ids.%d" % s]), batches["labels.%d" % s])
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    ours, _ = load_safetensors(os.path.join(d, "losses.safetensors"))
+    report("losses of 20 Adam steps", ours["loss"], torch.tensor(losses), 1e-4, floor=1.0)
+    if quick:
+        return
+    print("--- a C++-trained checkpoint (200 steps, dropout on) in the twin: the held-out logits")
+    model = twin(os.path.join(d, "trained"), False)
+    held, _ = load_safetensors(os.path.join(d, "logits.safetensors"))
+    with torch.no_grad():
+        logits = model(held["ids"])
+    report("held-out logits", held["logits"], logits, 1e-4)
+    same = int((logits.argmax(-1) == held["logits"].argmax(-1)).sum())
+    ok = same == logits.shape[0]
+    print("%-6s held-out predictions: %d of %d the same" % ("OK" if ok else "NOT OK", same, logits.shape[0]))
+    results.append(ok)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    tool, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    d = tempfile.mkdtemp(prefix="ts_classifier_")
+    try:
+        p = subprocess.run([tool, d] + (["--quick"] if quick else []), capture_output=True, text=True)
+        if p.returncode != 0:
+            print("NOT OK: %s exited %d\n%s" % (tool, p.returncode, p.stderr))
+            return 1
+        ops, _ = load_safetensors(os.path.join(d, "ops.safetensors"))
+        check_ops(ops)
+        check_model(d, quick)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    bad = results.count(False)
+    print("%s: %d checks, %d failed" % ("OK" if bad == 0 else "NOT OK", len(results), bad))
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
