@@ -44,11 +44,15 @@ bool ours(const std::string& name) {
          name.rfind(std::string(kOptim) + ".tmp.", 0) == 0;
 }
 
-// Test-only fault injection: TS_TEST_KILL_AT=<point> kills the process with SIGKILL there
-// (tests/train_fault_test.py walks every point and checks the folder afterwards).
+// Test-only fault injection (tests/train_fault_test.py walks every point and checks the folder
+// afterwards): TS_TEST_KILL_AT=<point> kills the process there with SIGKILL, <point>:TERM sends
+// it SIGTERM (which the save holds until it has finished).
 void kill_point(const char* point) {
   const char* at = std::getenv("TS_TEST_KILL_AT");
-  if (at != nullptr && std::strcmp(at, point) == 0) ::raise(SIGKILL);
+  if (at == nullptr) return;
+  const size_t n = std::strlen(point);
+  if (std::strcmp(at, point) == 0) ::raise(SIGKILL);
+  if (std::strncmp(at, point, n) == 0 && std::strcmp(at + n, ":TERM") == 0) ::raise(SIGTERM);
 }
 
 // DIR split into the folder it is (a symlink to a folder is followed, like mkdir -p) and its
