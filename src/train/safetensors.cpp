@@ -250,7 +250,7 @@ StFile parse(uint64_t size, const ReadAt& read_at, const std::string& path, StMe
   for (const Range& r : ranges) {
     StTensor& t = out.at(r.name);
     t.data.resize(r.end - r.begin);
-    read_at(8 + n + r.begin, t.data.data(), t.data.size());
+    if (!t.data.empty()) read_at(8 + n + r.begin, t.data.data(), t.data.size());
     if (t.dtype != "F32") continue;
     for (size_t i = 0; i < t.data.size(); i += 4) {
       float v;
