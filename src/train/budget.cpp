@@ -18,12 +18,18 @@ TrainCost training_cost(const ModelConfig& cfg, int64_t batch, int64_t steps, in
   // one number's forward: multiply-adds, and the floats its caches keep for the backward
   const double fwd = S * N * (4 * C * C + 2 * C * F + 2 * S * C) + T * N * (8 * C * C + 2 * C * F + 2 * T * C + 2 * S * C) +
                      T * C * V;
-  const double acts = S * N * (12 * C + 2 * F + 2 * H * S) + T * N * (20 * C + 2 * F + 2 * H * (T + S)) + 3 * T * V +
-                      9 * T * std::max({C, F, V});
+  // the caches model.hpp's Workspace keeps per number: per attention 9 (B,T,C) arrays and 2 of
+  // (B,H,T,S), per feed-forward 4 (B,T,F) and one (B,T,C), per sublayer 5 of (B,T,C); the
+  // embeddings, logits and probabilities, and 9 scratch arrays of the widest row
+  const double acts = S * (3 * C + N * (20 * C + 4 * F + 2 * H * S)) +
+                      T * (3 * C + N * (34 * C + 4 * F + 2 * H * (T + S)) + 3 * V) +
+                      9 * T * std::max({C, F, V, H * T});
   TrainCost c;
   // parameters, Adam's two moments, the untrained copy and the one step 4 compares, a gradient
-  // buffer per thread; the activations of the larger of a batch and the evaluation
-  c.bytes = 4 * (P * (5 + double(threads)) + acts * double(std::max(batch, evaluated)));
+  // buffer per thread; the caches of a batch, and the evaluation's beside them (the trainer's
+  // stay allocated). Measured: --batch 4096 --d-ff 1024 peaks at 3.4 GB (estimate 4.1),
+  // --batch 512 --d-model 256 --d-ff 1024 at 1.65 GB (estimate 1.6).
+  c.bytes = 4 * (P * (5 + double(threads)) + acts * double(batch + evaluated));
   c.madds = 3 * fwd * double(batch) * double(steps) + fwd * double(evaluated) * double(max_new) / 2;
   return c;
 }
