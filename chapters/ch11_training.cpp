@@ -57,9 +57,9 @@ static auto checkpoint_io(const char* flag, const Work& work) {
   try {
     return work();
   } catch (const FileIoError& e) {
-    throw IoError(std::string(flag) + ": " + e.what());
+    throw IoError(std::string(flag) + ": " + e.translated(tr(e.msgid)));
   } catch (const FileError& e) {
-    throw UsageError(std::string(flag) + ": " + e.what());
+    throw UsageError(std::string(flag) + ": " + e.translated(tr(e.msgid)));
   }
 }
 // translate(n): the article's 输入: / 预测输出: lines, and whether the words are right.

@@ -63,10 +63,10 @@ struct Target {
 Target target_of(const std::string& dir) {
   std::error_code ec;
   fs::path real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-  if (ec) throw FileError("cannot use the folder " + dir + ": " + ec.message());
+  if (ec) throw FileError(N_("cannot use the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", ec.message()));
   if (real.filename().empty()) real = real.parent_path();  // "ckpt/" -> "ckpt"
   if (real == real.root_path() || real.filename() == "." || real.filename() == "..")
-    throw FileError("cannot save into " + dir + ": --save replaces its folder, choose one below it");
+    throw FileError(N_("cannot save into {dir}: --save replaces its folder, choose one below it"), fmt::arg("dir", dir));
   return {real.string(), real.parent_path().string(), real.filename().string()};
 }
 
@@ -74,12 +74,13 @@ Target target_of(const std::string& dir) {
 class ParentLock {
  public:
   explicit ParentLock(const std::string& parent) : fd_(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ < 0) throw FileIoError("cannot open the folder " + parent + ": " + errno_text());
+    if (fd_ < 0)
+      throw FileIoError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", parent), fmt::arg("reason", errno_text()));
     while (::flock(fd_, LOCK_EX) != 0)
       if (errno != EINTR) {
         const int err = errno;
         ::close(fd_);
-        throw FileIoError("cannot lock the folder " + parent + ": " + errno_text(err));
+        throw FileIoError(N_("cannot lock the folder {dir}: {reason}"), fmt::arg("dir", parent), fmt::arg("reason", errno_text(err)));
       }
   }
   ~ParentLock() { ::close(fd_); }  // closing releases the lock
@@ -151,14 +152,15 @@ class SignalsHeld {
 void write_file(int dir_fd, const std::string& dir, const char* name, const StFile& tensors, const StMeta& meta) {
   const std::string path = dir + "/" + name;
   const int fd = ::openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw FileIoError("cannot create " + path + ": " + errno_text());
+  if (fd < 0) throw FileIoError(N_("cannot create {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
   try {
     write_safetensors(fd, path, tensors, meta);
   } catch (...) {
     ::close(fd);
     throw;
   }
-  if (::close(fd) != 0) throw FileIoError("cannot write " + path + ": " + errno_text());
+  if (::close(fd) != 0)
+    throw FileIoError(N_("cannot write {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
 }
 
 std::string new_checkpoint_id() {
@@ -174,9 +176,10 @@ int64_t whole(const StMeta& meta, const std::string& key, int64_t lo, int64_t hi
                       std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
   const int64_t n = digits ? std::stoll(v) : -1;
   if (!digits || n < lo || n > hi)
-    throw FileError(fmt::format("{} has no valid {} in its __metadata__ (a whole number {}..{} expected, got '{}'): "
-                                "it was not written by --save; train and save it again",
-                                path, key, lo, hi, it == meta.end() ? "(none)" : v));
+    throw FileError(N_("{path} has no valid {key} in its __metadata__ (a whole number {lo}..{hi} expected, got '{v}'): "
+                       "it was not written by --save; train and save it again"),
+                    fmt::arg("path", path), fmt::arg("key", key), fmt::arg("lo", lo), fmt::arg("hi", hi),
+                    fmt::arg("v", v));
   return n;
 }
 
@@ -184,8 +187,9 @@ std::string text_of(const StMeta& meta, const std::string& key, const std::vecto
                     const std::string& path) {
   const auto it = meta.find(key);
   if (it == meta.end() || std::find(allowed.begin(), allowed.end(), it->second) == allowed.end())
-    throw FileError(path + " has no valid " + key + " in its __metadata__ (" + fmt::format("{}", fmt::join(allowed, " or ")) +
-                    " expected): it was not written by --save; train and save it again");
+    throw FileError(N_("{path} has no valid {key} in its __metadata__ ({allowed} expected): it was not written by "
+                       "--save; train and save it again"),
+                    fmt::arg("path", path), fmt::arg("key", key), fmt::arg("allowed", fmt::format("{}", fmt::join(allowed, " / "))));
   return it->second;
 }
 
@@ -194,11 +198,11 @@ int open_checkpoint_folder(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) return fd;
   const int err = errno;
-  if (err == ENOTDIR) throw FileError(dir + " is not a folder: --load takes the folder --save DIR wrote");
-  if (err == ENOENT) throw FileError("no checkpoint folder " + dir + " (write one with --save DIR)");
+  if (err == ENOTDIR) throw FileError(N_("{dir} is not a folder: --load takes the folder --save DIR wrote"), fmt::arg("dir", dir));
+  if (err == ENOENT) throw FileError(N_("no checkpoint folder {dir} (write one with --save DIR)"), fmt::arg("dir", dir));
   if (err == EIO || err == ENOMEM || err == EMFILE || err == ENFILE)
-    throw FileIoError("cannot open the folder " + dir + ": " + errno_text(err));
-  throw FileError("cannot open the folder " + dir + ": " + errno_text(err));
+    throw FileIoError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text(err)));
+  throw FileError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text(err)));
 }
 
 StFile read_file(int dir_fd, const std::string& dir, const char* name, StMeta* meta, uint64_t cap, bool header_only) {
@@ -206,10 +210,12 @@ StFile read_file(int dir_fd, const std::string& dir, const char* name, StMeta* m
   const int fd = ::openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;
-    if (err == ENOENT) throw FileError("the checkpoint " + dir + " has no " + name + ": write one with --save DIR");
+    if (err == ENOENT)
+      throw FileError(N_("the checkpoint {dir} has no {name}: write one with --save DIR"), fmt::arg("dir", dir),
+                      fmt::arg("name", name));
     if (err == EIO || err == ENOMEM || err == EMFILE || err == ENFILE)
-      throw FileIoError("cannot open " + path + ": " + errno_text(err));
-    throw FileError("cannot open " + path + ": " + errno_text(err));
+      throw FileIoError(N_("cannot open {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text(err)));
+    throw FileError(N_("cannot open {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text(err)));
   }
   try {
     StFile f = header_only ? (read_safetensors_metadata_fd(fd, path, meta), StFile{})
@@ -226,10 +232,10 @@ StFile read_file(int dir_fd, const std::string& dir, const char* name, StMeta* m
 void check_format(const StMeta& meta, const std::string& path) {
   const auto it = meta.find("ts_checkpoint");
   if (it == meta.end() || it->second != kCheckpointFormat)
-    throw FileError(fmt::format("{} is a checkpoint of another format ({}; this version reads ts_checkpoint {}): "
-                                "train again and --save it with this version",
-                                path, it == meta.end() ? "older, without ts_checkpoint" : "ts_checkpoint " + it->second,
-                                kCheckpointFormat));
+    throw FileError(N_("{path} is a checkpoint of another format (ts_checkpoint '{found}'; this version reads {format}): "
+                       "train again and --save it with this version"),
+                    fmt::arg("path", path), fmt::arg("found", it == meta.end() ? std::string() : it->second),
+                    fmt::arg("format", kCheckpointFormat));
 }
 
 ModelConfig settings_of(const StMeta& meta, const ModelConfig& cfg, const std::string& path) {
@@ -243,8 +249,8 @@ ModelConfig settings_of(const StMeta& meta, const ModelConfig& cfg, const std::s
   c.src_vocab = whole(meta, "src_vocab", 1, 1000000, path);
   c.tgt_vocab = whole(meta, "tgt_vocab", 1, 1000000, path);
   if (c.d_model % c.heads != 0)
-    throw FileError(fmt::format("{}: its heads {} do not divide its d_model {}: it was not written by --save", path,
-                                c.heads, c.d_model));
+    throw FileError(N_("{path}: its heads {H} do not divide its d_model {C}: it was not written by --save"),
+                    fmt::arg("path", path), fmt::arg("H", c.heads), fmt::arg("C", c.d_model));
   c.pre_ln = text_of(meta, "norm", {"pre-LN", "post-LN"}, path) == "pre-LN";
   c.look_ahead = text_of(meta, "look_ahead", {"true", "false"}, path) == "true";
   c.scale_scores = text_of(meta, "scale_scores", {"true", "false"}, path) == "true";
@@ -257,14 +263,17 @@ void prepare_save_folder(const std::string& dir) {
   const Target t = target_of(dir);
   struct stat st {};
   if (::lstat(t.path.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) throw FileError(dir + " is not a folder: give --save a new or empty folder");
+    if (!S_ISDIR(st.st_mode))
+      throw FileError(N_("{dir} is not a folder: give --save a new or empty folder"), fmt::arg("dir", dir));
     struct stat pst {};
     if (::stat(t.parent.c_str(), &pst) == 0 && (pst.st_dev != st.st_dev || pst.st_ino == st.st_ino))
-      throw FileError(dir + " is a mount point: --save replaces its folder as a whole, choose a folder inside it");
+      throw FileError(N_("{dir} is a mount point: --save replaces its folder as a whole, choose a folder inside it"),
+                      fmt::arg("dir", dir));
     if (::access(t.path.c_str(), W_OK | X_OK) != 0)
-      throw FileError("cannot write to the folder " + dir + ": choose a writable folder");
+      throw FileError(N_("cannot write to the folder {dir}: choose a writable folder"), fmt::arg("dir", dir));
     DIR* d = ::opendir(t.path.c_str());
-    if (d == nullptr) throw FileError("cannot read the folder " + dir + ": " + errno_text());
+    if (d == nullptr)
+      throw FileError(N_("cannot read the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
     std::string stranger, link;
     while (const dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
@@ -276,18 +285,22 @@ void prepare_save_folder(const std::string& dir) {
     }
     ::closedir(d);
     if (!link.empty())
-      throw FileError("refusing to replace " + dir + "/" + link + ": it is not a regular file (a symbolic link?)");
+      throw FileError(N_("refusing to replace {path}: it is not a regular file (a symbolic link?)"),
+                      fmt::arg("path", dir + "/" + link));
     if (!stranger.empty())
-      throw FileError(dir + " holds " + stranger + ", which --save did not write: a checkpoint folder holds only its "
-                      "two files, and --save replaces the folder as a whole; choose a new or empty folder");
+      throw FileError(N_("{dir} holds {name}, which --save did not write: a checkpoint folder holds only its two files, "
+                         "and --save replaces the folder as a whole; choose a new or empty folder"),
+                      fmt::arg("dir", dir), fmt::arg("name", stranger));
   } else {
     std::error_code ec;
     fs::create_directories(t.parent, ec);
-    if (ec) throw FileError("cannot create the folder " + t.parent + ": " + ec.message());
+    if (ec)
+      throw FileError(N_("cannot create the folder {dir}: {reason}"), fmt::arg("dir", t.parent), fmt::arg("reason", ec.message()));
   }
   if (::access(t.parent.c_str(), W_OK | X_OK) != 0)
-    throw FileError("cannot write to " + t.parent + ": --save builds the new checkpoint beside " + dir +
-                    " and swaps it in, so its parent folder must be writable");
+    throw FileError(N_("cannot write to {parent}: --save builds the new checkpoint beside {dir} and swaps it in, so "
+                       "its parent folder must be writable"),
+                    fmt::arg("parent", t.parent), fmt::arg("dir", dir));
   ParentLock lock(t.parent);
   remove_leftovers(lock.fd(), t.name);
 }
@@ -319,29 +332,32 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
   const Target t = target_of(dir);
   struct stat st {};
   const bool exists = ::lstat(t.path.c_str(), &st) == 0;
-  if (exists && !S_ISDIR(st.st_mode)) throw FileError(dir + " is not a folder: give --save a new or empty folder");
+  if (exists && !S_ISDIR(st.st_mode))
+    throw FileError(N_("{dir} is not a folder: give --save a new or empty folder"), fmt::arg("dir", dir));
   SignalsHeld held;
   ParentLock lock(t.parent);
   remove_leftovers(lock.fd(), t.name);
   std::string tmp = t.parent + "/." + t.name + kSaveTag + "XXXXXX";
-  if (::mkdtemp(tmp.data()) == nullptr) throw FileIoError("cannot create a folder beside " + dir + ": " + errno_text());
+  if (::mkdtemp(tmp.data()) == nullptr)
+    throw FileIoError(N_("cannot create a folder beside {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
   const std::string tmp_name = fs::path(tmp).filename().string();
   kill_point("folder");
   bool swapped = false;
   try {
     const int dfd = ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) throw FileIoError("cannot open " + tmp + ": " + errno_text());
+    if (dfd < 0) throw FileIoError(N_("cannot open {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
     try {
       const mode_t mask = ::umask(0);
       ::umask(mask);
       // the folder keeps the mode the previous one had (mkdtemp makes it private)
       if (::fchmod(dfd, exists ? (st.st_mode & 07777) : (0777 & ~mask)) != 0)
-        throw FileIoError("cannot set the mode of " + tmp + ": " + errno_text());
+        throw FileIoError(N_("cannot set the mode of {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
       write_file(dfd, tmp, kModel, weights, mmeta);
       kill_point("model");
       write_file(dfd, tmp, kOptim, optim, ometa);
       kill_point("optimizer");
-      if (::fsync(dfd) != 0) throw FileIoError("cannot flush " + tmp + ": " + errno_text());
+      if (::fsync(dfd) != 0)
+        throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
     } catch (...) {
       ::close(dfd);
       throw;
@@ -352,7 +368,7 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
       swapped = true;
     } else if (errno != ENOENT ||
                ::renameat2(lock.fd(), tmp_name.c_str(), lock.fd(), t.name.c_str(), RENAME_NOREPLACE) != 0) {
-      throw FileIoError("cannot move the new checkpoint to " + dir + ": " + errno_text());
+      throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
     }
   } catch (...) {
     remove_folder(lock.fd(), tmp_name);
@@ -362,7 +378,7 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
   const bool durable = ::fsync(lock.fd()) == 0;
   const int err = errno;
   if (swapped) remove_folder(lock.fd(), tmp_name);  // the previous checkpoint
-  if (!durable) throw FileIoError("cannot flush the folder " + t.parent + ": " + errno_text(err));
+  if (!durable) throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", t.parent), fmt::arg("reason", errno_text(err)));
 }
 
 ModelConfig checkpoint_settings(const std::string& dir, const ModelConfig& cfg) {
@@ -390,28 +406,34 @@ ModelConfig adopt_checkpoint_settings(const ModelConfig& asked, const ModelConfi
                {"--d-ff", &ModelConfig::d_ff}};
   for (const auto& s : sizes) {
     if (given(s.flag) && asked.*s.field != saved.*s.field)
-      throw FileError(fmt::format("{} {} disagrees with the checkpoint, saved with {} {}: drop {} to use the "
-                                  "checkpoint's",
-                                  s.flag, asked.*s.field, s.flag, saved.*s.field, s.flag));
+      throw FileError(N_("{flag} {asked} disagrees with the checkpoint, saved with {flag} {saved}: drop {flag} to use the "
+                         "checkpoint's"),
+                      fmt::arg("flag", s.flag), fmt::arg("asked", asked.*s.field), fmt::arg("saved", saved.*s.field));
     c.*s.field = saved.*s.field;
   }
   const struct {
     const char* flag;  // the flag that turns the setting off
     bool ModelConfig::*field;
-    const char *on, *off;
-  } switches[] = {{"--post-ln", &ModelConfig::pre_ln, "pre-LN", "post-LN"},
-                  {"--no-look-ahead", &ModelConfig::look_ahead, "with the look-ahead mask", "without the look-ahead mask"},
-                  {"--no-scale", &ModelConfig::scale_scores, "scaled by sqrt(d_k)", "without scaling by sqrt(d_k)"}};
+    const char* refusal;  // the flag given, the checkpoint saved with the setting on
+  } switches[] = {
+      {"--post-ln", &ModelConfig::pre_ln,
+       N_("--post-ln disagrees with the checkpoint, saved pre-LN: drop --post-ln to use the checkpoint's")},
+      {"--no-look-ahead", &ModelConfig::look_ahead,
+       N_("--no-look-ahead disagrees with the checkpoint, saved with the look-ahead mask: drop --no-look-ahead to use "
+          "the checkpoint's")},
+      {"--no-scale", &ModelConfig::scale_scores,
+       N_("--no-scale disagrees with the checkpoint, saved with the scores scaled by sqrt(d_k): drop --no-scale to use "
+          "the checkpoint's")}};
   for (const auto& s : switches) {
-    if (given(s.flag) && asked.*s.field != saved.*s.field)
-      throw FileError(fmt::format("{} ({}) disagrees with the checkpoint, saved {}: drop {} to use the checkpoint's",
-                                  s.flag, asked.*s.field ? s.on : s.off, saved.*s.field ? s.on : s.off, s.flag));
+    // the flag turns the setting off, so a flag given that disagrees meets a checkpoint saved with it on
+    if (given(s.flag) && asked.*s.field != saved.*s.field) throw FileError(s.refusal);
     c.*s.field = saved.*s.field;
   }
   if (asked.src_vocab != saved.src_vocab || asked.tgt_vocab != saved.tgt_vocab)
-    throw FileError(fmt::format("the checkpoint's vocabularies have {} and {} words, this course's {} and {}: it was "
-                                "saved for another task; train and save it again",
-                                saved.src_vocab, saved.tgt_vocab, asked.src_vocab, asked.tgt_vocab));
+    throw FileError(N_("the checkpoint's vocabularies have {vs} and {vt} words, this course's {as} and {at}: it was saved "
+                       "for another task; train and save it again"),
+                    fmt::arg("vs", saved.src_vocab), fmt::arg("vt", saved.tgt_vocab), fmt::arg("as", asked.src_vocab),
+                    fmt::arg("at", asked.tgt_vocab));
   return c;
 }
 
@@ -435,18 +457,24 @@ void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
   const int64_t step = whole(mmeta, "step", 0, kMaxCheckpointStep, mpath);
   const int64_t ostep = whole(ometa, "step", 0, kMaxCheckpointStep, opath);
   if (step != ostep || mmeta["checkpoint_id"] != ometa["checkpoint_id"])
-    throw FileError(fmt::format("checkpoint {} is inconsistent: its two files come from two saves (model step {}, "
-                                "optimizer step {}): save it again, or --load another folder",
-                                dir, step, ostep));
+    throw FileError(N_("checkpoint {dir} is inconsistent: its two files come from two saves (model step {step}, "
+                       "optimizer step {ostep}): save it again, or --load another folder"),
+                    fmt::arg("dir", dir), fmt::arg("step", step), fmt::arg("ostep", ostep));
   // every tensor: a key this model has, the dtype and shape it expects
   const auto take = [&](const StFile& file, const std::string& path, const std::string& key,
                         const std::vector<int64_t>& shape, float* dst) {
     const auto it = file.find(key);
-    if (it == file.end()) throw FileError(path + " has no tensor " + key + ": it was saved by another model");
-    if (it->second.dtype != "F32") throw FileError(path + ": " + key + " is " + it->second.dtype + ", not F32");
+    if (it == file.end())
+      throw FileError(N_("{path} has no tensor {key}: it was saved by another model"), fmt::arg("path", path),
+                      fmt::arg("key", key));
+    if (it->second.dtype != "F32")
+      throw FileError(N_("{path}: {key} is {dtype}, not F32"), fmt::arg("path", path), fmt::arg("key", key),
+                      fmt::arg("dtype", it->second.dtype));
     if (it->second.shape != shape)
-      throw FileError(fmt::format("{}: {} has shape {}, this model expects {}: it does not match its own settings",
-                                  path, key, shape_text(it->second.shape), shape_text(shape)));
+      throw FileError(N_("{path}: {key} has shape {shape}, this model expects {expected}: it does not match its own "
+                         "settings"),
+                      fmt::arg("path", path), fmt::arg("key", key), fmt::arg("shape", shape_text(it->second.shape)),
+                      fmt::arg("expected", shape_text(shape)));
     std::copy(it->second.data.begin(), it->second.data.end(), reinterpret_cast<unsigned char*>(dst));
   };
   // nothing this model does not have (the moments only after a step of training)
@@ -458,7 +486,8 @@ void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
   for (const auto& [file, path, known] : {std::tuple{&weights, mpath, &keys}, std::tuple{&optim, opath, &moment_keys}})
     for (const auto& [key, t] : *file)
       if (known->count(key) == 0)
-        throw FileError(path + " has a tensor " + key + " this model does not have: it was saved by another model");
+        throw FileError(N_("{path} has a tensor {key} this model does not have: it was saved by another model"),
+                        fmt::arg("path", path), fmt::arg("key", key));
   std::vector<float> params(m.params.size()), ea, eas;
   if (step > 0) {
     ea.resize(m.params.size());
@@ -475,8 +504,9 @@ void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
   for (const ParamSpec& s : m.layout.specs)
     for (size_t i = s.offset; i < s.offset + s.numel && step > 0; ++i)
       if (eas[i] < 0)
-        throw FileError(opath + ": tensor " + s.name + ".exp_avg_sq holds a negative value (a mean of squares "
-                        "cannot be): the file was altered; save it again");
+        throw FileError(N_("{path}: tensor {tensor}.exp_avg_sq holds a negative value (a mean of squares cannot be): "
+                           "the file was altered; save it again"),
+                        fmt::arg("path", opath), fmt::arg("tensor", s.name));
   // everything read and checked: only now touch the model
   m.params = std::move(params);
   adam.step = step;

@@ -51,7 +51,8 @@ static void write_all(int fd, const void* p, size_t n, const std::string& what) 
   while (n > 0) {
     const ssize_t w = ::write(fd, c, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw FileIoError("cannot write " + what + ": " + errno_text(w < 0 ? errno : ENOSPC));
+    if (w <= 0) throw FileIoError(N_("cannot write {path}: {reason}"), fmt::arg("path", what),
+                                   fmt::arg("reason", errno_text(w < 0 ? errno : ENOSPC)));
     c += w;
     n -= static_cast<size_t>(w);
   }
@@ -74,23 +75,23 @@ void write_safetensors(int fd, const std::string& path, const StFile& tensors, c
   write_all(fd, len, 8, path);
   write_all(fd, text.data(), text.size(), path);
   for (const auto& [name, t] : tensors) write_all(fd, t.data.data(), t.data.size(), path);
-  if (::fsync(fd) != 0) throw FileIoError("cannot flush " + path + ": " + errno_text());
+  if (::fsync(fd) != 0) throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
 }
 
 void save_safetensors(const std::string& path, const StFile& tensors, const StMeta& metadata) {
   // refuse a symlink target (rename would replace the link, not what it points to)
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-    throw FileError("refusing to overwrite " + path + ": it is a symbolic link");
+    throw FileError(N_("refusing to overwrite {path}: it is a symbolic link"), fmt::arg("path", path));
   // a temporary file in the same folder, then rename, then flush the folder
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) throw FileIoError("cannot create a file next to " + path + ": " + errno_text());
+  if (fd < 0) throw FileIoError(N_("cannot create a file next to {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
   try {
     // mkstemp makes the file private (0600); a checkpoint is readable like any other output
-    if (::fchmod(fd, 0644) != 0) throw FileIoError("cannot set the mode of " + tmp + ": " + errno_text());
+    if (::fchmod(fd, 0644) != 0) throw FileIoError(N_("cannot set the mode of {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
     write_safetensors(fd, tmp, tensors, metadata);
-    if (::close(fd) != 0) throw FileIoError("cannot close " + tmp + ": " + errno_text());
+    if (::close(fd) != 0) throw FileIoError(N_("cannot write {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());
@@ -99,14 +100,14 @@ void save_safetensors(const std::string& path, const StFile& tensors, const StMe
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string e = errno_text();
     ::unlink(tmp.c_str());
-    throw FileIoError("cannot rename " + tmp + " to " + path + ": " + e);
+    throw FileIoError(N_("cannot rename {tmp} to {path}: {reason}"), fmt::arg("tmp", tmp), fmt::arg("path", path), fmt::arg("reason", e));
   }
   std::string dir = std::filesystem::path(path).parent_path().string();
   const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     const bool synced = ::fsync(dfd) == 0;
     ::close(dfd);
-    if (!synced) throw FileIoError("cannot flush the folder of " + path + ": " + errno_text());
+    if (!synced) throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", dir), fmt::arg("reason", errno_text()));
   }
 }
 
@@ -121,8 +122,10 @@ constexpr uint64_t kMaxDim = uint64_t(1) << 40;  // one dimension; the product i
 // read n bytes at `offset` into dst, or throw
 using ReadAt = std::function<void(uint64_t offset, void* dst, size_t n)>;
 
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw FileError(path + " is not a valid safetensors file: " + what);
+// A refusal: msgid names the file as {path} (and the tensor as {tensor}, ...)
+template <class... Args>
+[[noreturn]] void bad(const char* msgid, const std::string& path, const Args&... named) {
+  throw FileError(msgid, fmt::arg("path", path), named...);
 }
 
 // Nesting depth of a JSON text outside its strings: refused above kMaxDepth before parsing, so a
@@ -150,8 +153,8 @@ int json_depth(const char* p, size_t n) {
 
 // The header as JSON; a duplicate key at any depth is refused (nlohmann-json keeps the last).
 nlohmann::json parse_header(const std::string& text, const std::string& path) {
-  if (text.find('\0') != std::string::npos) bad(path, "its header holds a NUL byte");
-  if (json_depth(text.data(), text.size()) > kMaxDepth) bad(path, "its header is nested too deeply");
+  if (text.find('\0') != std::string::npos) bad(N_("{path} is not a valid safetensors file: its header holds a NUL byte"), path);
+  if (json_depth(text.data(), text.size()) > kMaxDepth) bad(N_("{path} is not a valid safetensors file: its header is nested too deeply"), path);
   std::vector<std::set<std::string>> keys;  // the keys seen in each open object
   std::string duplicate;
   const auto watch = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
@@ -166,27 +169,32 @@ nlohmann::json parse_header(const std::string& text, const std::string& path) {
   try {
     header = nlohmann::json::parse(text, watch);
   } catch (const nlohmann::json::exception&) {
-    bad(path, "its header is not JSON");
+    bad(N_("{path} is not a valid safetensors file: its header is not JSON"), path);
   }
-  if (!duplicate.empty()) bad(path, "its header names \"" + duplicate + "\" twice");
-  if (!header.is_object()) bad(path, "its header is not a JSON object");
+  if (!duplicate.empty()) bad(N_("{path} is not a valid safetensors file: its header names \"{key}\" twice"), path,
+                               fmt::arg("key", duplicate));
+  if (!header.is_object()) bad(N_("{path} is not a valid safetensors file: its header is not a JSON object"), path);
   return header;
 }
 
-uint64_t unsigned_of(const nlohmann::json& v, const std::string& path, const std::string& what) {
-  if (!v.is_number_unsigned()) bad(path, what + " is not a non-negative integer");
+uint64_t unsigned_of(const nlohmann::json& v, const std::string& path, const std::string& tensor, const char* field) {
+  if (!v.is_number_unsigned())
+    bad(N_("{path} is not a valid safetensors file: tensor {tensor}: {field} holds {value}, not a non-negative integer"),
+        path, fmt::arg("tensor", tensor), fmt::arg("field", field), fmt::arg("value", v.dump().substr(0, 40)));
   return v.get<uint64_t>();
 }
 
 StFile parse(uint64_t size, const ReadAt& read_at, const std::string& path, StMeta* metadata, bool read_data = true) {
   // 1) the header's length, then the header
-  if (size < 8) bad(path, "it is shorter than the 8-byte header length (truncated?)");
+  if (size < 8) bad(N_("{path} is not a valid safetensors file: it is shorter than the 8-byte header length (truncated?)"), path);
   unsigned char len[8];
   read_at(0, len, 8);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
-  if (n > size - 8) bad(path, "its header length " + std::to_string(n) + " runs past the end of the file (truncated?)");
-  if (n > kMaxHeaderBytes) bad(path, "its header length " + std::to_string(n) + " is larger than any checkpoint's");
+  if (n > size - 8) bad(N_("{path} is not a valid safetensors file: its header length {n} runs past the end of the file (truncated?)"), path,
+        fmt::arg("n", n));
+  if (n > kMaxHeaderBytes) bad(N_("{path} is not a valid safetensors file: its header length {n} is larger than any checkpoint's"), path,
+        fmt::arg("n", n));
   std::string text(n, '\0');
   read_at(8, text.data(), n);
   const nlohmann::json header = parse_header(text, path);
@@ -202,36 +210,44 @@ StFile parse(uint64_t size, const ReadAt& read_at, const std::string& path, StMe
     const std::string& name = it.key();
     const nlohmann::json& e = it.value();
     if (name == "__metadata__") {
-      if (!e.is_object()) bad(path, "__metadata__ is not an object");
+      if (!e.is_object()) bad(N_("{path} is not a valid safetensors file: __metadata__ is not an object"), path);
       for (auto m = e.begin(); m != e.end(); ++m) {
-        if (!m.value().is_string()) bad(path, "__metadata__ \"" + m.key() + "\" is not a string");
+        if (!m.value().is_string()) bad(N_("{path} is not a valid safetensors file: __metadata__ \"{key}\" is not a string"), path,
+              fmt::arg("key", m.key()));
         if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    const std::string where = "tensor " + name;
     if (!e.is_object() || e.size() != 3 || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
-      bad(path, where + " is not {dtype, shape, data_offsets}");
+      bad(N_("{path} is not a valid safetensors file: tensor {tensor} is not {{dtype, shape, data_offsets}}"), path,
+          fmt::arg("tensor", name));
     StTensor t;
-    if (!e["dtype"].is_string()) bad(path, where + ": its dtype is not a string");
+    if (!e["dtype"].is_string()) bad(N_("{path} is not a valid safetensors file: tensor {tensor}: its dtype is not a string"), path,
+                                        fmt::arg("tensor", name));
     t.dtype = e["dtype"].get<std::string>();
     const uint64_t item = t.dtype == "F32" ? 4 : t.dtype == "I64" ? 8 : 0;
-    if (item == 0) bad(path, where + " has dtype " + t.dtype + " (F32 or I64 expected)");
-    if (!e["shape"].is_array() || e["shape"].size() > 8) bad(path, where + ": its shape is not a list of up to 8 sizes");
+    if (item == 0) bad(N_("{path} is not a valid safetensors file: tensor {tensor} has dtype {dtype} (F32 or I64 expected)"),
+                       path, fmt::arg("tensor", name), fmt::arg("dtype", t.dtype));
+    if (!e["shape"].is_array() || e["shape"].size() > 8) bad(N_("{path} is not a valid safetensors file: tensor {tensor}: its shape is not a list of up to 8 sizes"),
+          path, fmt::arg("tensor", name));
     uint64_t bytes = item;
     for (const auto& d : e["shape"]) {
-      const uint64_t v = unsigned_of(d, path, where + ": a size in its shape");
+      const uint64_t v = unsigned_of(d, path, name, "shape");
       if (v > kMaxDim || __builtin_mul_overflow(bytes, v, &bytes) || bytes > size)
-        bad(path, where + " has a shape larger than the file");
+        bad(N_("{path} is not a valid safetensors file: tensor {tensor} has a shape larger than the file"), path,
+            fmt::arg("tensor", name));
       t.shape.push_back(static_cast<int64_t>(v));
     }
     const nlohmann::json& off = e["data_offsets"];
-    if (!off.is_array() || off.size() != 2) bad(path, where + ": its data_offsets are not [begin, end]");
-    const uint64_t b = unsigned_of(off[0], path, where + ": data_offsets"),
-                   end = unsigned_of(off[1], path, where + ": data_offsets");
-    if (b > end || end > data_size) bad(path, where + " lies beyond the end of the file (truncated?)");
+    if (!off.is_array() || off.size() != 2) bad(N_("{path} is not a valid safetensors file: tensor {tensor}: its data_offsets are not [begin, end]"),
+          path, fmt::arg("tensor", name));
+    const uint64_t b = unsigned_of(off[0], path, name, "data_offsets"),
+                   end = unsigned_of(off[1], path, name, "data_offsets");
+    if (b > end || end > data_size) bad(N_("{path} is not a valid safetensors file: tensor {tensor} lies beyond the end of the file (truncated?)"),
+          path, fmt::arg("tensor", name));
     if (end - b != bytes)
-      bad(path, where + " has " + std::to_string(end - b) + " bytes, its shape and dtype need " + std::to_string(bytes));
+      bad(N_("{path} is not a valid safetensors file: tensor {tensor} has {n} bytes, its shape and dtype need {need}"),
+          path, fmt::arg("tensor", name), fmt::arg("n", end - b), fmt::arg("need", bytes));
     ranges.push_back({b, end, name});
     out.emplace(name, std::move(t));
   }
@@ -241,10 +257,13 @@ StFile parse(uint64_t size, const ReadAt& read_at, const std::string& path, StMe
   uint64_t at = 0;
   for (const Range& r : ranges) {
     if (r.begin != at)
-      bad(path, "tensor " + r.name + (r.begin < at ? " overlaps the tensor before it" : " leaves a gap before it"));
+      bad(r.begin < at ? N_("{path} is not a valid safetensors file: tensor {tensor} overlaps the tensor before it")
+                       : N_("{path} is not a valid safetensors file: tensor {tensor} leaves a gap before it"),
+          path, fmt::arg("tensor", r.name));
     at = r.end;
   }
-  if (at != data_size) bad(path, std::to_string(data_size - at) + " bytes follow the last tensor");
+  if (at != data_size) bad(N_("{path} is not a valid safetensors file: {n} bytes follow the last tensor"), path,
+                             fmt::arg("n", data_size - at));
   // 4) the values, read straight into each tensor; F32 values must be finite
   if (!read_data) return out;
   for (const Range& r : ranges) {
@@ -256,8 +275,11 @@ StFile parse(uint64_t size, const ReadAt& read_at, const std::string& path, StMe
       float v;
       std::memcpy(&v, t.data.data() + i, 4);
       if (!std::isfinite(v))
-        throw FileError(path + ": tensor " + r.name + " holds " + (std::isnan(v) ? "NaN" : "an infinity") +
-                        " (value " + std::to_string(i / 4) + "): the run that saved it diverged; train it again");
+        throw FileError(std::isnan(v) ? N_("{path}: tensor {tensor} holds NaN (value {i}): the run that saved it "
+                                            "diverged; train it again")
+                                      : N_("{path}: tensor {tensor} holds an infinity (value {i}): the run that saved "
+                                           "it diverged; train it again"),
+                        fmt::arg("path", path), fmt::arg("tensor", r.name), fmt::arg("i", i / 4));
     }
   }
   return out;
@@ -273,15 +295,20 @@ StFile parse_safetensors(const unsigned char* bytes, size_t size, const std::str
 // fd's size, after refusing what is not a regular file or is larger than max_bytes
 static uint64_t checked_size(int fd, const std::string& path, uint64_t max_bytes) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw FileIoError("cannot read " + path + ": " + errno_text());
+  if (::fstat(fd, &st) != 0) throw FileIoError(N_("cannot read {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
   if (!S_ISREG(st.st_mode))
-    throw FileError(path + " is not a regular file (" +
-                    (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a device or socket") +
-                    "): a checkpoint holds files written by --save");
+    throw FileError(S_ISDIR(st.st_mode)    ? N_("{path} is not a regular file (a directory): a checkpoint holds files "
+                                              "written by --save")
+                    : S_ISFIFO(st.st_mode) ? N_("{path} is not a regular file (a pipe): a checkpoint holds files written "
+                                              "by --save")
+                                           : N_("{path} is not a regular file (a device or socket): a checkpoint holds "
+                                              "files written by --save"),
+                    fmt::arg("path", path));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes)
-    throw FileError(path + " is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
-                    " this checkpoint can be: it is not one written by --save for this model");
+    throw FileError(N_("{path} is {size} bytes, more than the {max} this checkpoint can be: it is not one written by "
+                       "--save for this model"),
+                    fmt::arg("path", path), fmt::arg("size", size), fmt::arg("max", max_bytes));
   return size;
 }
 
@@ -291,8 +318,8 @@ static ReadAt reader_of(int fd, const std::string& path) {
     while (n > 0) {
       const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(offset));
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw FileIoError("cannot read " + path + ": " + errno_text());
-      if (r == 0) throw FileError(path + " became shorter while it was read: is another run writing it?");
+      if (r < 0) throw FileIoError(N_("cannot read {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
+      if (r == 0) throw FileError(N_("{path} became shorter while it was read: is another run writing it?"), fmt::arg("path", path));
       p += r, n -= static_cast<size_t>(r), offset += static_cast<uint64_t>(r);
     }
   };
@@ -312,8 +339,8 @@ StFile load_safetensors(const std::string& path, StMeta* metadata, uint64_t max_
   if (fd < 0) {
     const int err = errno;
     if (err == EIO || err == ENOMEM || err == EMFILE || err == ENFILE)
-      throw FileIoError("cannot open " + path + ": " + errno_text(err));
-    throw FileError("cannot open " + path + ": " + errno_text(err));
+      throw FileIoError(N_("cannot open {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text(err)));
+    throw FileError(N_("cannot open {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text(err)));
   }
   try {
     StFile f = load_safetensors_fd(fd, path, metadata, max_bytes);

@@ -22,15 +22,34 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <fmt/args.h>
+#include <fmt/format.h>
+
 namespace ts::train {
 
+// Marks a message for translation (xgettext); the same definition as course/i18n.hpp's, which
+// this layer may not include: the course translates the message where it shows it.
+#define N_(msgid) msgid
+
 // A file that is not what it should be: the message names the file and what is wrong.
+// msgid is an English format string with named arguments, marked N_(): what() is it in
+// English; the course shows tr(msgid) formatted with the same arguments (translated()).
 struct FileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  template <class... Args>
+  explicit FileError(const char* id, const Args&... named)
+      : std::runtime_error(fmt::format(fmt::runtime(id), named...)), msgid(id),
+        args(std::make_shared<fmt::dynamic_format_arg_store<fmt::format_context>>()) {
+    (args->push_back(named), ...);
+  }
+  // the message in another language: `translation` is the catalog's text for msgid
+  std::string translated(const char* translation) const { return fmt::vformat(translation, *args); }
+  const char* msgid;
+  std::shared_ptr<fmt::dynamic_format_arg_store<fmt::format_context>> args;
 };
 // The system failed a read or a write (disk full, I/O error): the message names the file and
 // the system's reason. A FileError too, so a caller that does not care may catch both.
