@@ -70,14 +70,20 @@ Target target_of(const std::string& dir) {
   return {real.string(), real.parent_path().string(), real.filename().string()};
 }
 
-// The parent folder, opened and locked (flock) for the duration of a save or a cleanup.
+// SIGINT, SIGTERM and SIGHUP during a save are held, then take effect once it has finished.
+// (Handlers, not a signal mask: the trainer's threads would still take a masked signal.)
+volatile std::sig_atomic_t g_held_signal = 0;
+extern "C" void hold_signal(int sig) { g_held_signal = sig; }
+
+// The parent folder, opened and locked (flock) for the duration of a save or a cleanup. A
+// signal held while waiting for another run's lock ends the wait (and then the run).
 class ParentLock {
  public:
   explicit ParentLock(const std::string& parent) : fd_(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
     if (fd_ < 0)
       throw FileIoError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", parent), fmt::arg("reason", errno_text()));
     while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) {
+      if (errno != EINTR || g_held_signal != 0) {
         const int err = errno;
         ::close(fd_);
         throw FileIoError(N_("cannot lock the folder {dir}: {reason}"), fmt::arg("dir", parent), fmt::arg("reason", errno_text(err)));
@@ -125,10 +131,6 @@ void remove_leftovers(int parent_fd, const std::string& name) {
   for (const std::string& f : found) remove_folder(parent_fd, f);
 }
 
-// SIGINT, SIGTERM and SIGHUP during a save are held, then take effect once it has finished.
-// (Handlers, not a signal mask: the trainer's threads would still take a masked signal.)
-volatile std::sig_atomic_t g_held_signal = 0;
-extern "C" void hold_signal(int sig) { g_held_signal = sig; }
 class SignalsHeld {
  public:
   SignalsHeld() {
