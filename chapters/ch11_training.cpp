@@ -21,9 +21,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,6 +33,7 @@
 #include "exact/print.hpp"
 #include "course/plot.hpp"
 #include "course/train_views.hpp"
+#include "train/budget.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gradcheck.hpp"
 #include "train/module_check.hpp"
@@ -47,6 +48,18 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
                            const std::string& loss_name, const std::string& translate_text);
 // Step 2's check at step 0: the model ch11 trains against ch10's EncoderDecoder, same weights.
 static void check_model(Chapter& ch, const Model<float>& model, const Batch& b);
+// Runs a --save/--load action: a checkpoint that is not right is bad input (exit 2), a failing
+// disk an I/O failure (exit 1); the message starts with the flag.
+template <class Work>
+static auto checkpoint_io(const char* flag, const Work& work) {
+  try {
+    return work();
+  } catch (const FileIoError& e) {
+    throw IoError(std::string(flag) + ": " + e.in(tr));
+  } catch (const FileError& e) {
+    throw UsageError(std::string(flag) + ": " + e.in(tr));
+  }
+}
 // translate(n): the article's 输入: / 预测输出: lines, and whether the words are right.
 static void translation(Chapter& ch, int64_t n, const std::string& predicted);
 
@@ -84,26 +97,23 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     const int64_t number = check_knobs(ch, steps, cfg, dropout, lr, loss_name, translate_text);
+    for (const auto& [flag, dir] : {std::pair{"--save", &save_dir}, std::pair{"--load", &load_dir}})
+      if (ch.given(flag) && dir->empty()) throw UsageError(trf("{flag} needs a folder, got ''", fmt::arg("flag", flag)));
     const Vocab& sv = source_vocab();
     const Vocab& tv = target_vocab();
     cfg.src_vocab = sv.size(), cfg.tgt_vocab = tv.size(), cfg.dropout = ch.eval ? 0.0 : dropout;
     cfg.pre_ln = !post_ln, cfg.look_ahead = !no_look_ahead, cfg.scale_scores = !no_scale;
-    Model<float> model = init_model(cfg, ch.seed);  // ch10's create_model(...) with torch.manual_seed(seed)
-    const std::vector<float> untrained = model.params;
+    if (!load_dir.empty()) {
+      // the checkpoint's settings: a flag not given takes them, a flag given must agree
+      cfg = checkpoint_io("--load", [&] {
+        return adopt_checkpoint_settings(cfg, checkpoint_settings(load_dir, cfg),
+                                         [&](const std::string& flag) { return ch.given(flag); });
+      });
+    }
     if (!load_dir.empty() && steps == -1) steps = 0;
     if (steps == -1) steps = 1000;
-    if (!save_dir.empty()) {
-      // refuse an unwritable --save before training, not after
-      std::error_code ec;
-      std::filesystem::create_directories(save_dir, ec);
-      if (ec || !std::filesystem::is_directory(save_dir) || ::access(save_dir.c_str(), W_OK) != 0)
-        throw UsageError(trf("--save: cannot write to the folder '{dir}': choose a writable DIR",
-                             fmt::arg("dir", save_dir)));
-      for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
-        if (std::filesystem::is_symlink(save_dir + f))
-          throw UsageError(trf("--save: refusing to overwrite {path}: it is a symbolic link",
-                               fmt::arg("path", save_dir + f)));
-    }
+    // refuse an unusable --save before training, not after (train/checkpoint.hpp)
+    if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });
     const Reduction reduction = loss_name == "article" ? Reduction::ArticleMean : Reduction::TokenMean;
 
     if (check_grads) {
@@ -132,14 +142,14 @@ int main(int argc, char** argv) {
       return;
     }
 
+    const TrainCost cost = training_cost(cfg, batch, steps, threads, int64_t(number_split().held_out.size()), 10);
+    ch.budget(cost.bytes, cost.madds, "--batch, --d-model, --d-ff, --layers or --steps");
+    Model<float> model = init_model(cfg, ch.seed);  // ch10's create_model(...) with torch.manual_seed(seed)
+    const std::vector<float> untrained = model.params;
     Adam loaded;
     if (!load_dir.empty()) {
       // read and check the whole checkpoint before anything else happens
-      try {
-        load_checkpoint(load_dir, model, loaded);
-      } catch (const FileError& e) {
-        throw UsageError(std::string("--load: ") + e.what());
-      }
+      checkpoint_io("--load", [&] { load_checkpoint(load_dir, model, loaded); });
     }
 
     // ---------------------------------------------------------------- 1) data, model, masks
@@ -282,11 +292,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 5) save
     if (!save_dir.empty()) {
       ch.section(_("Step 5: save the weights and the optimizer as safetensors"), _("article 004 ckpt_manager.save()"));
-      try {
-        save_checkpoint(save_dir, trained, adam);
-      } catch (const FileError& e) {
-        throw UsageError(std::string("--save: ") + e.what());
-      }
+      checkpoint_io("--save", [&] { save_checkpoint(save_dir, trained, adam); });
       ch.show("ckpt_manager.save()",
               fmt::format("saved {}/model.safetensors and {}/optimizer.safetensors (step {})", save_dir, save_dir,
                           adam.step),

@@ -27,7 +27,7 @@
 #include "course/chapter.hpp"
 #include "course/i18n.hpp"
 #include "course/gpt_report.hpp"
-#include "train/plot.hpp"
+#include "course/plot.hpp"
 #include "train/sampling.hpp"
 
 using namespace ts;

@@ -30,7 +30,7 @@
 #include "exact/matmul.hpp"  // set_blas_threads
 #include "train/classifier.hpp"
 #include "train/numbers.hpp"
-#include "train/plot.hpp"
+#include "course/plot.hpp"
 
 using namespace ts;
 using namespace ts::train;

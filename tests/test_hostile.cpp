@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "course/errors.hpp"
+#include "course/dump_dir.hpp"
 #include "exact/npy.hpp"
 #include "exact/rng.hpp"
 #include "text/tokenizer.hpp"
@@ -62,9 +63,9 @@ TEST_CASE("save_npy replaces a symlink at the target, never writes through it", 
   CHECK(names_in(d.path) == std::vector<std::string>{"victim.txt", "x.npy"});  // no temporary file left
 }
 
-TEST_CASE("save_npy into a directory that is gone is an IoError, naming the file", "[npy][hostile]") {
+TEST_CASE("save_npy into a directory that is gone is a WriteError, naming the file", "[npy][hostile]") {
   ts::Tensor t = ts::Tensor::from_shape({1});
-  CHECK_THROWS_AS(ts::save_npy("/nonexistent_dir_ts/a.npy", t), ts::IoError);
+  CHECK_THROWS_AS(ts::save_npy("/nonexistent_dir_ts/a.npy", t), ts::WriteError);
   CHECK_THROWS_WITH(ts::save_npy("/nonexistent_dir_ts/a.npy", t), Catch::Contains("/nonexistent_dir_ts/a.npy"));
 }
 

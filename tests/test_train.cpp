@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -146,4 +147,48 @@ TEST_CASE("train: checkpoints round trip and refuse another model's shapes", "[t
   Model<float> deeper = init_model(deep, 2);
   CHECK_THROWS_AS(load_checkpoint(d.path.string(), deeper, adam2), FileError);
   CHECK_THROWS_AS(load_checkpoint((d.path / "nope").string(), back, adam2), FileError);
+}
+
+TEST_CASE("train: the safetensors reader is strict (duplicate keys, fractions, gaps, NaN)", "[train]") {
+  // an 8-byte length, the header, the data
+  const auto file = [](const std::string& header, const std::string& data) {
+    std::string b(8, '\0');
+    for (int i = 0; i < 8; ++i) b[size_t(i)] = static_cast<char>(header.size() >> (8 * i));
+    return b + header + data;
+  };
+  const auto parse = [](const std::string& b) {
+    return parse_safetensors(reinterpret_cast<const unsigned char*>(b.data()), b.size(), "t.safetensors", nullptr);
+  };
+  const std::string one(4, '\0');  // 0.0f
+  CHECK(parse(file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", one)).at("a").data.size() == 4);
+  CHECK_THROWS_WITH(parse(file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", one)),
+                    Catch::Contains("twice"));
+  CHECK_THROWS_WITH(parse(file(R"({"a":{"dtype":"F32","shape":[1.0],"data_offsets":[0,4]}})", one)),
+                    Catch::Contains("integer"));
+  CHECK_THROWS_WITH(parse(file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", one + one)),
+                    Catch::Contains("follow the last tensor"));
+  CHECK_THROWS_WITH(parse(file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", one + one)),
+                    Catch::Contains("gap"));
+  const float nan = std::nanf("");
+  std::string nan_bytes(4, '\0');
+  std::memcpy(nan_bytes.data(), &nan, 4);
+  CHECK_THROWS_WITH(parse(file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", nan_bytes)),
+                    Catch::Contains("tensor a holds NaN"));
+}
+
+TEST_CASE("train: a checkpoint loads only into the model it was saved from (norm, sizes)", "[train]") {
+  TempDir d;
+  ModelConfig c = small_config();
+  c.pre_ln = false;
+  Model<float> m = init_model(c, 2);
+  Adam adam;
+  save_checkpoint((d.path / "ck").string(), m, adam);
+  // its settings: post-LN, read back from the metadata
+  CHECK_FALSE(checkpoint_settings((d.path / "ck").string(), small_config()).pre_ln);
+  Model<float> pre = init_model(small_config(), 2);
+  CHECK_THROWS_WITH(load_checkpoint((d.path / "ck").string(), pre, adam), Catch::Contains("--post-ln"));
+  // only the checkpoint is left in the folder: no temporary folder beside it
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(d.path)) entries += e.path().filename() != "ck";
+  CHECK(entries == 0);
 }

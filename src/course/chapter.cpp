@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "course/dump_dir.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 #include "exact/kernels.hpp"
@@ -631,7 +632,7 @@ void Chapter::dump(const std::string& expr, const std::function<void(const std::
   while (!name.empty() && name.back() == '_') name.pop_back();
   ++dumped_;
   std::string prefix = (dumped_ < 10 ? "0" : "") + std::to_string(dumped_) + "_";
-  write(dump_->add(prefix + name + ".npy"));
+  dump_->write(prefix + name + ".npy", write);
 }
 
 std::string Chapter::bold(const std::string& s) const { return color ? "\033[1m" + s + "\033[0m" : s; }

@@ -18,7 +18,7 @@
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
-#include "train/plot.hpp"
+#include "course/plot.hpp"
 #include "transformer/kv_cache.hpp"  // thousands()
 
 namespace ts {

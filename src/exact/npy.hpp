@@ -1,4 +1,5 @@
-// npy.hpp: write tensors as NumPy .npy files (format version 1.0), for --dump DIR.
+// npy.hpp: write tensors as NumPy .npy files (format version 1.0), for --dump DIR
+// (course/dump_dir.hpp keeps the directory).
 // Load them in Python with numpy.load(path). Introduced in ch01.
 //
 // Every file is written whole or not at all: into a temporary file in the same directory,
@@ -7,37 +8,36 @@
 // never followed.
 #pragma once
 
+#include <cstddef>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exact/tensor.hpp"
 
 namespace ts {
 
-// Writes t to path (row-major, little-endian). Throws IoError on any I/O failure (the
-// message names the file and the system's reason); no partial file is left behind.
+// A write the system failed: the file, the step that failed (kStepCreate ...) and errno. The
+// course turns it into the learner's message (course/dump_dir.hpp: IoError, exit 1).
+struct WriteError : std::runtime_error {
+  WriteError(std::string path, const char* step, int err);
+  std::string path;
+  const char* step;
+  int err;
+};
+inline constexpr const char kStepCreate[] = "create a file in its directory", kStepWrite[] = "write",
+                            kStepClose[] = "close", kStepRename[] = "rename";
+// The temporary files write_atomically makes (an interrupted run may leave one behind).
+inline constexpr const char kTempPrefix[] = ".ts-dump-tmp-";
+
+// Writes the byte ranges `parts` to `path` atomically (see above). Throws WriteError.
+void write_atomically(const std::string& path, const std::vector<std::pair<const void*, size_t>>& parts);
+
+// Writes t to path (row-major, little-endian). Throws WriteError on any I/O failure; no
+// partial file is left behind.
 void save_npy(const std::string& path, const Tensor& t);   // dtype '<f4'
 void save_npy(const std::string& path, const ITensor& t);  // dtype '<i8'
 void save_npy(const std::string& path, const BTensor& t);  // dtype '|b1'
-
-// A --dump directory holds ONE run: the files it wrote and a manifest naming them
-// (kManifest: the chapter, its command line, one "file NAME" line per file). A new run
-//   - creates the directory if it does not exist;
-//   - in a directory with a manifest, removes the files the manifest lists (and temporary
-//     files an interrupted run left) before writing its own;
-//   - refuses (UsageError) a directory holding anything else, or one it cannot write in.
-class DumpDir {
- public:
-  static constexpr const char* kManifest = "ts-dump-manifest.txt";
-  DumpDir(const std::string& dir, const std::string& chapter, const std::string& command);
-  // Lists `name` in the manifest (rewritten first, so no file is ever unlisted) and returns
-  // the path to write it to.
-  std::string add(const std::string& name);
-
- private:
-  void write_manifest() const;
-  std::string dir_, header_;
-  std::vector<std::string> files_;
-};
 
 }  // namespace ts

@@ -1,7 +1,21 @@
-// train/checkpoint.cpp: see checkpoint.hpp.
+// train/checkpoint.cpp: see checkpoint.hpp for the format and the save's design.
 #include "train/checkpoint.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <random>
+#include <set>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -10,16 +24,291 @@ namespace ts::train {
 
 namespace fs = std::filesystem;
 
-static std::string shape_text(const std::vector<int64_t>& s) {
+namespace {
+
+const char kModel[] = "model.safetensors", kOptim[] = "optimizer.safetensors";
+const char kSaveTag[] = ".ts-save-";         // PARENT/.NAME.ts-save-XXXXXX: a save under way, or its leftover
+constexpr uint64_t kHeaderAllowance = 16u << 20;  // beside the tensors' bytes, for the size cap
+
+std::string shape_text(const std::vector<int64_t>& s) {
   std::string t = "(";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
   return t + (s.size() == 1 ? ",)" : ")");
 }
 
-void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& adam) {
+std::string errno_text(int err = errno) { return std::strerror(err); }
+
+// A file in a checkpoint folder that --save wrote (or an older version's temporary file).
+bool ours(const std::string& name) {
+  return name == kModel || name == kOptim || name.rfind(std::string(kModel) + ".tmp.", 0) == 0 ||
+         name.rfind(std::string(kOptim) + ".tmp.", 0) == 0;
+}
+
+// Test-only fault injection (tests/train_fault_test.py walks every point and checks the folder
+// afterwards): TS_TEST_KILL_AT=<point> kills the process there with SIGKILL, <point>:TERM sends
+// it SIGTERM (which the save holds until it has finished).
+void kill_point(const char* point) {
+  const char* at = std::getenv("TS_TEST_KILL_AT");
+  if (at == nullptr) return;
+  const size_t n = std::strlen(point);
+  if (std::strcmp(at, point) == 0) ::raise(SIGKILL);
+  if (std::strncmp(at, point, n) == 0 && std::strcmp(at + n, ":TERM") == 0) ::raise(SIGTERM);
+}
+
+// DIR split into the folder it is (a symlink to a folder is followed, like mkdir -p) and its
+// parent, where the new checkpoint is built and swapped in.
+struct Target {
+  std::string path, parent, name;
+};
+Target target_of(const std::string& dir) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) throw FileError("cannot create the folder " + dir + ": " + ec.message());
+  fs::path real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (ec) throw FileError(N_("cannot use the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", ec.message()));
+  if (real.filename().empty()) real = real.parent_path();  // "ckpt/" -> "ckpt"
+  if (real == real.root_path() || real.filename() == "." || real.filename() == "..")
+    throw FileError(N_("cannot save into {dir}: --save replaces its folder, choose one below it"), fmt::arg("dir", dir));
+  return {real.string(), real.parent_path().string(), real.filename().string()};
+}
+
+// SIGINT, SIGTERM and SIGHUP during a save are held, then take effect once it has finished.
+// (Handlers, not a signal mask: the trainer's threads would still take a masked signal.)
+volatile std::sig_atomic_t g_held_signal = 0;
+extern "C" void hold_signal(int sig) { g_held_signal = sig; }
+
+// The parent folder, opened and locked (flock) for the duration of a save or a cleanup. A
+// signal held while waiting for another run's lock ends the wait (and then the run).
+class ParentLock {
+ public:
+  explicit ParentLock(const std::string& parent) : fd_(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0)
+      throw FileIoError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", parent), fmt::arg("reason", errno_text()));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR || g_held_signal != 0) {
+        const int err = errno;
+        ::close(fd_);
+        throw FileIoError(N_("cannot lock the folder {dir}: {reason}"), fmt::arg("dir", parent), fmt::arg("reason", errno_text(err)));
+      }
+  }
+  ~ParentLock() { ::close(fd_); }  // closing releases the lock
+  ParentLock(const ParentLock&) = delete;
+  ParentLock& operator=(const ParentLock&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Removes the folder `name` of parent_fd if it holds only checkpoint files (a leftover save or
+// the previous checkpoint after the swap); anything else in it is left alone, and so is the
+// folder. Never follows a symlink.
+void remove_folder(int parent_fd, const std::string& name) {
+  const int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return;
+  }
+  while (const dirent* e = ::readdir(d))
+    if (ours(e->d_name)) ::unlinkat(fd, e->d_name, 0);
+  ::closedir(d);
+  ::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR);  // fails (and keeps it) if something else is inside
+}
+
+// What killed saves left beside DIR; the caller holds the parent's lock, so no save is running.
+void remove_leftovers(int parent_fd, const std::string& name) {
+  const std::string prefix = "." + name + kSaveTag;
+  std::vector<std::string> found;
+  const int fd = ::dup(parent_fd);
+  DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (d == nullptr) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  while (const dirent* e = ::readdir(d))
+    if (std::string(e->d_name).rfind(prefix, 0) == 0) found.emplace_back(e->d_name);
+  ::closedir(d);
+  for (const std::string& f : found) remove_folder(parent_fd, f);
+}
+
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    struct sigaction sa {};
+    sa.sa_handler = hold_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < 3; ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~SignalsHeld() {
+    for (size_t i = 0; i < 3; ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+    if (g_held_signal != 0) ::raise(g_held_signal);  // as if it had arrived now
+  }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3];
+};
+
+void write_file(int dir_fd, const std::string& dir, const char* name, const StFile& tensors, const StMeta& meta) {
+  const std::string path = dir + "/" + name;
+  const int fd = ::openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw FileIoError(N_("cannot create {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
+  try {
+    write_safetensors(fd, path, tensors, meta);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0)
+    throw FileIoError(N_("cannot write {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text()));
+}
+
+std::string new_checkpoint_id() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}", rd(), rd());
+}
+
+// A metadata value that must be a whole number in [lo, hi], written with plain digits.
+int64_t whole(const StMeta& meta, const std::string& key, int64_t lo, int64_t hi, const std::string& path) {
+  const auto it = meta.find(key);
+  const std::string v = it == meta.end() ? std::string() : it->second;
+  const bool digits = !v.empty() && v.size() <= 18 && (v == "0" || v[0] != '0') &&
+                      std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const int64_t n = digits ? std::stoll(v) : -1;
+  if (!digits || n < lo || n > hi)
+    throw FileError(N_("{path} has no valid {key} in its __metadata__ (a whole number {lo}..{hi} expected, got '{v}'): "
+                       "it was not written by --save; train and save it again"),
+                    fmt::arg("path", path), fmt::arg("key", key), fmt::arg("lo", lo), fmt::arg("hi", hi),
+                    fmt::arg("v", v));
+  return n;
+}
+
+std::string text_of(const StMeta& meta, const std::string& key, const std::vector<std::string>& allowed,
+                    const std::string& path) {
+  const auto it = meta.find(key);
+  if (it == meta.end() || std::find(allowed.begin(), allowed.end(), it->second) == allowed.end())
+    throw FileError(N_("{path} has no valid {key} in its __metadata__ ({allowed} expected): it was not written by "
+                       "--save; train and save it again"),
+                    fmt::arg("path", path), fmt::arg("key", key), fmt::arg("allowed", fmt::format("{}", fmt::join(allowed, " / "))));
+  return it->second;
+}
+
+// Opens DIR once; both files are then read through this handle.
+int open_checkpoint_folder(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  const int err = errno;
+  if (err == ENOTDIR) throw FileError(N_("{dir} is not a folder: --load takes the folder --save DIR wrote"), fmt::arg("dir", dir));
+  if (err == ENOENT) throw FileError(N_("no checkpoint folder {dir} (write one with --save DIR)"), fmt::arg("dir", dir));
+  if (err == EIO || err == ENOMEM || err == EMFILE || err == ENFILE)
+    throw FileIoError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text(err)));
+  throw FileError(N_("cannot open the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text(err)));
+}
+
+StFile read_file(int dir_fd, const std::string& dir, const char* name, StMeta* meta, uint64_t cap, bool header_only) {
+  const std::string path = dir + "/" + name;
+  const int fd = ::openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      throw FileError(N_("the checkpoint {dir} has no {name}: write one with --save DIR"), fmt::arg("dir", dir),
+                      fmt::arg("name", name));
+    if (err == EIO || err == ENOMEM || err == EMFILE || err == ENFILE)
+      throw FileIoError(N_("cannot open {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text(err)));
+    throw FileError(N_("cannot open {path}: {reason}"), fmt::arg("path", path), fmt::arg("reason", errno_text(err)));
+  }
+  try {
+    StFile f = header_only ? (read_safetensors_metadata_fd(fd, path, meta), StFile{})
+                           : load_safetensors_fd(fd, path, meta, cap);
+    ::close(fd);
+    return f;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+// The format: older checkpoints (before ts_checkpoint 2) hold no settings and are refused.
+void check_format(const StMeta& meta, const std::string& path) {
+  const auto it = meta.find("ts_checkpoint");
+  if (it == meta.end() || it->second != kCheckpointFormat)
+    throw FileError(N_("{path} is a checkpoint of another format (ts_checkpoint '{found}'; this version reads {format}): "
+                       "train again and --save it with this version"),
+                    fmt::arg("path", path), fmt::arg("found", it == meta.end() ? std::string() : it->second),
+                    fmt::arg("format", kCheckpointFormat));
+}
+
+ModelConfig settings_of(const StMeta& meta, const ModelConfig& cfg, const std::string& path) {
+  check_format(meta, path);
+  ModelConfig c = cfg;
+  // the ranges ch11's flags accept
+  c.layers = whole(meta, "layers", 1, 12, path);
+  c.d_model = whole(meta, "d_model", 2, 1024, path);
+  c.heads = whole(meta, "heads", 1, c.d_model, path);
+  c.d_ff = whole(meta, "d_ff", 1, 8192, path);
+  c.src_vocab = whole(meta, "src_vocab", 1, 1000000, path);
+  c.tgt_vocab = whole(meta, "tgt_vocab", 1, 1000000, path);
+  if (c.d_model % c.heads != 0)
+    throw FileError(N_("{path}: its heads {H} do not divide its d_model {C}: it was not written by --save"),
+                    fmt::arg("path", path), fmt::arg("H", c.heads), fmt::arg("C", c.d_model));
+  c.pre_ln = text_of(meta, "norm", {"pre-LN", "post-LN"}, path) == "pre-LN";
+  c.look_ahead = text_of(meta, "look_ahead", {"true", "false"}, path) == "true";
+  c.scale_scores = text_of(meta, "scale_scores", {"true", "false"}, path) == "true";
+  return c;
+}
+
+}  // namespace
+
+void prepare_save_folder(const std::string& dir) {
+  const Target t = target_of(dir);
+  struct stat st {};
+  if (::lstat(t.path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      throw FileError(N_("{dir} is not a folder: give --save a new or empty folder"), fmt::arg("dir", dir));
+    struct stat pst {};
+    if (::stat(t.parent.c_str(), &pst) == 0 && (pst.st_dev != st.st_dev || pst.st_ino == st.st_ino))
+      throw FileError(N_("{dir} is a mount point: --save replaces its folder as a whole, choose a folder inside it"),
+                      fmt::arg("dir", dir));
+    if (::access(t.path.c_str(), W_OK | X_OK) != 0)
+      throw FileError(N_("cannot write to the folder {dir}: choose a writable folder"), fmt::arg("dir", dir));
+    DIR* d = ::opendir(t.path.c_str());
+    if (d == nullptr)
+      throw FileError(N_("cannot read the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+    std::string stranger, link;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat est {};
+      const bool regular = ::fstatat(::dirfd(d), name.c_str(), &est, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(est.st_mode);
+      if (ours(name) && !regular && link.empty()) link = name;
+      if (!ours(name) && stranger.empty()) stranger = name;
+    }
+    ::closedir(d);
+    if (!link.empty())
+      throw FileError(N_("refusing to replace {path}: it is not a regular file (a symbolic link?)"),
+                      fmt::arg("path", dir + "/" + link));
+    if (!stranger.empty())
+      throw FileError(N_("{dir} holds {name}, which --save did not write: a checkpoint folder holds only its two files, "
+                         "and --save replaces the folder as a whole; choose a new or empty folder"),
+                      fmt::arg("dir", dir), fmt::arg("name", stranger));
+  } else {
+    std::error_code ec;
+    fs::create_directories(t.parent, ec);
+    if (ec)
+      throw FileError(N_("cannot create the folder {dir}: {reason}"), fmt::arg("dir", t.parent), fmt::arg("reason", ec.message()));
+  }
+  if (::access(t.parent.c_str(), W_OK | X_OK) != 0)
+    throw FileError(N_("cannot write to {parent}: --save builds the new checkpoint beside {dir} and swaps it in, so "
+                       "its parent folder must be writable"),
+                    fmt::arg("parent", t.parent), fmt::arg("dir", dir));
+  ParentLock lock(t.parent);
+  remove_leftovers(lock.fd(), t.name);
+}
+
+void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& adam) {
+  // 1) the two files' contents and metadata
   StFile weights, optim;
   const bool have_moments = adam.exp_avg.size() == m.params.size();
   for (const ParamSpec& s : m.layout.specs) {
@@ -30,56 +319,177 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
     }
   }
   const ModelConfig& c = m.cfg;
-  const std::string step = std::to_string(adam.step);
-  save_safetensors(dir + "/model.safetensors", weights,
-                   {{"format", "pt"}, {"step", step}, {"layers", std::to_string(c.layers)},
-                    {"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
-                    {"d_ff", std::to_string(c.d_ff)}, {"norm", c.pre_ln ? "pre-LN" : "post-LN"}});
-  save_safetensors(dir + "/optimizer.safetensors", optim,
-                   {{"step", step}, {"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
-                    {"eps", fmt::format("{}", adam.eps)}});
-}
-
-// Copies the tensor `key` of `file` into dst after checking its dtype and shape.
-static void take(const StFile& file, const std::string& path, const std::string& key,
-                 const std::vector<int64_t>& shape, float* dst) {
-  const auto it = file.find(key);
-  if (it == file.end()) throw FileError(path + " has no tensor " + key + ": was it saved by another model?");
-  if (it->second.dtype != "F32") throw FileError(path + ": " + key + " is " + it->second.dtype + ", not F32");
-  if (it->second.shape != shape)
-    throw FileError(fmt::format("{}: {} has shape {}, this model expects {}: pass the --layers/--d-model/--heads/--d-ff "
-                                "it was saved with",
-                                path, key, shape_text(it->second.shape), shape_text(shape)));
-  std::copy(it->second.data.begin(), it->second.data.end(), reinterpret_cast<unsigned char*>(dst));
-}
-
-static int64_t step_of(const StMeta& meta, const std::string& path) {
-  const auto it = meta.find("step");
+  const std::string step = std::to_string(adam.step), id = new_checkpoint_id();
+  const auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
+  const StMeta mmeta = {{"format", "pt"}, {"ts_checkpoint", kCheckpointFormat}, {"checkpoint_id", id},
+                        {"step", step}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
+                        {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
+                        {"norm", c.pre_ln ? "pre-LN" : "post-LN"}, {"look_ahead", yes(c.look_ahead)},
+                        {"scale_scores", yes(c.scale_scores)}, {"src_vocab", std::to_string(c.src_vocab)},
+                        {"tgt_vocab", std::to_string(c.tgt_vocab)}};
+  const StMeta ometa = {{"ts_checkpoint", kCheckpointFormat}, {"checkpoint_id", id}, {"step", step},
+                        {"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
+                        {"eps", fmt::format("{}", adam.eps)}};
+  // 2) a new folder beside DIR, both files written and flushed, then one swap
+  const Target t = target_of(dir);
+  struct stat st {};
+  const bool exists = ::lstat(t.path.c_str(), &st) == 0;
+  if (exists && !S_ISDIR(st.st_mode))
+    throw FileError(N_("{dir} is not a folder: give --save a new or empty folder"), fmt::arg("dir", dir));
+  SignalsHeld held;
+  ParentLock lock(t.parent);
+  remove_leftovers(lock.fd(), t.name);
+  std::string tmp = t.parent + "/." + t.name + kSaveTag + "XXXXXX";
+  if (::mkdtemp(tmp.data()) == nullptr)
+    throw FileIoError(N_("cannot create a folder beside {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+  const std::string tmp_name = fs::path(tmp).filename().string();
+  kill_point("folder");
+  bool swapped = false;
   try {
-    if (it != meta.end()) return std::stoll(it->second);
-  } catch (const std::exception&) {
+    const int dfd = ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) throw FileIoError(N_("cannot open {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
+    try {
+      const mode_t mask = ::umask(0);
+      ::umask(mask);
+      // the folder keeps the mode the previous one had (mkdtemp makes it private)
+      if (::fchmod(dfd, exists ? (st.st_mode & 07777) : (0777 & ~mask)) != 0)
+        throw FileIoError(N_("cannot set the mode of {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
+      write_file(dfd, tmp, kModel, weights, mmeta);
+      kill_point("model");
+      write_file(dfd, tmp, kOptim, optim, ometa);
+      kill_point("optimizer");
+      if (::fsync(dfd) != 0)
+        throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
+    } catch (...) {
+      ::close(dfd);
+      throw;
+    }
+    ::close(dfd);
+    kill_point("swap");
+    if (::renameat2(lock.fd(), tmp_name.c_str(), lock.fd(), t.name.c_str(), RENAME_EXCHANGE) == 0) {
+      swapped = true;
+    } else if (errno != ENOENT ||
+               ::renameat2(lock.fd(), tmp_name.c_str(), lock.fd(), t.name.c_str(), RENAME_NOREPLACE) != 0) {
+      throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+    }
+  } catch (...) {
+    remove_folder(lock.fd(), tmp_name);
+    throw;
   }
-  throw FileError(path + " has no valid step in its __metadata__");
+  kill_point("swapped");
+  const bool durable = ::fsync(lock.fd()) == 0;
+  const int err = errno;
+  if (swapped) remove_folder(lock.fd(), tmp_name);  // the previous checkpoint
+  if (!durable) throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", t.parent), fmt::arg("reason", errno_text(err)));
+}
+
+ModelConfig checkpoint_settings(const std::string& dir, const ModelConfig& cfg) {
+  const int dfd = open_checkpoint_folder(dir);
+  StMeta meta;
+  try {
+    read_file(dfd, dir, kModel, &meta, 0, true);
+  } catch (...) {
+    ::close(dfd);
+    throw;
+  }
+  ::close(dfd);
+  return settings_of(meta, cfg, dir + "/" + kModel);
+}
+
+ModelConfig adopt_checkpoint_settings(const ModelConfig& asked, const ModelConfig& saved,
+                                      const std::function<bool(const std::string&)>& given) {
+  ModelConfig c = asked;
+  const struct {
+    const char* flag;
+    int64_t ModelConfig::*field;
+  } sizes[] = {{"--layers", &ModelConfig::layers},
+               {"--d-model", &ModelConfig::d_model},
+               {"--heads", &ModelConfig::heads},
+               {"--d-ff", &ModelConfig::d_ff}};
+  for (const auto& s : sizes) {
+    if (given(s.flag) && asked.*s.field != saved.*s.field)
+      throw FileError(N_("{flag} {asked} disagrees with the checkpoint, saved with {flag} {saved}: drop {flag} to use the "
+                         "checkpoint's"),
+                      fmt::arg("flag", s.flag), fmt::arg("asked", asked.*s.field), fmt::arg("saved", saved.*s.field));
+    c.*s.field = saved.*s.field;
+  }
+  const struct {
+    const char* flag;  // the flag that turns the setting off
+    bool ModelConfig::*field;
+    const char* refusal;  // the flag given, the checkpoint saved with the setting on
+  } switches[] = {
+      {"--post-ln", &ModelConfig::pre_ln,
+       N_("--post-ln disagrees with the checkpoint, saved pre-LN: drop --post-ln to use the checkpoint's")},
+      {"--no-look-ahead", &ModelConfig::look_ahead,
+       N_("--no-look-ahead disagrees with the checkpoint, saved with the look-ahead mask: drop --no-look-ahead to use "
+          "the checkpoint's")},
+      {"--no-scale", &ModelConfig::scale_scores,
+       N_("--no-scale disagrees with the checkpoint, saved with the scores scaled by sqrt(d_k): drop --no-scale to use "
+          "the checkpoint's")}};
+  for (const auto& s : switches) {
+    // the flag turns the setting off, so a flag given that disagrees meets a checkpoint saved with it on
+    if (given(s.flag) && asked.*s.field != saved.*s.field) throw FileError(s.refusal);
+    c.*s.field = saved.*s.field;
+  }
+  if (asked.src_vocab != saved.src_vocab || asked.tgt_vocab != saved.tgt_vocab)
+    throw FileError(N_("the checkpoint's vocabularies have {vs} and {vt} words, this course's {as} and {at}: it was saved "
+                       "for another task; train and save it again"),
+                    fmt::arg("vs", saved.src_vocab), fmt::arg("vt", saved.tgt_vocab), fmt::arg("as", asked.src_vocab),
+                    fmt::arg("at", asked.tgt_vocab));
+  return c;
 }
 
 void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
-  const std::string mpath = dir + "/model.safetensors", opath = dir + "/optimizer.safetensors";
-  if (!fs::is_directory(dir)) throw FileError("no checkpoint folder " + dir + " (write one with --save DIR)");
+  const std::string mpath = dir + "/" + kModel, opath = dir + "/" + kOptim;
+  const int dfd = open_checkpoint_folder(dir);
   StMeta mmeta, ometa;
-  const StFile weights = load_safetensors(mpath, &mmeta);
-  const StFile optim = load_safetensors(opath, &ometa);
-  const int64_t step = step_of(mmeta, mpath), ostep = step_of(ometa, opath);
-  if (step != ostep)
-    throw FileError(fmt::format("checkpoint {} is inconsistent: model step {}, optimizer step {} (an interrupted "
-                                "save?)",
-                                dir, step, ostep));
-  if (weights.size() != m.layout.specs.size()) {
-    for (const auto& [key, t] : weights) {
-      bool known = false;
-      for (const ParamSpec& s : m.layout.specs) known = known || s.name == key;
-      if (!known) throw FileError(mpath + " has a tensor " + key + " this model does not have: pass the --layers it was saved with");
-    }
+  StFile weights, optim;
+  const uint64_t bytes = m.params.size() * sizeof(float);
+  try {
+    weights = read_file(dfd, dir, kModel, &mmeta, bytes + kHeaderAllowance, false);
+    optim = read_file(dfd, dir, kOptim, &ometa, 2 * bytes + kHeaderAllowance, false);
+  } catch (...) {
+    ::close(dfd);
+    throw;
   }
+  ::close(dfd);
+  // the settings: every one the model was built with must be the checkpoint's
+  adopt_checkpoint_settings(m.cfg, settings_of(mmeta, m.cfg, mpath), [](const std::string&) { return true; });
+  check_format(ometa, opath);
+  const int64_t step = whole(mmeta, "step", 0, kMaxCheckpointStep, mpath);
+  const int64_t ostep = whole(ometa, "step", 0, kMaxCheckpointStep, opath);
+  if (step != ostep || mmeta["checkpoint_id"] != ometa["checkpoint_id"])
+    throw FileError(N_("checkpoint {dir} is inconsistent: its two files come from two saves (model step {step}, "
+                       "optimizer step {ostep}): save it again, or --load another folder"),
+                    fmt::arg("dir", dir), fmt::arg("step", step), fmt::arg("ostep", ostep));
+  // every tensor: a key this model has, the dtype and shape it expects
+  const auto take = [&](const StFile& file, const std::string& path, const std::string& key,
+                        const std::vector<int64_t>& shape, float* dst) {
+    const auto it = file.find(key);
+    if (it == file.end())
+      throw FileError(N_("{path} has no tensor {key}: it was saved by another model"), fmt::arg("path", path),
+                      fmt::arg("key", key));
+    if (it->second.dtype != "F32")
+      throw FileError(N_("{path}: {key} is {dtype}, not F32"), fmt::arg("path", path), fmt::arg("key", key),
+                      fmt::arg("dtype", it->second.dtype));
+    if (it->second.shape != shape)
+      throw FileError(N_("{path}: {key} has shape {shape}, this model expects {expected}: it does not match its own "
+                         "settings"),
+                      fmt::arg("path", path), fmt::arg("key", key), fmt::arg("shape", shape_text(it->second.shape)),
+                      fmt::arg("expected", shape_text(shape)));
+    std::copy(it->second.data.begin(), it->second.data.end(), reinterpret_cast<unsigned char*>(dst));
+  };
+  // nothing this model does not have (the moments only after a step of training)
+  std::set<std::string> keys, moment_keys;
+  for (const ParamSpec& s : m.layout.specs) {
+    keys.insert(s.name);
+    if (step > 0) moment_keys.insert({s.name + ".exp_avg", s.name + ".exp_avg_sq"});
+  }
+  for (const auto& [file, path, known] : {std::tuple{&weights, mpath, &keys}, std::tuple{&optim, opath, &moment_keys}})
+    for (const auto& [key, t] : *file)
+      if (known->count(key) == 0)
+        throw FileError(N_("{path} has a tensor {key} this model does not have: it was saved by another model"),
+                        fmt::arg("path", path), fmt::arg("key", key));
   std::vector<float> params(m.params.size()), ea, eas;
   if (step > 0) {
     ea.resize(m.params.size());
@@ -92,6 +502,13 @@ void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
       take(optim, opath, s.name + ".exp_avg_sq", s.shape, eas.data() + s.offset);
     }
   }
+  // Adam's second moment is a mean of squares: a negative one would turn the next step into NaN
+  for (const ParamSpec& s : m.layout.specs)
+    for (size_t i = s.offset; i < s.offset + s.numel && step > 0; ++i)
+      if (eas[i] < 0)
+        throw FileError(N_("{path}: tensor {tensor}.exp_avg_sq holds a negative value (a mean of squares cannot be): "
+                           "the file was altered; save it again"),
+                        fmt::arg("path", opath), fmt::arg("tensor", s.name));
   // everything read and checked: only now touch the model
   m.params = std::move(params);
   adam.step = step;

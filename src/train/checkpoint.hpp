@@ -1,11 +1,27 @@
 // train/checkpoint.hpp: --save DIR / --load DIR for ch11 (introduced in ch11).
 //   DIR/model.safetensors      every parameter under the twin's state_dict key (float32)
 //   DIR/optimizer.safetensors  Adam's exp_avg / exp_avg_sq per parameter ("<key>.exp_avg", ...)
-// Both carry the step in "__metadata__"; model.safetensors also the model's sizes. Each file
-// is written atomically (train/safetensors.hpp); a load whose two steps disagree (a save
-// interrupted between the two renames) is refused.
+// Both carry in "__metadata__" the format (ts_checkpoint 2), the step and one random
+// checkpoint_id; model.safetensors also every setting that changes the model's function
+// (layers, d_model, heads, d_ff, norm, look_ahead, scale_scores, src_vocab, tgt_vocab).
+//
+// A checkpoint is one unit: the folder is replaced as a whole, never file by file.
+//   1) both files are written into a new folder beside DIR (PARENT/.NAME.ts-save-XXXXXX),
+//      each written in full and fsync'ed, then the new folder is fsync'ed;
+//   2) one renameat2(RENAME_EXCHANGE) swaps it with DIR (a plain rename when DIR does not
+//      exist yet), and PARENT is fsync'ed: this is the commit;
+//   3) the old checkpoint, now under the temporary name, is removed.
+// A full disk, an I/O error or a kill (even SIGKILL) before 2) leaves DIR as it was; after 2)
+// DIR holds the new checkpoint whole. SIGINT, SIGTERM and SIGHUP arriving during a save are
+// held until it has finished (milliseconds) and then take effect, so they never leave a
+// temporary folder; only SIGKILL or a power loss can, and the next --save into the same folder
+// removes it. Saves lock PARENT (flock) for their few milliseconds, so two runs saving into one
+// folder at once never mix: each swap is whole, the last one wins, and a leftover is removed
+// only under the lock, when no save can be using it. The loader opens DIR once and reads both
+// files through that handle, so a save swapping the folder meanwhile cannot mix them either.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "train/adam.hpp"
@@ -14,9 +30,26 @@
 
 namespace ts::train {
 
+constexpr const char* kCheckpointFormat = "2";  // __metadata__ "ts_checkpoint"
+constexpr int64_t kMaxCheckpointStep = 1000000000000;  // 10^12 steps: beyond any run of this course
+
+// Before training: DIR must be a folder holding only a checkpoint (or not exist yet, its parent
+// then created), in a parent folder we may write (the folder is replaced as a whole), and not a
+// mount point. Removes what an earlier save killed mid-way left beside DIR. FileError with the fix.
+void prepare_save_folder(const std::string& dir);
 void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& adam);
+
+// The model settings model.safetensors' metadata holds (cfg's other fields stay as given), and
+// its step. FileError for a file that is not a checkpoint of this format, naming the fix.
+ModelConfig checkpoint_settings(const std::string& dir, const ModelConfig& cfg);
+// What --load does with the settings: a flag the user gave (given(flag)) must agree with the
+// checkpoint (FileError naming both values otherwise); a flag not given takes the checkpoint's.
+ModelConfig adopt_checkpoint_settings(const ModelConfig& asked, const ModelConfig& saved,
+                                      const std::function<bool(const std::string&)>& given);
+
 // Fills m.params and adam from DIR; m.layout says which keys and shapes are expected.
-// Throws FileError naming the first missing, extra or mis-shaped tensor.
+// Throws FileError naming the first missing, extra or mis-shaped tensor (FileIoError when the
+// system fails a read).
 void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam);
 
 }  // namespace ts::train

@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     const auto pred = greedy_translate(tt.model(), nums, 10);
     std::ofstream out(dir + "/translations.txt");
     for (size_t i = 0; i < nums.size(); ++i) out << nums[i] << "\t" << target_vocab().decode(pred[i]) << "\n";
-    if (!out) throw FileError("cannot write " + dir + "/translations.txt");
+    if (!out) throw FileError("cannot write {path}", fmt::arg("path", dir + "/translations.txt"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_dump: error: %s\n", e.what());
     return 1;
