@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
                _("article 002 §9.4.1 定义生成器; article 004 §transformer (final_layer)"));
     const Tensor logp = model.generator(out);  // (B,T,V)
     const size_t V = logp.shape()[2];
+    bool log_probs = false;  // every row: exp sums to 1 and no value above 0, as log_softmax gives
     {
       // exp(logp) sums to 1 over the V words of every row; logp <= 0
       float sum_err = 0.0f, top = -INFINITY;
@@ -208,12 +209,18 @@ int main(int argc, char** argv) {
         }
         sum_err = std::max(sum_err, static_cast<float>(std::fabs(sum - 1.0)));
       }
+      log_probs = top <= 0.0f && sum_err < 1e-5f;
       ch.erratum(_("002 §9.4.1, lines 457 and 473"),
-                 trf("figure 9.9's caption says the generator applies softmax, so that its output is a probability "
-                     "distribution, and line 473 calls the outputs predicted probabilities. The code applies "
-                     "log_softmax: the outputs are log-probabilities, all <= 0 (here at most {top:.4f}), and it is "
-                     "their exp that sums to 1. The argmax, and so the next word, is the same either way.",
-                     fmt::arg("top", top)));
+                 trf(log_probs ? N_("figure 9.9's caption says the generator applies softmax, so that its output is "
+                                    "a probability distribution, and line 473 calls the outputs predicted "
+                                    "probabilities. The code applies log_softmax: the outputs are log-probabilities, "
+                                    "all <= 0 (here at most {top:.4f}), and it is their exp that sums to 1. The "
+                                    "argmax, and so the next word, is the same either way.")
+                               : N_("figure 9.9's caption says the generator applies softmax, and listing 9.6's "
+                                    "code applies log_softmax. The generator run here gives neither "
+                                    "log-probabilities nor probabilities of that kind: its outputs reach {top:.4f}, "
+                                    "and their exp sums to 1 only within {e:.3g}."),
+                     fmt::arg("top", top), fmt::arg("e", sum_err)));
       ch.show("logp = model.generator(out)", logp, {"LogSoftmaxBackward0"},
               ch.verdict(sum_err < 1e-5f, trf(sum_err < 1e-5f ? N_("log p(word | target so far, source) for every "
                                                                    "position and word: exp(logp) sums to 1 over the "
@@ -233,9 +240,12 @@ int main(int argc, char** argv) {
         hi = std::max(hi, lp);
       }
       ch.show("logp.argmax(dim=-1)", id_tensor(pred),
-              trf("the word each position would predict next: [{words}]. The weights are untrained, so the picks are "
-                  "arbitrary: their log-probabilities run from {lo:.3f} to {hi:.3f}, where a uniform guess gives "
-                  "log(1/V_tgt) = {u:.3f}",
+              trf(log_probs ? N_("the word each position would predict next: [{words}]. The weights are untrained, "
+                                 "so the picks are arbitrary: their log-probabilities run from {lo:.3f} to {hi:.3f}, "
+                                 "where a uniform guess gives log(1/V_tgt) = {u:.3f}")
+                            : N_("the word each position would predict next: [{words}]. The weights are untrained, "
+                                 "so the picks are arbitrary: their outputs run from {lo:.3f} to {hi:.3f} (not "
+                                 "log-probabilities, see above)"),
                   fmt::arg("words", words(pred)), fmt::arg("lo", lo), fmt::arg("hi", hi),
                   fmt::arg("u", -std::log(static_cast<double>(V)))),
               Shown::Twin);
