@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
       ch.show("layer.self_attn.attn[0, 0]", self_w0, {"SelectBackward0"}, notes.weights, Shown::Twin);
       hopt.title = _("masked self-attention, head 0: rows = target queries, columns = target keys");
       ch.figure(heatmap(self_w0, tgt_tokens, tgt_tokens, hopt));
-      ch.say(notes.self_vs_other);
+      if (!notes.self_vs_other.empty()) ch.say(notes.self_vs_other);
     }
 
     // ---------------------------------------------------------------- 3) sublayer 1: cross-attention

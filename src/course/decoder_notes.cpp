@@ -212,6 +212,12 @@ SelfAttentionNotes self_attention_notes(Chapter& ch, const MultiHeadedAttention&
 std::string scaling_erratum(const MultiHeadedAttention& attn) {
   const int64_t d_k = attn.d_k, h = attn.h;
   const double divisor = score_divisor(h, d_k), root = std::sqrt(static_cast<double>(d_k));
+  if (std::fabs(divisor - root) <= 1e-3 * root && h == 1)
+    return trf("the text says the cross-attention scores Q K^T are multiplied by sqrt(d_k), and figure 9.8's caption "
+               "divides them by the square root of K's dimension, which line 384 gives as 256. attention() (listing "
+               "9.1) divides by sqrt(d_k), and with h = 1 head d_k = d_model = {dk}: sqrt({dk}) = {s:.3f} (measured "
+               "here); with the article's 8 heads it would be sqrt(d_model / 8).",
+               fmt::arg("dk", d_k), fmt::arg("s", divisor));
   if (std::fabs(divisor - root) <= 1e-3 * root)
     return trf("the text says the cross-attention scores Q K^T are multiplied by sqrt(d_k), and figure 9.8's caption "
                "divides them by the square root of K's dimension, which line 384 gives as 256. attention() (listing "
