@@ -26,8 +26,10 @@
 #include <xtensor/xview.hpp>
 
 #include "course/chapter.hpp"
+#include "course/decoder_notes.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/translation.hpp"
 #include "exact/compare.hpp"
 #include "exact/tensor_ops.hpp"
 #include "text/tokenizer.hpp"
@@ -35,30 +37,6 @@
 #include "transformer/kv_cache.hpp"
 
 using namespace ts;
-
-// The target side's vocabulary: a small French word list chosen for this chapter (no French
-// tokenizer ships with the course). Ids beyond the list (--tgt-vocab > 32) have no word.
-static const std::vector<std::string> kFrench = {
-    "<pad>", "<bos>", "<eos>", "<unk>", "comment", "et",   "es-vous", "?",   "je", "ne", "parle",
-    "pas",   "français", "bonjour", "merci", "vous", "allez", "bien", "très", "oui", "non", "le",
-    "la",    "un",  "une",   "!",     ".",   ",",    "suis",    "étudiant", "ça", "va"};
-static constexpr int64_t kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
-
-static std::string french(int64_t id);
-static std::string words(const std::vector<int64_t>& ids);
-static ITensor id_tensor(const std::vector<int64_t>& ids);
-static BTensor pad_mask(const std::vector<int64_t>& ids, int64_t pad);
-static Tensor last_row(const Tensor& x);
-static std::vector<int64_t> argmax_lastdim(const Tensor& x);
-static std::vector<std::pair<int64_t, float>> top_k(const Tensor& logp, size_t k);
-static std::string top_line(const std::vector<std::pair<int64_t, float>>& top);
-struct ParameterCounts {
-  std::vector<std::pair<std::string, uint64_t>> parts;  // state_dict prefix -> numel, in parameters() order
-  uint64_t total = 0, encoder_layer = 0, decoder_layer = 0;
-  std::string table() const;  // "encoder       4,739,072" ... "total ..." (what the twin prints)
-};
-static ParameterCounts count_parameters(EncoderDecoder& model);
-static bool in_train_mode(const EncoderDecoder& model);
 
 int main(int argc, char** argv) {
   Chapter ch("ch10_transformer", _("The full Transformer: create_model, encode, decode, greedy decoding"),
@@ -87,39 +65,15 @@ int main(int argc, char** argv) {
   return ch.run(argc, argv, [&](Chapter& ch) {
     // ---------------------------------------------------------------- inputs
     check_model_dims(d_model, heads, 2);
-    WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
-    const std::vector<std::string> pieces = tokenizer.tokenize(ch.text);
-    if (pieces.empty()) throw UsageError(_("--text has no tokens: give an English sentence, e.g. \"How are you?\""));
-    if (pieces.size() + 2 > 256)
-      throw UsageError(trf("--text has {n} tokens with BOS/EOS; this chapter takes at most 256: shorten it",
-                           fmt::arg("n", pieces.size() + 2)));
-    // src = [CLS] pieces [SEP]: bert-base-uncased's [CLS] and [SEP] serve as BOS and EOS
-    const std::vector<int64_t> src_ids = tokenizer.encode(ch.text, true);
-    std::vector<std::string> src_tokens = {"[CLS]"};
-    src_tokens.insert(src_tokens.end(), pieces.begin(), pieces.end());
-    src_tokens.push_back("[SEP]");
-    for (size_t i = 0; i < src_ids.size(); ++i)
-      if (src_ids[i] >= src_vocab)
-        throw UsageError(trf("--src-vocab {given} is too small: '{token}' has id {id} in {file}, so the source table "
-                             "needs at least {rows} rows",
-                             fmt::arg("given", typed("--src-vocab", src_vocab)), fmt::arg("token", src_tokens[i]),
-                             fmt::arg("id", src_ids[i]),
-                             fmt::arg("file", ch.given("--vocab") ? _("the --vocab file") : "bert-base-uncased"),
-                             fmt::arg("rows", src_ids[i] + 1)));
-    // tgt = <bos> + the French words (a word outside the list becomes <unk>)
-    std::vector<int64_t> tgt_ids = {kBos};
-    for (const std::string& w : python_split(target)) {  // the twin's target.split()
-      const auto it = std::find(kFrench.begin(), kFrench.end(), w);
-      tgt_ids.push_back(it == kFrench.end() ? kUnk : static_cast<int64_t>(it - kFrench.begin()));
-    }
-    if (tgt_ids.size() == 1)
-      throw UsageError(_("--target has no words: give the French words the decoder reads, e.g. \"comment et es-vous ?\""));
-    if (tgt_ids.size() > 64)
-      throw UsageError(trf("--target has {n} words; this chapter takes at most 63", fmt::arg("n", tgt_ids.size() - 1)));
+    // src = [CLS] pieces [SEP] (bert-base-uncased's ids), tgt = <bos> + the French words' ids
+    const TranslationInputs in = read_translation_inputs(ch, target, src_vocab);
+    const std::vector<int64_t>& src_ids = in.src_ids;
+    const std::vector<int64_t>& tgt_ids = in.tgt_ids;
+    const std::vector<std::string>& src_tokens = in.src_tokens;
     {
       // encoder over S tokens, decoder over T, then greedy decoding twice (re-running the prefix
       // of up to max_len tokens, and with the cache): per layer and token 4C^2 + 2CF (+4C^2 across)
-      const double S = static_cast<double>(pieces.size() + 2), T = static_cast<double>(tgt_ids.size()),
+      const double S = static_cast<double>(src_ids.size()), T = static_cast<double>(tgt_ids.size()),
                    N = static_cast<double>(n_layers), C = static_cast<double>(d_model), F = static_cast<double>(d_ff),
                    M = static_cast<double>(max_len), V = static_cast<double>(src_vocab + tgt_vocab);
       const double row = 8 * C * C + 2 * C * F;
@@ -144,21 +98,13 @@ int main(int argc, char** argv) {
     {
       // parameters per part: the state_dict prefix before the first '.'
       const ParameterCounts counts = count_parameters(model);
+      const Tensor& table = model.src_embed.embed.lut.weight;  // (V_src, C)
       ch.show("{part: sum(p.numel() for p in module.parameters())}", counts.table(),
               trf("with V_src = {V} the source table alone is {pct:.0f}% of the model",
-                  fmt::arg("V", src_vocab),
-                  fmt::arg("pct", 100.0 * static_cast<double>(src_vocab * d_model) / static_cast<double>(counts.total))),
+                  fmt::arg("V", table.shape()[0]),
+                  fmt::arg("pct", 100.0 * static_cast<double>(table.size()) / static_cast<double>(counts.total))),
               Shown::Twin);
-      // a decoder layer = an encoder layer + one attention block (4 Linear(C, C)) + one more LayerNorm (a_2, b_2)
-      const uint64_t C = static_cast<uint64_t>(d_model), attn_block = 4 * (C * C + C), norm = 2 * C;
-      ch.say("  " + ch.verdict(counts.decoder_layer == counts.encoder_layer + attn_block + norm,
-                               trf("a decoder layer has {dec} parameters, an encoder layer {enc}: the {diff} more are "
-                                   "its cross-attention block, 4 x (C x C + C) = {attn}, and its third LayerNorm, "
-                                   "2 x C = {norm}.",
-                                   fmt::arg("dec", thousands(counts.decoder_layer)),
-                                   fmt::arg("enc", thousands(counts.encoder_layer)),
-                                   fmt::arg("diff", thousands(counts.decoder_layer - counts.encoder_layer)),
-                                   fmt::arg("attn", thousands(attn_block)), fmt::arg("norm", thousands(norm)))));
+      ch.say(decoder_layer_params_verdict(ch, counts.encoder_layer, counts.decoder_layer, model.decoder.layers[0]));
     }
     {
       // xavier_uniform_: U(-b, b), b = sqrt(6 / (fan_in + fan_out)); the 1-D bias keeps U(-1/sqrt(C), 1/sqrt(C))
@@ -171,20 +117,29 @@ int main(int argc, char** argv) {
       for (float v : b) max_b = std::max(max_b, std::fabs(v));
       const Tensor first = xt::view(w, 0, xt::range(0, std::min<size_t>(6, w.shape()[1])));
       ch.show("model.generator.proj.weight[0, :6]", first, {"SliceBackward0"},
-              ch.verdict(max_w <= bound, trf("xavier_uniform_ draws U(-b, b) with b = sqrt(6 / (fan_in + fan_out)) = "
-                                             "{b:.4f}: max |weight| over the whole matrix = {m:.4f}",
+              ch.verdict(max_w <= bound, trf(max_w <= bound ? N_("xavier_uniform_ draws U(-b, b) with b = sqrt(6 / "
+                                                                 "(fan_in + fan_out)) = {b:.4f}: max |weight| over "
+                                                                 "the whole matrix = {m:.4f}")
+                                                            : N_("max |weight| over the whole matrix = {m:.4f}, above "
+                                                                 "xavier_uniform_'s bound b = sqrt(6 / (fan_in + "
+                                                                 "fan_out)) = {b:.4f}: these weights were not drawn "
+                                                                 "by xavier_uniform_"),
                                              fmt::arg("b", bound), fmt::arg("m", max_w))),
               Shown::Twin);
       ch.say("  " + ch.verdict(max_b <= bias_bound,
-                               trf("the bias is 1-D, so xavier_uniform_ leaves it alone: it keeps Linear's own "
-                                   "U(-1/sqrt(C), 1/sqrt(C)), max |bias| = {m:.4f} <= {b:.4f}.",
+                               trf(max_b <= bias_bound ? N_("the bias is 1-D, so xavier_uniform_ leaves it alone: it "
+                                                            "keeps Linear's own U(-1/sqrt(C), 1/sqrt(C)), max |bias| "
+                                                            "= {m:.4f} <= {b:.4f}.")
+                                                       : N_("max |bias| = {m:.4f}, above Linear's own bound "
+                                                            "1/sqrt(C) = {b:.4f}: the bias was drawn otherwise."),
                                    fmt::arg("m", max_b), fmt::arg("b", bias_bound))));
     }
     ch.say(trf("  Vocabularies (chosen for this chapter): source = bert-base-uncased WordPiece, V_src = {V_src} rows "
                "(--src-vocab), with [CLS] = 101 as BOS and [SEP] = 102 as EOS; target = a {n}-word French list "
                "(<pad> 0, <bos> 1, <eos> 2, <unk> 3, then comment et es-vous ? je ne parle ...), V_tgt = {V_tgt} "
                "(--tgt-vocab).",
-               fmt::arg("V_src", src_vocab), fmt::arg("n", kFrench.size()), fmt::arg("V_tgt", tgt_vocab)));
+               fmt::arg("V_src", model.src_embed.embed.lut.weight.shape()[0]), fmt::arg("n", kFrench.size()),
+               fmt::arg("V_tgt", model.tgt_embed.embed.lut.weight.shape()[0])));
 
     // ---------------------------------------------------------------- 2) encode
     ch.section(_("Step 2: encode the source: memory = encoder(src_embed(src))"),
@@ -205,22 +160,24 @@ int main(int argc, char** argv) {
     const Tensor memory = model.encode(src, &src_mask);
     ch.show("memory.shape", size_str(shape_of(memory)),
             _("one vector per source token (the article's example: (1, 6, 256))"));
-    ch.show("memory", memory, {"AddBackward0"}, _("after N encoder layers and the final LayerNorm"), Shown::Twin);
+    ch.show("memory", memory, {"AddBackward0"},
+            trf("after the {N} encoder layers and the final LayerNorm", fmt::arg("N", model.encoder.layers.size())),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 3) decode
     ch.section(_("Step 3: decode a known target (teacher forcing)"),
                _("article 002 §9.3.2 创建编码器-解码器 Transformer, listing 9.5"));
     const ITensor tgt = id_tensor(tgt_ids);  // (B,T)
-    const auto unknown = static_cast<size_t>(std::count(tgt_ids.begin(), tgt_ids.end(), kUnk));
+    const auto unknown = static_cast<size_t>(std::count(tgt_ids.begin(), tgt_ids.end(), kFrUnk));
     ch.show("tgt", tgt,
             trf("<bos>, then the words of --target as ids of the French list ({u} of them outside it, given <unk> = 3)",
                 fmt::arg("u", unknown)),
             Shown::Twin);
     // tgt_mask = (tgt != pad).unsqueeze(-2) & subsequent_mask(T)   (1,1,T) & (1,T,T) -> (B,T,T)
     const size_t T = tgt_ids.size(), S = src_ids.size();
-    const BTensor tgt_mask = pad_mask(tgt_ids, kPad) && subsequent_mask(static_cast<int64_t>(T));
+    const BTensor tgt_mask = pad_mask(tgt_ids, kFrPad) && subsequent_mask(static_cast<int64_t>(T));
     ch.show("tgt_mask = (tgt != 0).unsqueeze(-2) & subsequent_mask(tgt.size(-1))", tgt_mask,
-            _("padding AND the future hidden; with no padding, just the lower triangle"), Shown::Twin);
+            trf("padding AND the future hidden: {sees}", fmt::arg("sees", mask_sees(tgt_mask))), Shown::Twin);
     const Tensor out = model.decode(memory, &src_mask, tgt, &tgt_mask);  // (B,T,C)
     ch.show("out.shape", size_str(shape_of(out)),
             _("one vector per target position (the article's example: (1, 5, 256))"));
@@ -240,6 +197,7 @@ int main(int argc, char** argv) {
                _("article 002 §9.4.1 定义生成器; article 004 §transformer (final_layer)"));
     const Tensor logp = model.generator(out);  // (B,T,V)
     const size_t V = logp.shape()[2];
+    bool log_probs = false;  // every row: exp sums to 1 and no value above 0, as log_softmax gives
     {
       // exp(logp) sums to 1 over the V words of every row; logp <= 0
       float sum_err = 0.0f, top = -INFINITY;
@@ -251,15 +209,25 @@ int main(int argc, char** argv) {
         }
         sum_err = std::max(sum_err, static_cast<float>(std::fabs(sum - 1.0)));
       }
+      log_probs = top <= 0.0f && sum_err < 1e-5f;
       ch.erratum(_("002 §9.4.1, lines 457 and 473"),
-                 trf("figure 9.9's caption says the generator applies softmax, so that its output is a probability "
-                     "distribution, and line 473 calls the outputs predicted probabilities. The code applies "
-                     "log_softmax: the outputs are log-probabilities, all <= 0 (here at most {top:.4f}), and it is "
-                     "their exp that sums to 1. The argmax, and so the next word, is the same either way.",
-                     fmt::arg("top", top)));
+                 trf(log_probs ? N_("figure 9.9's caption says the generator applies softmax, so that its output is "
+                                    "a probability distribution, and line 473 calls the outputs predicted "
+                                    "probabilities. The code applies log_softmax: the outputs are log-probabilities, "
+                                    "all <= 0 (here at most {top:.4f}), and it is their exp that sums to 1. The "
+                                    "argmax, and so the next word, is the same either way.")
+                               : N_("figure 9.9's caption says the generator applies softmax, and listing 9.6's "
+                                    "code applies log_softmax. The generator run here gives neither "
+                                    "log-probabilities nor probabilities of that kind: its outputs reach {top:.4f}, "
+                                    "and their exp sums to 1 only within {e:.3g}."),
+                     fmt::arg("top", top), fmt::arg("e", sum_err)));
       ch.show("logp = model.generator(out)", logp, {"LogSoftmaxBackward0"},
-              ch.verdict(sum_err < 1e-5f, trf("log p(word | target so far, source) for every position and word: "
-                                              "exp(logp) sums to 1 over the {V} words within {e:.1e}",
+              ch.verdict(sum_err < 1e-5f, trf(sum_err < 1e-5f ? N_("log p(word | target so far, source) for every "
+                                                                   "position and word: exp(logp) sums to 1 over the "
+                                                                   "{V} words within {e:.1e}")
+                                                              : N_("exp(logp) does not sum to 1 over the {V} words: a "
+                                                                   "row is off by {e:.3g}, so these are not "
+                                                                   "log-probabilities"),
                                               fmt::arg("V", V), fmt::arg("e", sum_err))),
               Shown::Twin);
     }
@@ -272,9 +240,12 @@ int main(int argc, char** argv) {
         hi = std::max(hi, lp);
       }
       ch.show("logp.argmax(dim=-1)", id_tensor(pred),
-              trf("the word each position would predict next: [{words}]. The weights are untrained, so the picks are "
-                  "arbitrary: their log-probabilities run from {lo:.3f} to {hi:.3f}, where a uniform guess gives "
-                  "log(1/V_tgt) = {u:.3f}",
+              trf(log_probs ? N_("the word each position would predict next: [{words}]. The weights are untrained, "
+                                 "so the picks are arbitrary: their log-probabilities run from {lo:.3f} to {hi:.3f}, "
+                                 "where a uniform guess gives log(1/V_tgt) = {u:.3f}")
+                            : N_("the word each position would predict next: [{words}]. The weights are untrained, "
+                                 "so the picks are arbitrary: their outputs run from {lo:.3f} to {hi:.3f} (not "
+                                 "log-probabilities, see above)"),
                   fmt::arg("words", words(pred)), fmt::arg("lo", lo), fmt::arg("hi", hi),
                   fmt::arg("u", -std::log(static_cast<double>(V)))),
               Shown::Twin);
@@ -293,7 +264,7 @@ int main(int argc, char** argv) {
     ch.say(_("  The loop follows article 004's evaluate(): re-run the decoder on the whole prefix, keep the last "
              "position, argmax, stop at <eos> (not appended) or after --max-len steps."));
     const Tensor memory_eval = model.encode(src, &src_mask);
-    std::vector<int64_t> ys = {kBos};
+    std::vector<int64_t> ys = {kFrBos};
     std::vector<Tensor> step_logp;
     for (int64_t i = 0; i < max_len; ++i) {
       // out = decode(memory, src_mask, ys, subsequent_mask(t))   (B,t,C)
@@ -308,31 +279,29 @@ int main(int argc, char** argv) {
                           i + 1, ys.size()),
               fmt::format("ys = [{}] -> next = {} (id {})\ntop-5: {}", words(ys), french(next), next, top_line(top)),
               "", Shown::Twin);
-      if (next == kEos) break;
+      if (next == kFrEos) break;
       ys.push_back(next);
     }
+    const float future = future_weight(model.decoder);  // the last decode's weight on later tokens, 0 if hidden
     std::vector<int64_t> predicted(ys.begin() + 1, ys.end());
     ch.show("print('输入: {}'.format(sentence))", "输入: " + ch.text, _("article 004's translate() prints the input ..."));
     ch.show("print('预测输出: {}'.format(predicted_sentence))", "预测输出: " + words(predicted),
             _("... and the prediction without the start/end tokens"), Shown::Article);
-    ch.say(ys.size() > static_cast<size_t>(max_len)
-               ? trf("  No <eos> within --max-len {n}: the loop stopped at its limit. The weights are xavier-random and "
-                     "untrained, so this 'translation' is arbitrary: it only shows the loop running. No chapter of "
-                     "this course trains the model (article 004's train_step -- teacher forcing, masked "
-                     "cross-entropy, Adam with beta_2 = 0.98 -- is not implemented, and article 002 trains it in its "
-                     "next chapter on 47,000 English-French pairs, which the course does not have).",
-                     fmt::arg("n", max_len))
-               : _("  The model chose <eos>, which ended the loop. The weights are xavier-random and untrained, so this "
-                   "'translation' is arbitrary: it only shows the loop running. No chapter of this course trains the "
-                   "model (article 004's train_step -- teacher forcing, masked cross-entropy, Adam with beta_2 = 0.98 "
-                   "-- is not implemented, and article 002 trains it in its next chapter on 47,000 English-French "
-                   "pairs, which the course does not have)."));
+    ch.say(trf("  {stop} The weights are xavier-random and untrained, so this 'translation' is arbitrary: it only shows "
+               "the loop running. Chapter 11 trains an encoder-decoder of this layout with article 004's train_step "
+               "(teacher forcing, masked cross-entropy, a hand-written backward, Adam with beta_2 = 0.98) on a "
+               "digits-to-words task; article 002 trains its model in its next chapter on 47,000 English-French "
+               "pairs, which the course does not have.",
+               fmt::arg("stop", ys.size() > static_cast<size_t>(max_len)
+                                    ? trf("No <eos> within --max-len {n}: the loop stopped at its limit.",
+                                          fmt::arg("n", max_len))
+                                    : std::string(_("The model chose <eos>, which ended the loop.")))));
 
     // ---------------------------------------------------------------- 6) the same loop with ch09's K/V cache
     ch.section(_("Step 6: the same loop with a key/value cache (chapter 9)"), _("article 001 Decoder Block, state[2]"));
     {
       DecoderCache cache(CacheKind::KeysValues, model.decoder.layers.size());
-      std::vector<int64_t> ys_c = {kBos};
+      std::vector<int64_t> ys_c = {kFrBos};
       float max_diff = 0.0f;
       uint64_t no_cache = 0;
       for (size_t i = 0; i < step_logp.size(); ++i) {
@@ -342,23 +311,36 @@ int main(int argc, char** argv) {
         const Tensor lp = model.generator(last_row(h));
         const float d = max_abs_diff(lp, step_logp[i])();  // NaN-aware, like torch's max
         if (std::isnan(d) || d > max_diff) max_diff = d;
-        no_cache += decoder_full_pass_macs(n_layers, 1, static_cast<int64_t>(ys_c.size()), static_cast<int64_t>(S),
-                                           d_model, d_ff).total();
+        // without a cache: the full masked pass over the whole prefix, on the model's own sizes
+        const DecoderLayer& l0 = model.decoder.layers[0];
+        no_cache += decoder_full_pass_macs(static_cast<int64_t>(model.decoder.layers.size()), 1,
+                                           static_cast<int64_t>(ys_c.size()), static_cast<int64_t>(S), l0.size,
+                                           l0.feed_forward.w_1.out_features).total();
         const int64_t next = top_k(lp, 1)[0].first;
-        if (next == kEos) break;
+        if (next == kFrEos) break;
         ys_c.push_back(next);
       }
       const bool same = ys_c == ys;
       const float tol = 1e-5f;  // float32 rounding of one-row vs whole-prefix products
-      const std::string verdict =
-          ch.verdict(same && max_diff <= tol,
-                     same ? trf("decoding with the cache picks the same words; largest log-prob difference over the "
-                                "{n} steps: {d:.2e} (limit {tol:.0e})",
-                                fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol))
-                          : trf("decoding with the cache picks other words ({words}); largest log-prob difference "
-                                "over the {n} steps: {d:.2e} (limit {tol:.0e})",
-                                fmt::arg("words", words(std::vector<int64_t>(ys_c.begin() + 1, ys_c.end()))),
-                                fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol)));
+      // the NOT OK names what this run measured: train mode, a pass that saw the future, or the cached copy
+      const bool ok = same && max_diff <= tol;
+      const std::string cause =
+          ok ? "" : cached_rows_cause(greedy_in_train_mode, future, subsequent_mask(static_cast<int64_t>(ys.size())));
+      const std::string verdict = ch.verdict(
+          ok,
+          ok
+              ? trf("decoding with the cache picks the same words; largest log-prob difference over the {n} steps: "
+                    "{d:.2e} (limit {tol:.0e})",
+                    fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol))
+          : same ? trf("decoding with the cache picks the same words, but a log-prob differs by {d:.2e} over the {n} "
+                       "steps, above the limit {tol:.0e}: {why}",
+                       fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol),
+                       fmt::arg("why", cause))
+                 : trf("decoding with the cache picks other words ({words}); largest log-prob difference over the "
+                       "{n} steps: {d:.2e}, above the limit {tol:.0e}: {why}",
+                       fmt::arg("words", words(std::vector<int64_t>(ys_c.begin() + 1, ys_c.end()))),
+                       fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol),
+                       fmt::arg("why", cause)));
       ch.say(trf("  {verdict}.\n"
                  "  Decoder multiply-adds: {none} re-running the prefix (above) vs {kv} with the cache ({r:.1f}x fewer).",
                  fmt::arg("verdict", verdict), fmt::arg("none", thousands(no_cache)),
@@ -370,7 +352,8 @@ int main(int argc, char** argv) {
     ch.section(_("Step 7: what if model.eval() is forgotten?"),
                _("article 004 4) 模型测试: evaluate() passes training=False"));
     model.train(true);
-    const std::vector<int64_t> first = {kBos};
+    const double drop_p = max_dropout(model);  // the largest p over the model's Dropout modules
+    const std::vector<int64_t> first = {kFrBos};
     const BTensor first_mask = subsequent_mask(1);
     std::vector<int64_t> picks;
     std::vector<Tensor> tries;
@@ -382,13 +365,20 @@ int main(int argc, char** argv) {
       picks.push_back(top[0].first);
       tries.push_back(lp);
       ch.show(fmt::format("train mode, try {}: step 1 top-5", trial), top_line(top),
-              trf("fresh dropout masks at this call: max |log p - Step 5's step 1| = {d:.4f}",
-                  fmt::arg("d", max_abs_diff(lp, step_logp[0])())),
+              drop_p > 0.0 ? trf("fresh dropout masks (p up to {p}) at this call: max |log p - Step 5's step 1| = {d:.4f}",
+                                 fmt::arg("p", drop_p), fmt::arg("d", max_abs_diff(lp, step_logp[0])()))
+                           : trf("train mode with every dropout p = 0: max |log p - Step 5's step 1| = {d:.4f}",
+                                 fmt::arg("d", max_abs_diff(lp, step_logp[0])())),
               Shown::Twin);
     }
     const std::string step1 = french(top_k(step_logp[0], 1)[0].first);
     const float spread = max_abs_diff(tries[0], tries[1])();
-    ch.say(greedy_in_train_mode
+    ch.say(spread == 0.0f
+               ? trf("  The two train-mode tries gave {a} and {b} with the same log-probabilities (max difference "
+                     "0): with dropout p up to {p}, train mode drew nothing here. With a dropout above 0, every "
+                     "train-mode call would be a random draw, and greedy decoding must run with model.eval().",
+                     fmt::arg("a", french(picks[0])), fmt::arg("b", french(picks[1])), fmt::arg("p", drop_p))
+           : greedy_in_train_mode
                ? trf("  Step 5 also ran in train mode ({first} for step 1); the two tries here gave {a} and {b}, and "
                      "differ from each other by up to {d:.4f} in log-probability. Every train-mode call is a new "
                      "random draw: greedy decoding must run with model.eval().",
@@ -401,87 +391,3 @@ int main(int argc, char** argv) {
                      fmt::arg("d", spread)));
   });
 }
-
-static std::string french(int64_t id) {
-  return id >= 0 && id < static_cast<int64_t>(kFrench.size()) ? kFrench[static_cast<size_t>(id)]
-                                                                : fmt::format("<{}>", id);
-}
-
-static std::string words(const std::vector<int64_t>& ids) {
-  std::string s;
-  for (int64_t id : ids) s += (s.empty() ? "" : " ") + french(id);
-  return s;
-}
-
-// ids (1,T) as an int64 tensor
-static ITensor id_tensor(const std::vector<int64_t>& ids) {
-  ITensor t = ITensor::from_shape({1, ids.size()});
-  std::copy(ids.begin(), ids.end(), t.begin());
-  return t;
-}
-
-// (ids != pad).unsqueeze(-2): true on real tokens.   (1,T) -> (1,1,T) bool
-static BTensor pad_mask(const std::vector<int64_t>& ids, int64_t pad) {
-  BTensor m = BTensor::from_shape({1, 1, ids.size()});
-  for (size_t i = 0; i < ids.size(); ++i) m(0, 0, i) = ids[i] != pad;
-  return m;
-}
-
-// x[:, -1]: the last position.   (B,T,C) -> (B,C)
-static Tensor last_row(const Tensor& x) { return position(x, x.shape()[1] - 1); }
-
-// x.argmax(dim=-1) of batch 0, the first of equal maxima as torch.   (1,T,V) -> T ids
-static std::vector<int64_t> argmax_lastdim(const Tensor& x) {
-  const size_t T = x.shape()[1], V = x.shape()[2];
-  std::vector<int64_t> ids;
-  for (size_t t = 0; t < T; ++t) {
-    const float* row = x.data() + t * V;
-    ids.push_back(std::max_element(row, row + V) - row);
-  }
-  return ids;
-}
-
-// logp.topk(k) of row 0: (id, log-prob), largest first.   (1,V) -> k pairs
-static std::vector<std::pair<int64_t, float>> top_k(const Tensor& logp, size_t k) {
-  const size_t V = logp.shape()[1];
-  std::vector<int64_t> idx(V);
-  for (size_t i = 0; i < V; ++i) idx[i] = static_cast<int64_t>(i);
-  k = std::min(k, V);
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), [&](int64_t a, int64_t b) {
-    const float va = logp.data()[a], vb = logp.data()[b];
-    return va > vb || (va == vb && a < b);
-  });
-  std::vector<std::pair<int64_t, float>> out;
-  for (size_t i = 0; i < k; ++i) out.emplace_back(idx[i], logp.data()[idx[i]]);
-  return out;
-}
-
-// "comment -3.1416, et -3.2000, ..."
-static std::string top_line(const std::vector<std::pair<int64_t, float>>& top) {
-  std::string s;
-  for (const auto& [id, lp] : top) s += fmt::format("{}{} {:.4f}", s.empty() ? "" : ", ", french(id), lp);
-  return s;
-}
-
-// {part: numel} by the state_dict prefix before the first '.', and one encoder / decoder layer.
-static ParameterCounts count_parameters(EncoderDecoder& model) {
-  ParameterCounts c;
-  for (auto& [name, p] : model.named_parameters()) {
-    const std::string part = name.substr(0, name.find('.'));
-    if (c.parts.empty() || c.parts.back().first != part) c.parts.emplace_back(part, 0);
-    c.parts.back().second += p->size();
-    c.total += p->size();
-    if (name.rfind("encoder.layers.0.", 0) == 0) c.encoder_layer += p->size();
-    if (name.rfind("decoder.layers.0.", 0) == 0) c.decoder_layer += p->size();
-  }
-  return c;
-}
-
-std::string ParameterCounts::table() const {
-  std::string s;
-  for (const auto& [part, n] : parts) s += fmt::format("{:<10} {:>12}\n", part, thousands(n));
-  return s + fmt::format("{:<10} {:>12}", "total", thousands(total));
-}
-
-// model.training: every dropout of the model follows model.train(on); the positional encoding's stands for all
-static bool in_train_mode(const EncoderDecoder& model) { return model.src_embed.pos.dropout.training; }

@@ -62,6 +62,8 @@ Tensor attend_row(MultiHeadedAttention& mha, const Tensor& q, const Tensor& k, c
 
 }  // namespace
 
+// the line below: decoder_layer_step's own, for decoder_layer_step_site()
+const CodeSite kStepSite{__FILE__, __LINE__ + 1, "decoder_layer_step"};
 Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                           LayerCache& cache, CacheKind kind, MacCount& macs) {
   TS_CODE_SITE();
@@ -123,6 +125,10 @@ Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x_in, const Tensor&
   x = layer.sublayer[2](x, [&](const Tensor& n) { return layer.feed_forward(n); });
   macs.ffn += u(2 * B * C * F);
   return x;
+}
+
+std::string decoder_layer_step_site() {
+  return code_site_path(kStepSite.file) + ":" + std::to_string(kStepSite.line) + " " + kStepSite.func;
 }
 
 Tensor decoder_step(Decoder& decoder, const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,

@@ -73,6 +73,11 @@ Tensor cat_dim1(const Tensor& a, const Tensor& b);
 Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x, const Tensor& memory, const BTensor* src_mask,
                           LayerCache& cache, CacheKind kind, MacCount& macs);
 
+// Where decoder_layer_step is written, "src/transformer/kv_cache.cpp:LINE decoder_layer_step"
+// (file and line from the compiler): the NOT OK of a chapter whose cached rows no longer match
+// DecoderLayer::operator() names it, since an edit of the layer must be made there too.
+std::string decoder_layer_step_site();
+
 // One new token through the whole stack and its final norm.
 // x (B,1,C) (the embedded new token) -> (B,1,C), the row decoder(...) gives at that position
 Tensor decoder_step(Decoder& decoder, const Tensor& x, const Tensor& memory, const BTensor* src_mask,
