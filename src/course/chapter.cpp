@@ -54,6 +54,10 @@ class StdoutBuf : public std::streambuf {
  public:
   StdoutBuf() { setp(buf_, buf_ + sizeof buf_); }
   int error() const { return error_; }
+  // --step N: the steps before N are run but not shown; --step-by-step: the current step's
+  // bytes are kept so that `b` can show it again
+  bool mute = false;
+  std::string* record = nullptr;
 
  protected:
   int_type overflow(int_type c) override {
@@ -70,6 +74,8 @@ class StdoutBuf : public std::streambuf {
   int drain() {
     const char* p = pbase();
     size_t left = static_cast<size_t>(pptr() - pbase());
+    if (mute) left = 0;
+    if (record != nullptr) record->append(p, left);
     while (left > 0 && error_ == 0) {  // after an error, the rest is dropped (and reported)
       const ssize_t n = ::write(STDOUT_FILENO, p, left);
       if (n < 0 && errno == EINTR) continue;
@@ -88,6 +94,8 @@ class StdoutBuf : public std::streambuf {
 };
 
 namespace {
+
+struct QuitSteps {};  // q at a --step-by-step pause
 
 // What the user typed for each knob, by every alias: check_range and typed() echo it.
 struct TypedKnob {
@@ -166,6 +174,13 @@ Chapter::Chapter(std::string id, std::string title, std::string follows)
            N_("write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
               "--dump wrote: its files are replaced)"));
   add_knob("--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops"));
+  add_knob("--step-by-step", kFlag, &step_by_step_,
+           N_("on a terminal, pause after each step: Enter shows the next, b this one again, q quits (piped, "
+              "--plain or --transcript: no pauses)"));
+  Knob& step = add_knob("--step", kInt, &start_step_, N_("start at step N: the steps before it run but are not shown"));
+  step.has_range = true;
+  step.lo = 1;
+  step.hi = 1000;
 }
 
 Chapter::~Chapter() = default;
@@ -449,11 +464,27 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
                        (naive ? std::string(" · ") + _("naive loops") : std::string()))
                 << "\n";
     }
+    if (given("--step") && !rich())
+      throw UsageError(_("--step picks a step of the default mode's explanation: drop --plain / --transcript"));
     manual_seed(seed);
     if (rich()) recorder_ = std::make_unique<CodeSiteRecorder>(step_sites_);
-    body(*this);
-    end_step();
+    std::cout.flush();
+    if (start_step_ > 1) out.mute = true;  // the lines before step 1 belong to no step
+    if (stepping()) out.record = &step_record_;
+    try {
+      body(*this);
+      end_step();
+      pause_after_step();
+    } catch (const QuitSteps&) {  // q at a pause: the learner has read enough
+      recorder_.reset();
+      return finish_output(0);
+    }
+    std::cout.flush();
+    out.mute = false;
     recorder_.reset();
+    if (rich() && start_step_ > section_no_)
+      throw UsageError(trf("--step {n}: this chapter has {steps} steps: pick one of 1 to {steps}",
+                           fmt::arg("n", start_step_), fmt::arg("steps", section_no_)));
     // an empty --plain is what the article prints, but it must not look like a broken run
     if (plain && plain_shown_ == 0)
       std::cerr << trf("{id}: --plain printed nothing: the article's code for this chapter calls print() on no "
@@ -510,9 +541,43 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
               << "\n";
 }
 
+bool Chapter::stepping() const {
+  return step_by_step_ && rich() && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+}
+
+// After a step, on a terminal with --step-by-step: a prompt; Enter goes on, b shows the
+// step again (as it was printed), q ends the chapter (exit code 0).
+void Chapter::pause_after_step() {
+  if (!stepping() || out_ == nullptr || out_->mute || section_no_ == 0) return;
+  std::cout.flush();          // the step's last lines, recorded
+  out_->record = nullptr;     // the prompt is not part of the step
+  for (;;) {
+    std::cout << dim(trf("step {n} · Enter: next step · b: this step again · q: quit ", fmt::arg("n", section_no_)))
+              << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer)) {
+      std::cout << "\n";
+      throw QuitSteps{};
+    }
+    std::cout << "\033[1A\r\033[2K" << std::flush;  // the prompt's line goes away
+    const size_t b = answer.find_first_not_of(" \t");
+    const char key = b == std::string::npos ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[b])));
+    if (key == 'q') throw QuitSteps{};
+    if (key != 'b') break;
+    std::cout << step_record_ << std::flush;
+  }
+  step_record_.clear();
+  out_->record = &step_record_;
+}
+
 void Chapter::section(const std::string& title, const std::string& article_ref, const char* file, int line) {
   if (!rich()) return;
   end_step();
+  pause_after_step();
+  ++section_no_;
+  std::cout.flush();  // what came before is shown or not by its own step
+  if (out_ != nullptr) out_->mute = section_no_ < start_step_;
+  step_record_.clear();
   step_file_ = file;
   step_line_ = line;
   step_sites_.clear();

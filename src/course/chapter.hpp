@@ -150,6 +150,8 @@ class Chapter {
   void read_knobs();
   int finish_output(int code);
   void end_step();  // prints the step's code line (section)
+  void pause_after_step();  // --step-by-step on a terminal: Enter, b or q
+  bool stepping() const;    // --step-by-step in effect (default mode, stdin and stdout terminals)
   void dump(const std::string& expr, const std::function<void(const std::string&)>& write);
   std::string id_, title_, follows_;
   std::unique_ptr<CLI::App> app_;
@@ -162,6 +164,10 @@ class Chapter {
   std::string lang_text_;
   std::vector<std::string> failed_checks_;
   int step_ = 0;
+  bool step_by_step_ = false;
+  int64_t start_step_ = 1;  // --step N: the first step shown
+  int64_t section_no_ = 0;  // steps opened so far (section)
+  std::string step_record_; // the current step's output, for `b`
   size_t plain_shown_ = 0;  // lines --plain printed: none at all gets a note on stderr
   int dumped_ = 0;
   // the current step's code: where the chapter opened it, and the marked functions it ran
