@@ -458,11 +458,14 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       set_kernel_path(KernelPath::Naive);
     }
     if (rich()) {
-      std::cout << bold(id_ + " · " + title_) << "\n"
-                << dim(trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_),
-                           fmt::arg("seed", seed_text), fmt::arg("mode", eval ? _("eval") : _("train mode"))) +
-                       (naive ? std::string(" · ") + _("naive loops") : std::string()))
-                << "\n";
+      // on a terminal (or TS_COLUMNS), wrapped to its width; piped, one line each
+      const size_t width = terminal_width(std::string::npos);
+      const std::string follows =
+          trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_), fmt::arg("seed", seed_text),
+              fmt::arg("mode", eval ? _("eval") : _("train mode"))) +
+          (naive ? std::string(" · ") + _("naive loops") : std::string());
+      const std::string title = hang(id_ + " · " + title_, width, "", ""), by = hang(follows, width, "", "");
+      std::cout << bold(title.substr(0, title.size() - 1)) << "\n" << dim(by.substr(0, by.size() - 1)) << "\n";
     }
     if (given("--step") && !rich())
       throw UsageError(_("--step picks a step of the default mode's explanation: drop --plain / --transcript"));
@@ -581,7 +584,8 @@ void Chapter::section(const std::string& title, const std::string& article_ref, 
   step_file_ = file;
   step_line_ = line;
   step_sites_.clear();
-  std::cout << "\n" << accent("── " + title + " ") << dim("(" + article_ref + ")") << "\n";
+  // on a terminal (or TS_COLUMNS), wrapped to its width; piped, one line
+  std::cout << "\n" << hang(accent("── " + title) + " " + dim("(" + article_ref + ")"), terminal_width(std::string::npos), "", "   ");
 }
 
 void Chapter::end_step() {
@@ -609,7 +613,9 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
     return;
   }
   ++step_;
-  std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
+  // a value wider than the terminal is laid out in blocks of columns, never cut by it
+  const size_t width = terminal_width(std::string::npos);
+  std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fit_block(printed + "\n", width);
   if (!why.empty()) {  // on a terminal, re-flowed to its width under the arrow; piped, one line
     const std::string note = hang(why, terminal_width(std::string::npos), "   ↳ ", "     ");
     std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
@@ -678,7 +684,9 @@ void Chapter::erratum(const std::string& where, const std::string& text) {
 }
 
 void Chapter::figure(const std::string& text) {
-  if (rich()) std::cout << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+  if (!rich()) return;
+  // a figure wider than the terminal is laid out in blocks of columns, never cut by it
+  std::cout << fit_block(text + (text.empty() || text.back() != '\n' ? "\n" : ""), terminal_width(std::string::npos));
 }
 
 // "scores.masked_fill(mask == 0, -inf)" -> "07_scores_masked_fill_mask_0_inf.npy"
