@@ -2,15 +2,16 @@
 """Every docs page's sample output must be what the chapter prints now.
 
 usage: docs_check.py BUILD_DIR PAGE...
-In each page, the code block after a heading "## Sample output (`./build/chNN_x FLAGS`...)"
-(or its Chinese twin "## 输出示例 (`./build/chNN_x --lang zh ...`...)") or
-after a line "<!-- sample: ./build/chNN_x FLAGS -->" (the README) is compared with a real run
-of that command (from BUILD_DIR). A sample is abridged: its lines
+In each page, the code block after a heading "## Sample output (`ENV=x ./build/chNN_x FLAGS`...)"
+(or its Chinese twin "## 输出示例 (`ENV=x ./build/chNN_x --lang zh ...`...)") or
+after a line "Made with `ENV=x ./build/chNN_x FLAGS`:" (the README) is compared with a real run
+of that command (from BUILD_DIR), under the conditions the command states right above the
+sample (e.g. OPENBLAS_CORETYPE=Haswell, the sgemm kernel the committed transcripts pin):
+nothing else of the caller's environment that changes the numbers or the layout
+(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS) is passed on, so a sample reproduces as stated. A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
 stands for lines left out, and a line ending in "...", "…" or "(...)" was cut short (its
-start must match). Runs use the OpenBLAS kernel the committed transcripts pin
-(OPENBLAS_CORETYPE=Haswell, present on every x86-64 CPU of this kind), so a page's numbers do
-not depend on the machine. Wall-clock timings are the one thing allowed to differ: on a line
+start must match). Wall-clock timings are the one thing allowed to differ: on a line
 that reports a time or a speed ("ms", "GFLOP/s", "x the ... speed") numbers are masked.
 Prints OK / NOT OK per page and the first missing line; exit 0 if every page holds.
 """
@@ -20,8 +21,10 @@ import shlex
 import subprocess
 import sys
 
-HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(\./build/[^`]+)`")
-MARKER = re.compile(r"^<!-- sample: (\./build/\S.*?) -->$")  # README: a marked block per chapter
+ENVS = r"(?:[A-Z_][A-Z0-9_]*=\S* )*"
+HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(" + ENVS + r"\./build/[^`]+)`")
+MARKER = re.compile(r"^Made with `(" + ENVS + r"\./build/\S[^`]*)`:$")  # README: a block per chapter
+UNSTATED = ("OPENBLAS_CORETYPE", "TS_ISA", "TS_COLUMNS", "COLUMNS")
 TIMING = re.compile(r"\bms\b|ms/forward|GFLOP/s|speed|faster|slower")
 NUMBER = re.compile(r"\d+(\.\d+)?")
 ELISION = {"...", "…"}
@@ -68,10 +71,14 @@ def check_page(build, page):
 
 def check(build, name, command, sample):
     argv = shlex.split(command)
+    env = {k: v for k, v in os.environ.items() if k not in UNSTATED}
+    while "=" in argv[0] and not argv[0].startswith("."):  # the stated conditions
+        key, value = argv.pop(0).split("=", 1)
+        env[key] = value
     argv[0] = os.path.join(build, os.path.basename(argv[0]))
     if "--no-color" not in argv:
         argv.append("--no-color")
-    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell", NO_COLOR="1")
+    env["NO_COLOR"] = "1"
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     if run.returncode != 0:
         print(f"NOT OK  {name}: `{command}` exited {run.returncode}: {run.stderr.strip()[:200]}")
