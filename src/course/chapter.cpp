@@ -21,6 +21,7 @@
 
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/svg.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
 #include "fast/blas_core.hpp"
@@ -174,6 +175,9 @@ Chapter::Chapter(std::string id, std::string title, std::string follows)
            N_("write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
               "--dump wrote: its files are replaced)"));
   add_knob("--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops"));
+  add_knob("--svg", kPath, &svg_dir_,
+           N_("write each heatmap, mask, positional encoding and loss curve the explained mode shows as an SVG "
+              "file into DIR (a new or empty directory, or one an earlier --svg wrote: its files are replaced)"));
   add_knob("--step-by-step", kFlag, &step_by_step_,
            N_("on a terminal, pause after each step: Enter shows the next, b this one again, q quits (piped, "
               "--plain or --transcript: no pauses)"));
@@ -414,6 +418,9 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       ch->out_ = nullptr;
     }
   } restore{std::cout.rdbuf(&out), this};
+  struct NoSink {  // figures go nowhere once the chapter has run
+    ~NoSink() { set_figure_sink(nullptr); }
+  } no_sink;
   // on a terminal, show each line as it comes (as stdio's line buffering did)
   const bool tty = isatty(STDOUT_FILENO);
   if (tty) std::cout.setf(std::ios::unitbuf);
@@ -453,6 +460,16 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
             (color_mode_ == "always" ||
              (color_mode_ == "auto" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr));
     if (given("--dump")) dump_ = std::make_unique<DumpDir>(dump_dir, id_, command_line_);
+    if (given("--svg")) {
+      try {
+        svg_ = std::make_unique<DumpDir>(svg_dir_, id_, command_line_);
+      } catch (const UsageError& e) {  // DumpDir's message names --dump: here the directory is --svg's
+        std::string m = e.what();
+        for (size_t at = m.find("--dump"); at != std::string::npos; at = m.find("--dump", at)) m.replace(at, 6, "--svg");
+        throw UsageError(m);
+      }
+      set_figure_sink([this](const FigureData& f) { write_figure(f); });
+    }
     if (naive) {
       set_matmul_path(MatmulPath::Naive);
       set_kernel_path(KernelPath::Naive);
@@ -573,8 +590,25 @@ void Chapter::pause_after_step() {
   out_->record = &step_record_;
 }
 
+// --svg DIR: the figure the explained mode is about to show, as NN_<title>.svg (written
+// atomically, listed in DIR's manifest, as --dump writes its files)
+void Chapter::write_figure(const FigureData& f) {
+  if (!svg_ || !rich() || (out_ != nullptr && out_->mute)) return;
+  FigureData g = f;
+  std::string stem = figure_file_stem(g.title);
+  if (display_width(g.title) < 16 && !step_title_.empty()) {  // "head 0": which step's head 0
+    const std::string step = figure_file_stem(step_title_).substr(0, 24);
+    g.title = g.title.empty() ? step_title_ : step_title_ + " · " + g.title;
+    stem = g.title == step_title_ ? step : step + "_" + stem;
+  }
+  ++figures_;
+  const std::string name = fmt::format("{:02d}_{}.svg", figures_, stem);
+  save_text(svg_->add(name), svg(g));
+}
+
 void Chapter::section(const std::string& title, const std::string& article_ref, const char* file, int line) {
   if (!rich()) return;
+  step_title_ = title;
   end_step();
   pause_after_step();
   ++section_no_;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "base/figure_sink.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 
@@ -72,6 +73,18 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
                     const std::vector<std::string>& col_labels, const HeatmapOptions& opt) {
   if (m.dimension() != 2) throw std::invalid_argument("heatmap: needs a 2-D matrix");
   const size_t R = m.shape()[0], C = m.shape()[1];
+  {  // the numbers behind the picture, for --svg (base/figure_sink.hpp)
+    FigureData f;
+    f.title = opt.title;
+    f.rows = R;
+    f.cols = C;
+    f.values.assign(m.begin(), m.end());
+    f.row_labels = row_labels;
+    f.col_labels = col_labels;
+    f.vmin = opt.vmin;
+    f.vmax = opt.vmax;
+    emit_figure(f);
+  }
   float lo = INFINITY, hi = -INFINITY;
   for (float v : m) {
     if (std::isfinite(v)) {

@@ -120,6 +120,10 @@ void save_npy(const std::string& path, const BTensor& t) {
   write_npy(path, "|b1", shape_of(t), bytes.data(), bytes.size());
 }
 
+void save_text(const std::string& path, const std::string& text) {
+  write_atomically(path, {{text.data(), text.size()}});
+}
+
 DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::string& command) : dir_(dir) {
   const std::string fix = _(": give --dump a new or empty directory (a dump directory holds one run)");
   // 1) the directory: created if missing (a symlink the user names as DIR is followed, like mkdir -p)

@@ -19,6 +19,8 @@ namespace ts {
 void save_npy(const std::string& path, const Tensor& t);   // dtype '<f4'
 void save_npy(const std::string& path, const ITensor& t);  // dtype '<i8'
 void save_npy(const std::string& path, const BTensor& t);  // dtype '|b1'
+// A text file (an SVG figure for --svg), written the same way: whole or not at all.
+void save_text(const std::string& path, const std::string& text);
 
 // A --dump directory holds ONE run: the files it wrote and a manifest naming them
 // (kManifest: the chapter, its command line, one "file NAME" line per file). A new run
