@@ -649,7 +649,10 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
   ++step_;
   // a value wider than the terminal is laid out in blocks of columns, never cut by it
   const size_t width = terminal_width(std::string::npos);
-  std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fit_block(printed + "\n", width);
+  if (width == std::string::npos)  // piped: as written
+    std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
+  else
+    std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fit_block(printed + "\n", width);
   if (!why.empty()) {  // on a terminal, re-flowed to its width under the arrow; piped, one line
     const std::string note = hang(why, terminal_width(std::string::npos), "   ↳ ", "     ");
     std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
