@@ -37,7 +37,7 @@ def main():
         command = f"{ENV} ./build/{chapter} {KNOBS.get(chapter, '')} --svg {out}".replace("  ", " ")
         env = {k: v for k, v in os.environ.items() if k not in ("TS_COLUMNS", "COLUMNS", "TS_ISA")}
         env.update(OPENBLAS_CORETYPE="Haswell", NO_COLOR="1")
-        argv = [os.path.join(build, chapter)] + KNOBS.get(chapter, "").split() + ["--svg", os.path.join(ROOT, out)]
+        argv = [os.path.join(build, chapter)] + KNOBS.get(chapter, "").split() + ["--svg", out]  # relative: the manifest names no machine
         subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
         figures = sorted(f for f in os.listdir(os.path.join(ROOT, out)) if f.endswith(".svg"))
         path = os.path.join(ROOT, "docs", page)
