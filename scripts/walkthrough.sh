@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make walkthrough: every chapter in article order.
 #   scripts/walkthrough.sh [BUILD_DIR] [chapter flags, e.g. --color=always]
-# On a terminal it pauses before each chapter after the first ("chapter 2: ... press Enter
-# (q to stop)"), so the output can be read beside the article. Piped or redirected
-# (make walkthrough | less -R, > out.txt), it runs straight through, as before.
+# On a terminal it pauses after each step of a chapter (the chapters' --step-by-step: Enter
+# for the next step, b to see the step again, q to leave the chapter) and before each chapter
+# after the first ("chapter 2: ... press Enter (q to stop)"), so the output can be read beside
+# the article. Piped or redirected (make walkthrough | less -R, > out.txt), it runs straight
+# through, as before.
 # The pause speaks the chapters' language (--lang zh, or LC_ALL / LC_MESSAGES / LANG zh*):
 # its text is in the same gettext catalog (po/), read with gettext(1).
 set -uo pipefail
@@ -38,7 +40,7 @@ for ch in $chapters; do
     read -r answer || { echo; exit 0; }
     case "$answer" in q|Q|quit|exit) exit 0 ;; esac
   fi
-  "$build/$ch" "$@"
+  if [ $interactive = 1 ] && ! case " $* " in *" --step-by-step "*) true ;; *) false ;; esac; then "$build/$ch" --step-by-step "$@"; else "$build/$ch" "$@"; fi
   code=$?
   if [ $code -ne 0 ]; then
     echo "walkthrough: $ch exited with code $code" >&2

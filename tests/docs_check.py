@@ -2,16 +2,21 @@
 """Every docs page's sample output must be what the chapter prints now.
 
 usage: docs_check.py BUILD_DIR PAGE...
-In each page, the code block after a heading "## Sample output (`./build/chNN_x FLAGS`...)"
-(or its Chinese twin "## 输出示例 (`./build/chNN_x --lang zh ...`...)") or
-after a line "<!-- sample: ./build/chNN_x FLAGS -->" (the README) is compared with a real run
-of that command (from BUILD_DIR). A sample is abridged: its lines
+In each page, the code block after a heading "## Sample output (`ENV=x ./build/chNN_x FLAGS`...)"
+(or its Chinese twin "## 输出示例 (`ENV=x ./build/chNN_x --lang zh ...`...)") or
+after a line "Made with `ENV=x ./build/chNN_x FLAGS`:" (the README) is compared with a real run
+of that command (from BUILD_DIR), under the conditions the command states right above the
+sample (e.g. OPENBLAS_CORETYPE=Haswell, the sgemm kernel the committed transcripts pin):
+nothing else of the caller's environment that changes the numbers or the layout
+(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS) is passed on, so a sample reproduces as stated. A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
 stands for lines left out, and a line ending in "...", "…" or "(...)" was cut short (its
-start must match). Runs use the OpenBLAS kernel the committed transcripts pin
-(OPENBLAS_CORETYPE=Haswell, present on every x86-64 CPU of this kind), so a page's numbers do
-not depend on the machine. Wall-clock timings are the one thing allowed to differ: on a line
+start must match). Wall-clock timings are the one thing allowed to differ: on a line
 that reports a time or a speed ("ms", "GFLOP/s", "x the ... speed") numbers are masked.
+A line "Figures made with `ENV=x ./build/chNN_x ... --svg docs/figures/chNN_x`:" (the
+page's "## Figures", written by scripts/figures.py) is checked the same way: the command is
+run again with --svg into a new directory, and it must write exactly the SVG files of
+docs/figures/chNN_x, byte for byte; every figure the page shows must exist.
 Prints OK / NOT OK per page and the first missing line; exit 0 if every page holds.
 """
 import os
@@ -19,9 +24,14 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
-HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(\./build/[^`]+)`")
-MARKER = re.compile(r"^<!-- sample: (\./build/\S.*?) -->$")  # README: a marked block per chapter
+ENVS = r"(?:[A-Z_][A-Z0-9_]*=\S* )*"
+HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(" + ENVS + r"\./build/[^`]+)`")
+MARKER = re.compile(r"^Made with `(" + ENVS + r"\./build/\S[^`]*)`:$")  # README: a block per chapter
+FIGURES = re.compile(r"^Figures made with `(" + ENVS + r"\./build/\S[^`]*--svg (\S+))`:$")
+IMAGE = re.compile(r"!\[(?:\\.|[^\]\\])*\]\((figures/[^)]+\.svg)\)")
+UNSTATED = ("OPENBLAS_CORETYPE", "TS_ISA", "TS_COLUMNS", "COLUMNS")
 TIMING = re.compile(r"\bms\b|ms/forward|GFLOP/s|speed|faster|slower")
 NUMBER = re.compile(r"\d+(\.\d+)?")
 ELISION = {"...", "…"}
@@ -63,15 +73,67 @@ def check_page(build, page):
     if not found:
         print(f"NOT OK  {os.path.basename(page)}: no '## Sample output (`./build/...`)' section")
         return False
-    return all([check(build, os.path.basename(page), command, sample) for command, sample in found])
+    results = [check(build, os.path.basename(page), command, sample) for command, sample in found]
+    return all(results) and check_figures(build, page)
+
+
+def run_stated(build, command, extra_env=None):
+    """The command (its stated ENV=x first) run from BUILD_DIR under exactly those conditions."""
+    argv = shlex.split(command)
+    env = {k: v for k, v in os.environ.items() if k not in UNSTATED}
+    while "=" in argv[0] and not argv[0].startswith("."):
+        key, value = argv.pop(0).split("=", 1)
+        env[key] = value
+    argv[0] = os.path.join(build, os.path.basename(argv[0]))
+    env["NO_COLOR"] = "1"
+    return argv, env
+
+
+def check_figures(build, page):
+    """The page's figures are what its stated --svg command writes now, and all exist."""
+    name = os.path.basename(page)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(page))) if os.path.basename(
+        os.path.dirname(os.path.abspath(page))) == "docs" else os.path.dirname(os.path.abspath(page))
+    docs = os.path.dirname(os.path.abspath(page))
+    text = open(page, encoding="utf-8").read()
+    for image in IMAGE.findall(text):
+        if not os.path.isfile(os.path.join(docs, image)):
+            print(f"NOT OK  {name}: shows {image}, which does not exist (run scripts/figures.py)")
+            return False
+    for line in text.splitlines():
+        m = FIGURES.match(line)
+        if not m:
+            continue
+        command, folder = m.group(1), m.group(2)
+        with tempfile.TemporaryDirectory() as tmp:
+            argv, env = run_stated(build, command.replace("--svg " + folder, "--svg " + os.path.join(tmp, "f")))
+            run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+            if run.returncode != 0:
+                print(f"NOT OK  {name}: `{command}` exited {run.returncode}: {run.stderr.strip()[:200]}")
+                return False
+            made = sorted(f for f in os.listdir(os.path.join(tmp, "f")) if f.endswith(".svg"))
+            committed_dir = os.path.join(root, folder)
+            committed = sorted(f for f in os.listdir(committed_dir) if f.endswith(".svg")) \
+                if os.path.isdir(committed_dir) else []
+            if made != committed:
+                print(f"NOT OK  {name}: `{command}` writes {made}, {folder} holds {committed} (run scripts/figures.py)")
+                return False
+            for f in made:
+                if open(os.path.join(tmp, "f", f), "rb").read() != open(os.path.join(committed_dir, f), "rb").read():
+                    print(f"NOT OK  {name}: {folder}/{f} is not what `{command}` draws now (run scripts/figures.py)")
+                    return False
+            shown = {os.path.basename(i) for i in IMAGE.findall(text)}
+            if set(made) - shown:
+                print(f"NOT OK  {name}: the page does not show {sorted(set(made) - shown)[0]}")
+                return False
+            print(f"OK      {name}: {len(made)} figures are what `{command}` draws")
+    return True
 
 
 def check(build, name, command, sample):
-    argv = shlex.split(command)
-    argv[0] = os.path.join(build, os.path.basename(argv[0]))
+    argv, env = run_stated(build, command)  # under the conditions stated right above the sample
     if "--no-color" not in argv:
         argv.append("--no-color")
-    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell", NO_COLOR="1")
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     if run.returncode != 0:
         print(f"NOT OK  {name}: `{command}` exited {run.returncode}: {run.stderr.strip()[:200]}")

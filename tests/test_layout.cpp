@@ -26,12 +26,24 @@ TEST_CASE("layout: side_by_side puts as many blocks per row as fit", "[layout]")
 TEST_CASE("layout: wrap re-flows prose and keeps tables", "[layout]") {
   // two prose lines form one paragraph, re-broken before 20 columns, indent kept
   CHECK(ts::wrap("  one two three\n  four five six seven", 20) == "  one two three four\n  five six seven\n");
-  // a line aligned with double spaces is a table row: kept as written, and ends the paragraph
-  CHECK(ts::wrap("  word  pieces  ids\n  time  time    2051", 10) == "  word  pieces  ids\n  time  time    2051\n");
+  // a line aligned with double spaces is a table row: kept as written when it fits, and ends
+  // the paragraph; wider than the width, its columns go into blocks one under the other
+  CHECK(ts::wrap("  word  pieces  ids\n  time  time    2051", 20) == "  word  pieces  ids\n  time  time    2051\n");
+  CHECK(ts::wrap("  word  pieces  ids\n  time  time    2051", 10) ==
+        "  word\n  time\n\npieces\ntime\n\nids\n2051\n");
   // a blank line separates paragraphs
   CHECK(ts::wrap("  a b\n\n  c d", 80) == "  a b\n\n  c d\n");
-  // a word longer than the width stays whole on its own line
-  CHECK(ts::wrap("  abcdefghij k", 5) == "  abcdefghij\n  k\n");
+  // a word longer than the width is cut: no line is wider than the width
+  CHECK(ts::wrap("  abcdefghij k", 5) == "  abc\n  def\n  ghi\n  j k\n");
+  // a verdict is a line of its own, never joined to the prose around it
+  CHECK(ts::wrap("  OK: one holds\n  OK: two holds\n  and more", 80) == "  OK: one holds\n  OK: two holds\n  and more\n");
+}
+
+TEST_CASE("layout: fit_block lays a wide block out in blocks of columns", "[layout]") {
+  // fits: unchanged
+  CHECK(ts::fit_block("ab  cd\n", 10) == "ab  cd\n");
+  // the row labels (first column) repeat in each block, cut where every line is blank
+  CHECK(ts::fit_block("q0  1  2  3\nq1  4  5  6\n", 8) == "q0  1  2\nq1  4  5\n\nq0  3\nq1  6\n");
 }
 
 TEST_CASE("layout: hang puts a note under its arrow", "[layout]") {
@@ -55,6 +67,10 @@ TEST_CASE("layout: CJK characters take two columns, marks none", "[layout]") {
   CHECK(row == "\xe6\xb3\xa8\xe6\x84\x8f   x\n\n");
   // prose wraps by columns: 10 wide characters are 20 columns
   CHECK(ts::wrap("  \xe6\xb3\xa8\xe6\x84\x8f \xe6\xb3\xa8\xe6\x84\x8f", 7) == "  \xe6\xb3\xa8\xe6\x84\x8f\n  \xe6\xb3\xa8\xe6\x84\x8f\n");
+  // Chinese breaks between any two characters, with no space: 注意力注意 at 6 columns
+  CHECK(ts::wrap("注意力注意", 6) == "注意力\n注意\n");
+  // but never before closing punctuation: 注意，力 at 4 columns keeps ， with 意
+  CHECK(ts::wrap("注意，力", 4) == "注\n意，\n力\n");
 }
 
 TEST_CASE("layout: text_table aligns columns by display width, numbers to the right", "[layout]") {

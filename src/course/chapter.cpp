@@ -22,6 +22,7 @@
 #include "course/dump_dir.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/svg.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
 #include "fast/blas_core.hpp"
@@ -55,6 +56,10 @@ class StdoutBuf : public std::streambuf {
  public:
   StdoutBuf() { setp(buf_, buf_ + sizeof buf_); }
   int error() const { return error_; }
+  // --step N: the steps before N are run but not shown; --step-by-step: the current step's
+  // bytes are kept so that `b` can show it again
+  bool mute = false;
+  std::string* record = nullptr;
 
  protected:
   int_type overflow(int_type c) override {
@@ -71,6 +76,8 @@ class StdoutBuf : public std::streambuf {
   int drain() {
     const char* p = pbase();
     size_t left = static_cast<size_t>(pptr() - pbase());
+    if (mute) left = 0;
+    if (record != nullptr) record->append(p, left);
     while (left > 0 && error_ == 0) {  // after an error, the rest is dropped (and reported)
       const ssize_t n = ::write(STDOUT_FILENO, p, left);
       if (n < 0 && errno == EINTR) continue;
@@ -89,6 +96,8 @@ class StdoutBuf : public std::streambuf {
 };
 
 namespace {
+
+struct QuitSteps {};  // q at a --step-by-step pause
 
 // What the user typed for each knob, by every alias: check_range and typed() echo it.
 struct TypedKnob {
@@ -167,6 +176,16 @@ Chapter::Chapter(std::string id, std::string title, std::string follows)
            N_("write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
               "--dump wrote: its files are replaced)"));
   add_knob("--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops"));
+  add_knob("--svg", kPath, &svg_dir_,
+           N_("write each heatmap, mask, positional encoding and loss curve the explained mode shows as an SVG "
+              "file into DIR (a new or empty directory, or one an earlier --svg wrote: its files are replaced)"));
+  add_knob("--step-by-step", kFlag, &step_by_step_,
+           N_("on a terminal, pause after each step: Enter shows the next, b this one again, q quits (piped, "
+              "--plain or --transcript: no pauses)"));
+  Knob& step = add_knob("--step", kInt, &start_step_, N_("start at step N: the steps before it run but are not shown"));
+  step.has_range = true;
+  step.lo = 1;
+  step.hi = 1000;
 }
 
 Chapter::~Chapter() = default;
@@ -400,6 +419,9 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       ch->out_ = nullptr;
     }
   } restore{std::cout.rdbuf(&out), this};
+  struct NoSink {  // figures go nowhere once the chapter has run
+    ~NoSink() { set_figure_sink(nullptr); }
+  } no_sink;
   // on a terminal, show each line as it comes (as stdio's line buffering did)
   const bool tty = isatty(STDOUT_FILENO);
   if (tty) std::cout.setf(std::ios::unitbuf);
@@ -439,22 +461,51 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
             (color_mode_ == "always" ||
              (color_mode_ == "auto" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr));
     if (given("--dump")) dump_ = std::make_unique<DumpDir>(dump_dir, id_, command_line_);
+    if (given("--svg")) {
+      try {
+        svg_ = std::make_unique<DumpDir>(svg_dir_, id_, command_line_);
+      } catch (const UsageError& e) {  // DumpDir's message names --dump: here the directory is --svg's
+        std::string m = e.what();
+        for (size_t at = m.find("--dump"); at != std::string::npos; at = m.find("--dump", at)) m.replace(at, 6, "--svg");
+        throw UsageError(m);
+      }
+      set_figure_sink([this](const FigureData& f) { write_figure(f); });
+    }
     if (naive) {
       set_matmul_path(MatmulPath::Naive);
       set_kernel_path(KernelPath::Naive);
     }
     if (rich()) {
-      std::cout << bold(id_ + " · " + title_) << "\n"
-                << dim(trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_),
-                           fmt::arg("seed", seed_text), fmt::arg("mode", eval ? _("eval") : _("train mode"))) +
-                       (naive ? std::string(" · ") + _("naive loops") : std::string()))
-                << "\n";
+      // on a terminal (or TS_COLUMNS), wrapped to its width; piped, one line each
+      const size_t width = terminal_width(std::string::npos);
+      const std::string follows =
+          trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_), fmt::arg("seed", seed_text),
+              fmt::arg("mode", eval ? _("eval") : _("train mode"))) +
+          (naive ? std::string(" · ") + _("naive loops") : std::string());
+      const std::string title = hang(id_ + " · " + title_, width, "", ""), by = hang(follows, width, "", "");
+      std::cout << bold(title.substr(0, title.size() - 1)) << "\n" << dim(by.substr(0, by.size() - 1)) << "\n";
     }
+    if (given("--step") && !rich())
+      throw UsageError(_("--step picks a step of the default mode's explanation: drop --plain / --transcript"));
     manual_seed(seed);
     if (rich()) recorder_ = std::make_unique<CodeSiteRecorder>(step_sites_);
-    body(*this);
-    end_step();
+    std::cout.flush();
+    if (start_step_ > 1) out.mute = true;  // the lines before step 1 belong to no step
+    if (stepping()) out.record = &step_record_;
+    try {
+      body(*this);
+      end_step();
+      pause_after_step();
+    } catch (const QuitSteps&) {  // q at a pause: the learner has read enough
+      recorder_.reset();
+      return finish_output(0);
+    }
+    std::cout.flush();
+    out.mute = false;
     recorder_.reset();
+    if (rich() && start_step_ > section_no_)
+      throw UsageError(trf("--step {n}: this chapter has {steps} steps: pick one of 1 to {steps}",
+                           fmt::arg("n", start_step_), fmt::arg("steps", section_no_)));
     // an empty --plain is what the article prints, but it must not look like a broken run
     if (plain && plain_shown_ == 0)
       std::cerr << trf("{id}: --plain printed nothing: the article's code for this chapter calls print() on no "
@@ -511,13 +562,65 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
               << "\n";
 }
 
+bool Chapter::stepping() const {
+  return step_by_step_ && rich() && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+}
+
+// After a step, on a terminal with --step-by-step: a prompt; Enter goes on, b shows the
+// step again (as it was printed), q ends the chapter (exit code 0).
+void Chapter::pause_after_step() {
+  if (!stepping() || out_ == nullptr || out_->mute || section_no_ == 0) return;
+  std::cout.flush();          // the step's last lines, recorded
+  out_->record = nullptr;     // the prompt is not part of the step
+  for (;;) {
+    std::cout << dim(trf("step {n} · Enter: next step · b: this step again · q: quit ", fmt::arg("n", section_no_)))
+              << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer)) {
+      std::cout << "\n";
+      throw QuitSteps{};
+    }
+    std::cout << "\033[1A\r\033[2K" << std::flush;  // the prompt's line goes away
+    const size_t b = answer.find_first_not_of(" \t");
+    const char key = b == std::string::npos ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[b])));
+    if (key == 'q') throw QuitSteps{};
+    if (key != 'b') break;
+    std::cout << step_record_ << std::flush;
+  }
+  step_record_.clear();
+  out_->record = &step_record_;
+}
+
+// --svg DIR: the figure the explained mode is about to show, as NN_<title>.svg (written
+// atomically, listed in DIR's manifest, as --dump writes its files)
+void Chapter::write_figure(const FigureData& f) {
+  if (!svg_ || !rich() || (out_ != nullptr && out_->mute)) return;
+  FigureData g = f;
+  std::string stem = figure_file_stem(g.title);
+  if (display_width(g.title) < 16 && !step_title_.empty()) {  // "head 0": which step's head 0
+    const std::string step = figure_file_stem(step_title_).substr(0, 24);
+    g.title = g.title.empty() ? step_title_ : step_title_ + " · " + g.title;
+    stem = g.title == step_title_ ? step : step + "_" + stem;
+  }
+  ++figures_;
+  const std::string name = fmt::format("{:02d}_{}.svg", figures_, stem);
+  save_text(svg_->add(name), svg(g));
+}
+
 void Chapter::section(const std::string& title, const std::string& article_ref, const char* file, int line) {
   if (!rich()) return;
+  step_title_ = title;
   end_step();
+  pause_after_step();
+  ++section_no_;
+  std::cout.flush();  // what came before is shown or not by its own step
+  if (out_ != nullptr) out_->mute = section_no_ < start_step_;
+  step_record_.clear();
   step_file_ = file;
   step_line_ = line;
   step_sites_.clear();
-  std::cout << "\n" << accent("── " + title + " ") << dim("(" + article_ref + ")") << "\n";
+  // on a terminal (or TS_COLUMNS), wrapped to its width; piped, one line
+  std::cout << "\n" << hang(accent("── " + title) + " " + dim("(" + article_ref + ")"), terminal_width(std::string::npos), "", "   ");
 }
 
 void Chapter::end_step() {
@@ -545,7 +648,12 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
     return;
   }
   ++step_;
-  std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
+  // a value wider than the terminal is laid out in blocks of columns, never cut by it
+  const size_t width = terminal_width(std::string::npos);
+  if (width == std::string::npos)  // piped: as written
+    std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
+  else
+    std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fit_block(printed + "\n", width);
   if (!why.empty()) {  // on a terminal, re-flowed to its width under the arrow; piped, one line
     const std::string note = hang(why, terminal_width(std::string::npos), "   ↳ ", "     ");
     std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
@@ -614,7 +722,9 @@ void Chapter::erratum(const std::string& where, const std::string& text) {
 }
 
 void Chapter::figure(const std::string& text) {
-  if (rich()) std::cout << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+  if (!rich()) return;
+  // a figure wider than the terminal is laid out in blocks of columns, never cut by it
+  std::cout << fit_block(text + (text.empty() || text.back() != '\n' ? "\n" : ""), terminal_width(std::string::npos));
 }
 
 // "scores.masked_fill(mask == 0, -inf)" -> "07_scores_masked_fill_mask_0_inf.npy"

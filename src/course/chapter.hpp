@@ -2,7 +2,8 @@
 //
 // Flags (every chapter):  --help  --seed S  --eval  --plain  --transcript
 //                         --color=auto|always|never (--no-color = never)  --full  --lang zh|en
-//                         --dump DIR  --naive   (+ the chapter's own knobs, e.g. --text)
+//                         --dump DIR  --svg DIR  --naive  --step-by-step  --step N
+//                         (+ the chapter's own knobs, e.g. --text)
 // Output modes:
 //   default       for each step: a header naming the article step, the PyTorch line
 //                 being mirrored, the printed value, one line of explanation.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "base/code_site.hpp"
+#include "base/figure_sink.hpp"
 #include "course/errors.hpp"
 #include "exact/print.hpp"
 #include "exact/tensor.hpp"
@@ -150,6 +152,9 @@ class Chapter {
   void read_knobs();
   int finish_output(int code);
   void end_step();  // prints the step's code line (section)
+  void pause_after_step();  // --step-by-step on a terminal: Enter, b or q
+  void write_figure(const FigureData& f);  // --svg: one SVG file per figure shown
+  bool stepping() const;    // --step-by-step in effect (default mode, stdin and stdout terminals)
   void dump(const std::string& expr, const std::function<void(const std::string&)>& write);
   std::string id_, title_, follows_;
   std::unique_ptr<CLI::App> app_;
@@ -162,6 +167,14 @@ class Chapter {
   std::string lang_text_;
   std::vector<std::string> failed_checks_;
   int step_ = 0;
+  bool step_by_step_ = false;
+  int64_t start_step_ = 1;  // --step N: the first step shown
+  int64_t section_no_ = 0;  // steps opened so far (section)
+  std::string step_record_; // the current step's output, for `b`
+  std::string step_title_;  // the current step's title (a figure without one takes it)
+  std::string svg_dir_;
+  std::unique_ptr<DumpDir> svg_;
+  int figures_ = 0;
   size_t plain_shown_ = 0;  // lines --plain printed: none at all gets a note on stderr
   int dumped_ = 0;
   // the current step's code: where the chapter opened it, and the marked functions it ran

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "base/figure_sink.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 
@@ -72,6 +73,18 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
                     const std::vector<std::string>& col_labels, const HeatmapOptions& opt) {
   if (m.dimension() != 2) throw std::invalid_argument("heatmap: needs a 2-D matrix");
   const size_t R = m.shape()[0], C = m.shape()[1];
+  {  // the numbers behind the picture, for --svg (base/figure_sink.hpp)
+    FigureData f;
+    f.title = opt.title;
+    f.rows = R;
+    f.cols = C;
+    f.values.assign(m.begin(), m.end());
+    f.row_labels = row_labels;
+    f.col_labels = col_labels;
+    f.vmin = opt.vmin;
+    f.vmax = opt.vmax;
+    emit_figure(f);
+  }
   float lo = INFINITY, hi = -INFINITY;
   for (float v : m) {
     if (std::isfinite(v)) {
@@ -81,11 +94,17 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   }
   const bool fixed = !std::isnan(opt.vmin) && !std::isnan(opt.vmax);
   if (fixed) lo = opt.vmin, hi = opt.vmax;
-  std::vector<size_t> rows = pick(R, opt.max_rows), cols = pick(C, opt.max_cols);
+  std::vector<size_t> rows = pick(R, opt.max_rows);
   auto row_label = [&](size_t i) { return i < row_labels.size() ? row_labels[i] : std::to_string(i); };
   auto col_label = [&](size_t j) { return j < col_labels.size() ? col_labels[j] : std::to_string(j); };
   size_t lw = 1;
   for (size_t i : rows) lw = std::max(lw, display_width(fit(row_label(i), 12)));
+  // on a terminal (or TS_COLUMNS), at most the columns its width holds
+  int max_cols = opt.max_cols;
+  const size_t screen = terminal_width(std::string::npos);
+  if (screen != std::string::npos && screen > lw + 1)
+    max_cols = std::clamp(static_cast<int>((screen - lw - 1) / static_cast<size_t>(opt.cell_width)), 1, max_cols);
+  std::vector<size_t> cols = pick(C, max_cols);
 
   std::string out;
   if (!opt.title.empty()) out += opt.title + "\n";
@@ -199,7 +218,7 @@ std::string head_heatmaps(const Tensor& w, const std::vector<std::string>& label
     opt.title = trf("head {h}", fmt::arg("h", h));
     maps.push_back(heatmap(xt::view(w, 0, h, xt::all(), xt::all()), cut, cut, opt));
   }
-  return side_by_side(maps, width);
+  return side_by_side(maps, std::min(width, terminal_width(std::string::npos)));
 }
 
 }  // namespace ts

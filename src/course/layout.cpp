@@ -123,6 +123,12 @@ std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
 }
 
 size_t terminal_width(size_t fallback) {
+  // TS_COLUMNS: a width for every output, terminal or not (tests, and a learner who pipes
+  // into a pager of known width)
+  if (const char* c = std::getenv("TS_COLUMNS")) {
+    const long n = std::strtol(c, nullptr, 10);
+    if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
+  }
   if (!isatty(STDOUT_FILENO)) return fallback;
   winsize ws{};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
@@ -133,11 +139,244 @@ size_t terminal_width(size_t fallback) {
   return fallback;
 }
 
+namespace {
+
+// Punctuation that never starts a line (it stays with the character before it) and that
+// never ends one (it stays with the character after it).
+bool closing(char32_t c) {
+  static const char32_t kClosing[] = {U'，', U'。', U'、', U'；', U'：', U'！', U'？', U'）', U'」', U'』', U'》',
+                                      U'】', U'〉', U'”', U'’', U'…'};
+  return std::find(std::begin(kClosing), std::end(kClosing), c) != std::end(kClosing);
+}
+bool opening(char32_t c) {
+  static const char32_t kOpening[] = {U'（', U'「', U'『', U'《', U'【', U'〈', U'“', U'‘'};
+  return std::find(std::begin(kOpening), std::end(kOpening), c) != std::end(kOpening);
+}
+
+// One unbreakable piece of a paragraph, and whether a space stood before it.
+struct Unit {
+  std::string text;
+  bool space_before;
+};
+
+// A line of prose -> its units: runs of non-space characters, except that a line may break
+// between two wide (CJK) characters and between a wide character and a narrow one; never
+// before closing punctuation (，。、；：！？）」』》) nor after opening punctuation.
+std::vector<Unit> units_of(const std::string& text) {
+  std::vector<Unit> out;
+  bool space = false, glue_next = false;
+  char32_t prev = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '\033') {  // a colour sequence sticks to what follows
+      size_t e = text.find('m', i);
+      e = e == std::string::npos ? text.size() : e + 1;
+      if (out.empty() || space) out.push_back({"", space}), space = false, glue_next = true;
+      out.back().text += text.substr(i, e - i);
+      i = e;
+      continue;
+    }
+    const auto [c, len] = decode(text, i);
+    const std::string ch = text.substr(i, len);
+    i += len;
+    if (c == ' ') {
+      space = true;
+      glue_next = false;
+      prev = c;
+      continue;
+    }
+    const bool wide = column_width(c) == 2, prev_wide = prev != 0 && column_width(prev) == 2;
+    const bool start = out.empty() || space ||
+                       (!glue_next && !closing(c) && (wide || prev_wide) && !opening(prev));
+    if (start) {
+      out.push_back({ch, space});
+    } else {
+      out.back().text += ch;
+    }
+    glue_next = false;
+    space = false;
+    prev = c;
+  }
+  return out;
+}
+
+// `unit` cut into pieces of at most `width` columns (a word longer than a line).
+std::vector<std::string> split_columns(const std::string& unit, size_t width) {
+  std::vector<std::string> out(1);
+  size_t used = 0;
+  for (size_t i = 0; i < unit.size();) {
+    size_t len = decode(unit, i).second, w = column_width(decode(unit, i).first);
+    if (unit[i] == '\033') {
+      const size_t e = unit.find('m', i);
+      len = (e == std::string::npos ? unit.size() : e + 1) - i;
+      w = 0;
+    }
+    if (used + w > width && used > 0) out.emplace_back(), used = 0;
+    out.back() += unit.substr(i, len);
+    used += w;
+    i += len;
+  }
+  return out;
+}
+
+// One paragraph re-flowed: `first` before its first line, `rest` before the others.
+std::string flow(const std::string& text, size_t width, const std::string& first, const std::string& rest) {
+  std::string out, line = first;
+  size_t used = display_width(first);
+  bool empty = true;
+  for (const Unit& u : units_of(text)) {
+    const size_t w = display_width(u.text), gap = !empty && u.space_before ? 1 : 0;
+    if (empty || used + gap + w <= width) {
+      if (used + gap + w > width && width != std::string::npos) {  // longer than a line: cut it
+        const size_t room = width > used + gap ? width - used - gap : 1;
+        const std::vector<std::string> pieces = split_columns(u.text, std::max<size_t>(room, 1));
+        for (size_t k = 0; k < pieces.size(); ++k) {
+          if (k > 0) {
+            out += line + "\n";
+            line = rest;
+            used = display_width(rest);
+          }
+          line += (k == 0 && gap ? " " : "") + pieces[k];
+          used += display_width(pieces[k]) + (k == 0 ? gap : 0);
+        }
+      } else {
+        line += (gap ? " " : "") + u.text;
+        used += gap + w;
+      }
+    } else {
+      out += line + "\n";
+      line = rest;
+      used = display_width(rest);
+      const size_t room = width > used ? width - used : 1;
+      const std::vector<std::string> pieces = w > room ? split_columns(u.text, room) : std::vector<std::string>{u.text};
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        if (k > 0) {
+          out += line + "\n";
+          line = rest;
+          used = display_width(rest);
+        }
+        line += pieces[k];
+        used += display_width(pieces[k]);
+      }
+    }
+    empty = false;
+  }
+  return out + line + "\n";
+}
+
+// A line that carries a check's outcome stays a paragraph of its own.
+bool has_verdict(const std::string& line) {
+  const size_t lead = line.find_first_not_of(' ');
+  return lead != std::string::npos &&
+         (line.compare(lead, 4, "OK: ") == 0 || line.compare(lead, 8, "NOT OK: ") == 0 ||
+          line.find(" OK: ") != std::string::npos || line.find("NOT OK: ") != std::string::npos);
+}
+
+// The columns of a block of lines: each line as one cell per terminal column (a wide
+// character's second column is an empty cell; colour sequences stick to the next cell).
+std::vector<std::string> columns_of(const std::string& line, bool& coloured) {
+  std::vector<std::string> cells;
+  std::string pending;
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '\033') {
+      size_t e = line.find('m', i);
+      e = e == std::string::npos ? line.size() : e + 1;
+      pending += line.substr(i, e - i);
+      coloured = true;
+      i = e;
+      continue;
+    }
+    const auto [c, len] = decode(line, i);
+    const size_t w = column_width(c);
+    if (w == 0 && !cells.empty()) {
+      cells.back() += line.substr(i, len);
+    } else {
+      cells.push_back(pending + line.substr(i, len));
+      pending.clear();
+      if (w == 2) cells.emplace_back();
+    }
+    i += len;
+  }
+  if (!pending.empty()) cells.push_back(pending);
+  return cells;
+}
+
+}  // namespace
+
+std::string fit_block(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  for (size_t b = 0; b <= text.size();) {
+    size_t e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    if (b < text.size() || e > b) lines.push_back(text.substr(b, e - b));
+    b = e + 1;
+  }
+  size_t widest = 0;
+  for (const std::string& l : lines) widest = std::max(widest, display_width(l));
+  if (widest <= width) return text;
+  bool coloured = false;
+  std::vector<std::vector<std::string>> cells;
+  for (const std::string& l : lines) cells.push_back(columns_of(l, coloured));
+  size_t n = 0;
+  for (const auto& c : cells) n = std::max(n, c.size());
+  // a gap: a column that is blank on every line (or past its end)
+  auto blank = [&](size_t col) {
+    for (const auto& c : cells)
+      if (col < c.size() && c[col] != " " && c[col] != "\033[0m ") return false;
+    return true;
+  };
+  std::vector<bool> gap(n + 1, true);
+  for (size_t col = 0; col < n; ++col) gap[col] = blank(col);
+  // the row labels: the columns before the first gap that follows text, repeated in every
+  // block when they take at most half the width
+  size_t label = 0;
+  while (label < n && gap[label]) ++label;
+  while (label < n && !gap[label]) ++label;
+  while (label < n && gap[label]) ++label;  // with the blank columns after them
+  if (label > width / 2) label = 0;
+  auto slice = [&](size_t r, size_t a, size_t b) {
+    std::string s;
+    for (size_t col = a; col < b && col < cells[r].size(); ++col) s += cells[r][col];
+    return s;
+  };
+  std::string out;
+  for (size_t start = 0; start < n;) {
+    const size_t lead = start == 0 ? 0 : label;
+    const size_t room = width > lead ? width - lead : 1;
+    size_t end = std::min(n, start + room);
+    if (end < n) {  // cut at the last gap that fits, else where the width ends
+      size_t g = end;
+      while (g > start + 1 && !gap[g]) --g;
+      if (g > start + 1) end = g;
+      else if (end > start + 1 && cells.size() && end < n) {
+        // never split a wide character: its second column is an empty cell
+        bool split = false;
+        for (const auto& c : cells)
+          if (end < c.size() && c[end].empty()) split = true;
+        if (split) --end;
+      }
+    }
+    if (start > 0) out += "\n";
+    for (size_t r = 0; r < cells.size(); ++r) {
+      std::string s = (start == 0 ? "" : slice(r, 0, label)) + slice(r, start, end);
+      if (coloured) s += "\033[0m";
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      out += s + "\n";
+    }
+    start = end;
+    if (start > 0 && start < n) {  // the next block starts at its first non-gap column
+      while (start < n && gap[start]) ++start;
+    }
+  }
+  return out;
+}
+
 std::string wrap(const std::string& text, size_t width) {
-  std::string out, line, indent;
+  std::string out, para, indent, table;
   auto flush = [&] {
-    if (!line.empty()) out += line + "\n";
-    line.clear();
+    if (!para.empty()) out += flow(para, width, indent, indent);
+    para.clear();
+    if (!table.empty()) out += fit_block(table, width);
+    table.clear();
   };
   size_t start = 0;
   for (;;) {
@@ -151,24 +390,16 @@ std::string wrap(const std::string& text, size_t width) {
       flush();
       if (!last) out += "\n";
     } else if (lead > 2 || raw.find("  ", lead) != std::string::npos) {  // a table row, code: as it is
-      flush();
-      out += raw + "\n";
-    } else {  // prose: its words join the paragraph
-      if (line.empty()) indent = raw.substr(0, lead);
-      size_t i = lead;
-      while (i < raw.size()) {
-        const size_t e = std::min(raw.find(' ', i), raw.size());
-        const std::string word = raw.substr(i, e - i);
-        i = std::min(raw.find_first_not_of(' ', e), raw.size());
-        if (line.empty()) {
-          line = indent + word;
-        } else if (display_width(line) + 1 + display_width(word) <= width) {
-          line += " " + word;
-        } else {
-          out += line + "\n";
-          line = indent + word;
-        }
+      if (!para.empty()) {
+        out += flow(para, width, indent, indent);
+        para.clear();
       }
+      table += raw + "\n";
+    } else {  // prose: its words join the paragraph; a verdict is a paragraph of its own
+      if (!table.empty() || has_verdict(raw)) flush();
+      if (para.empty()) indent = raw.substr(0, lead);
+      para += (para.empty() ? "" : " ") + raw.substr(lead);
+      if (has_verdict(raw)) flush();
     }
     if (last) break;
   }
@@ -178,27 +409,19 @@ std::string wrap(const std::string& text, size_t width) {
 
 std::string hang(const std::string& text, size_t width, const std::string& first, const std::string& rest) {
   if (text.find('\n') != std::string::npos || text.find("  ") != std::string::npos) {
-    std::string out = first;
-    for (char c : text) out += c == '\n' ? "\n" + rest : std::string(1, c);
-    return out + "\n";
-  }
-  std::string out, line = first;
-  bool empty = true;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t e = std::min(text.find(' ', i), text.size());
-    const std::string word = text.substr(i, e - i);
-    i = e + 1;
-    if (word.empty()) continue;
-    if (!empty && display_width(line) + 1 + display_width(word) > width) {
-      out += line + "\n";
-      line = rest + word;
-    } else {
-      line += (empty ? "" : " ") + word;
+    // kept line by line; a line longer than the width is re-flowed under `rest`
+    std::string out;
+    size_t b = 0;
+    for (bool head = true; b <= text.size(); head = false) {
+      size_t e = text.find('\n', b);
+      if (e == std::string::npos) e = text.size();
+      const std::string line = text.substr(b, e - b), pre = head ? first : rest;
+      out += display_width(pre + line) <= width ? pre + line + "\n" : flow(line, width, pre, rest);
+      b = e + 1;
     }
-    empty = false;
+    return out;
   }
-  return out + line + "\n";
+  return flow(text, width, first, rest);
 }
 
 std::string text_table(const std::vector<std::vector<std::string>>& rows, size_t right_from) {

@@ -35,10 +35,19 @@ std::string text_table(const std::vector<std::vector<std::string>>& rows, size_t
 std::string side_by_side(const std::vector<std::string>& blocks, size_t width);
 
 // Columns of the terminal on stdout (TIOCGWINSZ, else $COLUMNS), or `fallback` when stdout
-// is not a terminal: output to a file or a pipe does not depend on who ran it.
+// is not a terminal: output to a file or a pipe does not depend on who ran it. TS_COLUMNS
+// (20..1000) overrides both, terminal or not (the width tests; a pager of known width).
 size_t terminal_width(size_t fallback = 100);
 
-// Prose re-flowed to `width` columns. A prose line starts with at most 2 spaces and has no
+// A block of lines (a table, a figure, a printed tensor) laid out in `width` columns: as it
+// is when it fits; else cut into blocks of columns, one under the other, each cut at a
+// column that is blank on every line, the row labels (the first column) repeated in each.
+std::string fit_block(const std::string& text, size_t width);
+
+// Prose re-flowed to `width` columns, by display width: a line breaks at a space, or between
+// two CJK characters (never before closing punctuation such as ，。）), and a word longer
+// than a line is cut. A line that carries a verdict ("OK: ", "NOT OK: ") is a paragraph of
+// its own. Rows of a table that do not fit are laid out by fit_block. A prose line starts with at most 2 spaces and has no
 // run of 2 spaces inside; consecutive prose lines form a paragraph whose words are joined
 // and broken before `width`, each line starting with the paragraph's first indent. Other
 // lines (tables, code, anything aligned with spaces) and blank lines are kept as they are.

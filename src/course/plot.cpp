@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/figure_sink.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 
@@ -13,6 +14,18 @@ namespace ts {
 
 std::string loss_curve(const std::vector<double>& losses, int width, int height) {
   if (losses.empty()) return std::string(_("(no steps)")) + "\n";
+  {  // every step's loss, for --svg (base/figure_sink.hpp)
+    FigureData f;
+    f.kind = FigureData::Kind::Curve;
+    f.title = _("loss per step");
+    f.rows = 1;
+    f.cols = losses.size();
+    f.values.assign(losses.begin(), losses.end());
+    f.log_y = true;
+    f.x_label = _("step");
+    f.y_label = _("loss (log scale)");
+    emit_figure(f);
+  }
   const size_t n = losses.size(), W = std::min<size_t>(static_cast<size_t>(width), n);
   // 1) mean loss per column
   std::vector<double> col(W, 0.0);

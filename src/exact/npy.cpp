@@ -97,4 +97,8 @@ void save_npy(const std::string& path, const BTensor& t) {
   write_npy(path, "|b1", shape_of(t), bytes.data(), bytes.size());
 }
 
+void save_text(const std::string& path, const std::string& text) {
+  write_atomically(path, {{text.data(), text.size()}});
+}
+
 }  // namespace ts

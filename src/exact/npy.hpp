@@ -39,5 +39,7 @@ void write_atomically(const std::string& path, const std::vector<std::pair<const
 void save_npy(const std::string& path, const Tensor& t);   // dtype '<f4'
 void save_npy(const std::string& path, const ITensor& t);  // dtype '<i8'
 void save_npy(const std::string& path, const BTensor& t);  // dtype '|b1'
+// A text file (an SVG figure for --svg), written the same way: whole or not at all.
+void save_text(const std::string& path, const std::string& text);
 
 }  // namespace ts
