@@ -26,6 +26,7 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/mask_notes.hpp"
 #include "course/mask_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
@@ -39,10 +40,6 @@
 
 using namespace ts;
 
-// Two results that should be the same bits; any gap is a finding.
-constexpr double kSameWeights = 0.0;
-// A softmax row sums to 1 up to float32 rounding below this.
-constexpr double kRowSum = 1e-6;
 
 int main(int argc, char** argv) {
   Chapter ch("ch08_masks", _("Masks: causal, padding, keep vs hide, -inf vs -1e9"),
@@ -69,8 +66,7 @@ int main(int argc, char** argv) {
     Config config;  // BERT-base
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
-    hopt.vmin = 0.0f;  // masks and weights share one scale: 0 blank, 1 darkest
-    hopt.vmax = 1.0f;
+    hopt.vmin = 0.0f, hopt.vmax = 1.0f;  // masks and weights share one scale: 0 blank, 1 darkest
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section(_("Step 1: the scores of chapter 2"), _("article 000 §Scaled Dot-product Attention"));
@@ -86,9 +82,7 @@ int main(int argc, char** argv) {
     Embedding token_emb(config.vocab_size, d_model);
     // q = k = v = E   (B,T,C)
     const Tensor inputs_embeds = token_emb(input_ids);
-    const Tensor& query = inputs_embeds;
-    const Tensor& key = inputs_embeds;
-    const Tensor& value = inputs_embeds;
+    const Tensor &query = inputs_embeds, &key = inputs_embeds, &value = inputs_embeds;
     // scores = Q K^T / sqrt(D)
     // (B,T,S)
     Tensor scores = bmm_nt(query, key);
@@ -108,14 +102,7 @@ int main(int argc, char** argv) {
                       : _("Step 2: the decoder's mask as built here, and masked_fill(mask == 0, -inf)"),
                _("article 000 §Transformer Decoder"));
     ch.show("mask[0]", mask0, {},
-            causal ? trf("torch.tril(torch.ones(seq_len, seq_len)), 1 = keep: row t marks the keys query t may see; "
-                         "{kept} of the {n} (query, key) pairs are kept. {check}",
-                         fmt::arg("kept", count_equal(mask0, 1.0f)), fmt::arg("n", T * T),
-                         fmt::arg("check", ch.verdict(true, _("row t keeps exactly keys 0..t, the causal triangle"))))
-                   : trf("1 = keep: row t marks the keys query t may see; {kept} of the {n} (query, key) pairs are "
-                         "kept. {check}",
-                         fmt::arg("kept", count_equal(mask0, 1.0f)), fmt::arg("n", T * T),
-                         fmt::arg("check", ch.verdict(false, mask_differs(false, pattern, "torch.tril(...)")))));
+            mask_note(ch, mask0, causal, pattern));
     hopt.title = _("mask[0] (article 000, 1 = keep): rows = queries, columns = keys");
     hopt.cell_width = 7;
     ch.figure(heatmap(mask0, tokens, tokens, hopt));
@@ -153,17 +140,7 @@ int main(int argc, char** argv) {
     // weights = softmax(scores', dim=-1)
     // (B,T,S)
     Tensor masked_weights = softmax(masked_scores);
-    const float w_hidden = max_hidden(masked_weights, mask);
-    const double w_sum = row_sum_dev(masked_weights);
-    ch.show("masked_weights", masked_weights, {"SoftmaxBackward0"},
-            w_hidden == 0.0f && w_sum <= kRowSum
-                ? ch.verdict(true, trf("the hidden keys get weight {w:.3g} (exactly 0 expected); every row sums to 1 "
-                                       "within {dev:.1e} over the keys it may see",
-                                       fmt::arg("w", w_hidden), fmt::arg("dev", w_sum)))
-                : ch.verdict(false, trf("the largest weight on a hidden key is {w:.3g} and the rows' sums are off 1 by "
-                                        "up to {dev:.1e} (0 and 1 expected); {nan} row(s) keep no key and are nan",
-                                        fmt::arg("w", w_hidden), fmt::arg("dev", w_sum),
-                                        fmt::arg("nan", nan_rows(masked_weights)))),
+    ch.show("masked_weights", masked_weights, {"SoftmaxBackward0"}, weights_note(ch, masked_weights, mask),
             Shown::Twin);
     hopt.title = "masked_weights";
     ch.figure(heatmap(xt::view(masked_weights, 0, xt::all(), xt::all()), tokens, tokens, hopt));
@@ -261,41 +238,13 @@ int main(int argc, char** argv) {
                  "is given: in the encoder that is src_mask, which hides padding; only the decoder's tgt_mask hides "
                  "the future (Step 6)."));
     Tensor pad_weights_1e9 = softmax(pad_scores_1e9);
-    const double empty_dev = uniform_dev(pad_weights_1e9, pad_mask, true);
     ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -1e9), dim=-1)", pad_weights_1e9, {"SoftmaxBackward0"},
-            n_empty ? trf("a row with no key left is now {T} equal numbers: {check}", fmt::arg("T", T),
-                          fmt::arg("check", empty_dev <= kRowSum
-                                                ? ch.verdict(true, trf("the {empty} such rows are uniform 1/{T} within "
-                                                                       "{dev:.1e}, over padding keys too (wrong but "
-                                                                       "finite)",
-                                                                       fmt::arg("empty", n_empty), fmt::arg("T", T),
-                                                                       fmt::arg("dev", empty_dev)))
-                                                : ch.verdict(false, trf("the {empty} such rows stray from uniform 1/{T} "
-                                                                        "by up to {dev:.1e}",
-                                                                        fmt::arg("empty", n_empty), fmt::arg("T", T),
-                                                                        fmt::arg("dev", empty_dev)))))
-                    : _("every row keeps a key: no row is left to -1e9 alone"),
+            empty_rows_1e9_note(ch, pad_weights_1e9, pad_mask),
             Shown::Twin);
     hopt.title = _("weights with -1e9");
     ch.figure(heatmap(xt::view(pad_weights_1e9, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // the rows that keep a key: -inf and -1e9 give the same bits (e^(-1e9 - max) is 0.0 in float32)
-    const double row_diff = kept_rows_diff(pad_weights_inf, pad_weights_1e9);
-    const std::string same_check =
-        row_diff <= kSameWeights
-            ? ch.verdict(true, trf("-inf vs -1e9: the rows that keep at least one key differ by {d:.1e} (0 expected: "
-                                   "e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf)",
-                                   fmt::arg("d", row_diff)))
-            : ch.verdict(false, trf("-inf vs -1e9: the rows that keep at least one key differ by {d:.1e}, where the "
-                                    "same bits were expected",
-                                    fmt::arg("d", row_diff)));
-    ch.say("  " + same_check);
-    if (n_empty)
-      ch.say(trf("  Only the {empty} fully masked row(s) differ: nan with -inf, 1/{T} with -1e9. The -1e9 rows are "
-                 "garbage (they attend to padding too) but finite, and a loss can ignore them; the nan rows are not "
-                 "harmless, because the next layer multiplies them by 0 and 0 * nan = nan (Step 3).",
-                 fmt::arg("empty", n_empty), fmt::arg("T", T)));
-    else
-      ch.say(_("  No row is fully masked here. Try --valid-len 1 for the rows where -inf and -1e9 part."));
+    inf_vs_1e9_notes(ch, pad_weights_inf, pad_weights_1e9, n_empty);
 
     // ---------------------------------------------------------------- 5) article 004: 1 = hide, additive -1e9
     ch.section(_("Step 5: article 004's masks: 1 = hide, added as mask * -1e9"),
@@ -344,17 +293,8 @@ int main(int argc, char** argv) {
     ch.show("logits = tf.zeros((2, 1, 5, 5)) + combine_mask * -1e9", tf_str(logits),
             _("with all scores 0, the logits are just the mask times -1e9"), Shown::Twin);
     const Tensor logit_weights = softmax(logits);
-    const Tensor combine_keep = 1.0f - combine_mask;
-    const double u_dev = uniform_dev(logit_weights, combine_keep, false);
-    const float u_hidden = max_hidden(logit_weights, combine_keep);
     ch.show("tf.nn.softmax(logits, axis=-1)", tf_str(logit_weights),
-            u_dev <= kRowSum && u_hidden == 0.0f
-                ? ch.verdict(true, trf("each row is uniform over its visible keys (1, 1/2, 1/3, ...) within {dev:.1e}, "
-                                       "and a hidden key gets {w:.3g}: never any weight on padding",
-                                       fmt::arg("dev", u_dev), fmt::arg("w", u_hidden)))
-                : ch.verdict(false, trf("a hidden key gets up to {w:.3g} and the rows stray from uniform over their "
-                                        "visible keys by up to {dev:.1e} (0 expected for both)",
-                                        fmt::arg("dev", u_dev), fmt::arg("w", u_hidden))),
+            visible_uniform_note(ch, logit_weights, 1.0f - combine_mask),
             Shown::Twin);
     // Article 004's scaled_dot_product_attention on our q = k = v with create_look_ahead_mask(T):
     // attn_weight = softmax(Q K^T / sqrt(dk) + mask * -1e9)   (B,T,S)
@@ -440,15 +380,7 @@ int main(int argc, char** argv) {
     Tensor wrong_a = softmax(masked_fill_zero(scores, look_ahead_T1, -INFINITY));
     ch.show("F.softmax(scores.masked_fill(look_ahead_mask == 0, -float(\"inf\")), dim=-1)", wrong_a,
             {"SoftmaxBackward0"},
-            look_causal
-                ? trf("article 004's mask (1 = hide) read as 1 = keep: the largest weight a token gives itself or its "
-                      "past is {past:.3g}, the rest goes to its FUTURE; {nan} row(s) keep no key at all and are nan",
-                      fmt::arg("past", max_on_or_below_diagonal(wrong_a, look_ahead_T1)),
-                      fmt::arg("nan", nan_rows(wrong_a)))
-                : trf("article 004's mask as built here, read as 1 = keep: the largest weight a token gives itself or "
-                      "its past is {past:.3g}; {nan} row(s) keep no key at all and are nan",
-                      fmt::arg("past", max_on_or_below_diagonal(wrong_a, look_ahead_T1)),
-                      fmt::arg("nan", nan_rows(wrong_a))),
+            mixup_a_note(wrong_a, look_ahead_T1, look_causal),
             Shown::Twin);
     hopt.title = _("mix-up A: weights");
     ch.figure(heatmap(xt::view(wrong_a, 0, xt::all(), xt::all()), tokens, tokens, hopt));
@@ -456,20 +388,8 @@ int main(int argc, char** argv) {
     // (article 004's function with article 000's mask: its weights are softmax(scores + mask * -1e9))
     Tensor wrong_b;
     scaled_dot_product_attention_004(query, key, value, &mask, &wrong_b);
-    const Tensor hide_b = 1.0f - mask;  // what the function hides: the kept keys of article 000
     ch.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, {"SoftmaxBackward0"},
-            causal ? trf("article 000's mask (1 = keep) given to article 004's function, which adds mask * -1e9 (1 = "
-                         "hide): the largest weight a token gives itself or its past is {past:.3g} (the rest goes to "
-                         "its future); the {full} row(s) with -1e9 on every score are uniform 1/{T} within {dev:.1e}, "
-                         "with no nan to warn you",
-                         fmt::arg("past", max_on_or_below_diagonal(wrong_b, hide_b)),
-                         fmt::arg("full", empty_rows(hide_b)), fmt::arg("T", T),
-                         fmt::arg("dev", uniform_dev(wrong_b, hide_b, true)))
-                   : trf("Step 2's mask, which is not the causal triangle here, given to article 004's function (1 = "
-                         "hide): the largest weight a token gives itself or its past is {past:.3g}; {full} row(s) "
-                         "have -1e9 on every score",
-                         fmt::arg("past", max_on_or_below_diagonal(wrong_b, hide_b)),
-                         fmt::arg("full", empty_rows(hide_b))),
+            mixup_b_note(wrong_b, mask, causal),
             Shown::Twin);
     hopt.title = _("mix-up B: weights");
     ch.figure(heatmap(xt::view(wrong_b, 0, xt::all(), xt::all()), tokens, tokens, hopt));
