@@ -126,9 +126,9 @@ int main(int argc, char** argv) {
                                                                        "masked_fill changed more than the hidden "
                                                                        "ones")))));
     HeatmapOptions sopt = hopt;  // scores: their own range
-    sopt.vmin = sopt.vmax = NAN;
-    sopt.title = "scores.masked_fill(mask == 0, -inf)";
+    sopt.vmin = sopt.vmax = NAN, sopt.title = "scores.masked_fill(mask == 0, -inf)";
     ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, sopt));
+    unseeded_note(ch);  // why the article's printout shows other numbers
     // what article 001's sentence would do: the hidden scores set to 0 instead
     const float zero_leak = max_hidden(softmax(masked_fill_zero(scores, mask, 0.0f)), mask);
     ch.erratum(_("001, line 13"),

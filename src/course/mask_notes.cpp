@@ -102,4 +102,11 @@ std::string mixup_b_note(const Tensor& w, const Tensor& mask, bool causal) {
              fmt::arg("past", past), fmt::arg("full", empty_rows(hide_b)));
 }
 
+void unseeded_note(Chapter& ch) {
+  ch.say(trf("  Article 000 prints these masked scores as 26.8082, -0.6981, ... from a run that calls no "
+             "torch.manual_seed, so its embedding table, and every number after it, differ from this run's (seed "
+             "{s}); the shape and the -inf triangle are what can match.",
+             fmt::arg("s", ch.seed_text)));
+}
+
 }  // namespace ts

@@ -33,4 +33,8 @@ std::string mixup_a_note(const Tensor& w, const Tensor& look1, bool look_causal)
 // Mix-up B: Step 2's mask (1 = keep) given to article 004's function (1 = hide).
 std::string mixup_b_note(const Tensor& w, const Tensor& mask, bool causal);
 
+// After the masked scores: the article's printout of them (26.8082 on the diagonal, ...) came
+// from a run that seeds nothing, so only their shape and the -inf triangle can match this one.
+void unseeded_note(Chapter& ch);
+
 }  // namespace ts
