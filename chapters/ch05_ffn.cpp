@@ -24,6 +24,7 @@
 
 #include "course/chapter.hpp"
 #include "course/i18n.hpp"
+#include "course/model_probes.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -74,8 +75,10 @@ struct GeluReluGap {
 };
 static GeluReluGap gelu_relu_gap();
 // The note under ff_outputs: in train mode, how many values dropout zeroed and whether the
-// others are exactly with_gelu / (1 - p); in eval mode, whether ff_outputs equals with_gelu.
-static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Tensor& with_gelu, double p);
+// others are exactly kept / (1 - p); in eval mode, whether ff_outputs equals kept. kept is
+// linear_2(act(hidden)) for the activation act FeedForward runs, named kept_name.
+static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Tensor& kept, const std::string& kept_name,
+                                const std::string& act, double p);
 
 int main(int argc, char** argv) {
   Chapter ch("ch05_ffn", _("The feed-forward layer: Linear, activation, Linear"),
@@ -85,11 +88,13 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, heads = 12, d_ff = 3072;
-  ch.option("--d-model", d_model, _("hidden_size C (default 768, BERT-base)"), 1, 2048,
+  ch.option("--d-model", d_model, trf("hidden_size C (default {C}; BERT-base: 768)", fmt::arg("C", d_model)), 1, 2048,
             _("the 30522-row table must fit in memory"));
   ch.option("--heads", heads, _("num_attention_heads H of the attention before the FFN; must divide --d-model (default 12)"));
-  ch.option("--d-ff", d_ff, _("intermediate_size F, the hidden width of the FFN (default 3072 = 4 x 768)"), 1, 16384,
-            _("BERT-base uses 3072 = 4 x 768"));
+  ch.option("--d-ff", d_ff,
+            trf("intermediate_size F, the hidden width of the FFN (default {F} = {r:.3g} x {C})", fmt::arg("F", d_ff),
+                fmt::arg("r", static_cast<double>(d_ff) / static_cast<double>(d_model)), fmt::arg("C", d_model)),
+            1, 16384, _("BERT-base uses 3072 = 4 x 768"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     check_model_dims(d_model, heads);
@@ -121,7 +126,9 @@ int main(int argc, char** argv) {
             _("chapter 4's result: each token's vector is now a mix of the value vectors of all tokens"), Shown::Twin);
 
     // ---------------------------------------------------------------- 2) article 000's FeedForward
-    ch.section(_("Step 2: FeedForward: Linear(C, F), GELU, Linear(F, C), Dropout"),
+    // which activation FeedForward::operator() runs, measured (src/course/model_probes.hpp)
+    const std::string act = feed_forward_activation();
+    ch.section(trf("Step 2: FeedForward: Linear(C, F), {act}, Linear(F, C), Dropout", fmt::arg("act", activation_words(act))),
                _("article 000 §The Feed-Forward Layer"));
     FeedForward feed_forward(config);  // draws linear_1, then linear_2
     feed_forward.train(ch.training());
@@ -142,7 +149,11 @@ int main(int argc, char** argv) {
     // GELU(h) = h * Phi(h)   (B,T,F)
     const Tensor activated = gelu(hidden);
     ch.show("feed_forward.gelu(feed_forward.linear_1(attn_output))", activated, {"GeluBackward0"},
-            _("GELU keeps large positive values, squashes negative ones towards 0"), Shown::Twin);
+            act == "GELU" ? _("GELU keeps large positive values, squashes negative ones towards 0")
+                          : trf("GELU keeps large positive values, squashes negative ones towards 0; the FeedForward "
+                                "built here runs {act} instead (measured)",
+                                fmt::arg("act", activation_words(act))),
+            Shown::Twin);
     {
       size_t neg = 0;
       for (float h : hidden) neg += h < 0;
@@ -157,8 +168,13 @@ int main(int argc, char** argv) {
             _("back to C per token, so the block can be stacked and added to its input (chapter 6)"));
     // the same Linears without the dropout (no random draw): what ff_outputs keeps   (B,T,C)
     const Tensor with_gelu = feed_forward.linear_2(gelu(hidden));
+    const Tensor kept = act == "GELU" ? with_gelu : feed_forward.linear_2(apply_activation(act, hidden));
+    const std::string kept_name =
+        act == "GELU"   ? std::string("with_gelu")
+        : act == "none" ? std::string("feed_forward.linear_2(hidden)")
+                        : fmt::format("feed_forward.linear_2({}(hidden))", act.empty() ? "GELU" : act);
     ch.show("ff_outputs", ff_outputs, {ch.training() ? "MulBackward0" : "ViewBackward0"},
-            dropout_note(ch, ff_outputs, with_gelu, feed_forward.dropout.p), Shown::Twin);
+            dropout_note(ch, ff_outputs, kept, kept_name, act, feed_forward.dropout.p), Shown::Twin);
 
     // ---------------------------------------------------------------- 3) GELU vs ReLU
     ch.section(_("Step 3: GELU (article 000) vs ReLU (article 001), on the same numbers and the same weights"),
@@ -173,9 +189,15 @@ int main(int argc, char** argv) {
     // the same Linears, two activations   (B,T,F) -> (B,T,C)
     const Tensor with_relu = feed_forward.linear_2(relu(hidden));
     ch.show("with_gelu = feed_forward.linear_2(F.gelu(hidden))", with_gelu, {"ViewBackward0"},
-            _("FeedForward without its dropout (equal to ff_outputs under --eval)"), Shown::Twin);
+            act == "GELU" ? _("FeedForward without its dropout (equal to ff_outputs under --eval)")
+                          : trf("article 000's FeedForward without its dropout; the FeedForward built here runs {act} "
+                                "(Step 2)",
+                                fmt::arg("act", activation_words(act))),
+            Shown::Twin);
     ch.show("with_relu = feed_forward.linear_2(F.relu(hidden))", with_relu, {"ViewBackward0"},
-            _("the same weights with ReLU instead"), Shown::Twin);
+            act == "ReLU" ? _("the same weights with ReLU: what the FeedForward built here computes without its dropout")
+                          : _("the same weights with ReLU instead"),
+            Shown::Twin);
     const double act_gap = max_gap(with_gelu, with_relu);
     ch.show("(with_gelu - with_relu).abs().max()", max_abs_diff(with_gelu, with_relu), {"MaxBackward1"},
             trf("against outputs up to {m:.3g}: the two layers compute different functions of the same hidden values",
@@ -256,9 +278,13 @@ int main(int argc, char** argv) {
     const Tensor ff_out = ff(attn_output);
     const double lin_gap = max_gap(ff_out, merged_out);
     ch.show("(ff(attn_output) - merged(attn_output)).abs().max()", max_abs_diff(ff_out, merged_out), {"MaxBackward1"},
-            ch.verdict(lin_gap <= 1e-5, trf("merged reproduces the listing to {d:.3g} (tolerance for float rounding: "
-                                            "1e-5): article 002's listing is one linear map in disguise",
-                                            fmt::arg("d", lin_gap))),
+            ch.verdict(lin_gap <= 1e-5,
+                       lin_gap <= 1e-5 ? trf("merged reproduces the listing to {d:.3g} (tolerance for float rounding: "
+                                             "1e-5): article 002's listing is one linear map in disguise",
+                                             fmt::arg("d", lin_gap))
+                                       : trf("merged(attn_output) and ff(attn_output) differ by up to {d:.3g}, more "
+                                             "than the 1e-5 float rounding allows: here merged does not reproduce ff",
+                                             fmt::arg("d", lin_gap))),
             Shown::Twin);
     const Tensor gelu_out = ff.w_2(gelu(ff.w_1(attn_output)));
     const double gelu_gap = max_gap(gelu_out, merged_out);
@@ -277,6 +303,8 @@ int main(int argc, char** argv) {
              "  activation the FFN could only rotate and stretch each token vector the way one (C,C) matrix can; the\n"
              "  output_linear of chapter 4 already does that. With GELU or ReLU each hidden unit switches on for part\n"
              "  of the space only, and F such pieces can bend the map into a non-linear function of the token."));
+    if (act == "none")
+      ch.say(_("  The FeedForward of Step 2 runs no activation (measured): it is such a stack, one (C,C) map."));
   });
 }
 
@@ -313,28 +341,44 @@ static GeluReluGap gelu_relu_gap() {
   return out;
 }
 
-// ff_outputs, with_gelu (B,T,C); p = the dropout probability
-static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Tensor& with_gelu, double p) {
-  if (!ch.training())
-    return ch.verdict(max_gap(ff_outputs, with_gelu) == 0.0,
-                      trf("eval mode: dropout does nothing, ff_outputs equals with_gelu of Step 3 (max difference "
-                          "{d:.3g})",
-                          fmt::arg("d", max_gap(ff_outputs, with_gelu))));
+// ff_outputs, kept (B,T,C); p = the dropout probability
+static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Tensor& kept, const std::string& kept_name,
+                                const std::string& act, double p) {
+  // an activation the probe could not name: the check still runs against GELU, and says so
+  const std::string which = act.empty() ? trf(" (FeedForward runs {act})", fmt::arg("act", activation_words(act))) : "";
+  if (!ch.training()) {
+    const double d = max_gap(ff_outputs, kept);
+    return ch.verdict(d == 0.0, d == 0.0 ? trf("eval mode: dropout does nothing, ff_outputs equals {k} (max difference "
+                                               "0)",
+                                               fmt::arg("k", kept_name))
+                                         : trf("eval mode: ff_outputs differs from {k} by up to {d:.3g}{w}: "
+                                               "FeedForward::operator() no longer computes linear_2({k2}(linear_1(x)))",
+                                               fmt::arg("k", kept_name), fmt::arg("d", d), fmt::arg("w", which),
+                                               fmt::arg("k2", act.empty() ? std::string("GELU") : act)));
+  }
   size_t dropped = 0;
   double kept_gap = 0;
   const float keep = static_cast<float>(1.0 - p);
   for (size_t i = 0; i < ff_outputs.size(); ++i) {
-    const float y = ff_outputs.data()[i], x = with_gelu.data()[i];
+    const float y = ff_outputs.data()[i], x = kept.data()[i];
     if (y == 0.0f && x != 0.0f) {
       ++dropped;
       continue;
     }
     kept_gap = std::max(kept_gap, std::fabs(static_cast<double>(y) - static_cast<double>(x / keep)));
   }
-  return ch.verdict(kept_gap <= 1e-6,
-                    trf("train mode: dropout zeroed {n} of the {N} values ({pct:.1f}%, p = {p}) and scaled the rest "
-                        "by 1/(1 - p): they equal with_gelu / {keep} to {d:.2g} (tolerance for float rounding: 1e-6)",
-                        fmt::arg("n", dropped), fmt::arg("N", ff_outputs.size()),
-                        fmt::arg("pct", 100.0 * static_cast<double>(dropped) / static_cast<double>(ff_outputs.size())),
-                        fmt::arg("p", p), fmt::arg("keep", keep), fmt::arg("d", kept_gap)));
+  const double pct = 100.0 * static_cast<double>(dropped) / static_cast<double>(ff_outputs.size());
+  if (kept_gap <= 1e-6)
+    return ch.verdict(true, trf("train mode: dropout zeroed {n} of the {N} values ({pct:.1f}%, p = {p}) and scaled "
+                                "the rest by 1/(1 - p): they equal {k} / {keep} to {d:.2g} (tolerance for float "
+                                "rounding: 1e-6)",
+                                fmt::arg("n", dropped), fmt::arg("N", ff_outputs.size()), fmt::arg("pct", pct),
+                                fmt::arg("p", p), fmt::arg("k", kept_name), fmt::arg("keep", keep),
+                                fmt::arg("d", kept_gap)));
+  return ch.verdict(false, trf("train mode: {n} of the {N} values are 0 where {k} is not, and the others differ from "
+                               "{k} / {keep} by up to {d:.3g}{w}: FeedForward::operator() no longer computes "
+                               "Dropout(linear_2({k2}(linear_1(x))))",
+                               fmt::arg("n", dropped), fmt::arg("N", ff_outputs.size()), fmt::arg("k", kept_name),
+                               fmt::arg("keep", keep), fmt::arg("d", kept_gap), fmt::arg("w", which),
+                               fmt::arg("k2", act.empty() ? std::string("GELU") : act)));
 }

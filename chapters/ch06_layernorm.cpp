@@ -24,6 +24,7 @@
 
 #include "course/chapter.hpp"
 #include "course/i18n.hpp"
+#include "course/layernorm_notes.hpp"
 #include "course/layout.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
@@ -31,43 +32,10 @@
 #include "exact/stats.hpp"
 #include "text/tokenizer.hpp"
 #include "transformer/annotated.hpp"
+#include "transformer/article004.hpp"
 #include "transformer/nn.hpp"
 
 using namespace ts;
-
-// Article 004's LayerNormalization (a Keras layer), as its call() computes it:
-//   mean = mean(x, -1);  std = std(x, -1)      (tf.keras.backend.std: the POPULATION std, / C)
-//   output = gamma * (x - mean) / (std + eps) + beta       eps = 1e-6, added to the std itself
-struct LayerNormalization {
-  Tensor gamma;  // (C) ones
-  Tensor beta;   // (C) zeros
-  float eps;
-  explicit LayerNormalization(size_t features, double epsilon = 1e-6)
-      : gamma(Tensor::from_shape({features})), beta(Tensor::from_shape({features})),
-        eps(static_cast<float>(epsilon)) {
-    gamma.fill(1.0f);
-    beta.fill(0.0f);
-  }
-  // x (...,C) -> (...,C)
-  Tensor operator()(const Tensor& x) const {
-    const size_t C = gamma.size(), rows = x.size() / C;
-    // 1) mean and population std of each row    (...,1)
-    const Tensor mean = mean_lastdim_keepdim(x);
-    const Tensor std_n = std_lastdim(x, /*correction=*/0);
-    // 2) gamma * (x - mean) / (std + eps) + beta, each op rounded to float in this order   (...,C)
-    Tensor out = Tensor::from_shape(shape_of(x));
-    for (size_t r = 0; r < rows; ++r) {
-      const float denom = std_n.data()[r] + eps;
-      for (size_t c = 0; c < C; ++c) {
-        const float centered = x.data()[r * C + c] - mean.data()[r];
-        const float scaled = gamma.data()[c] * centered;
-        const float z = scaled / denom;
-        out.data()[r * C + c] = z + beta.data()[c];
-      }
-    }
-    return out;
-  }
-};
 
 // Article 001's AddNorm: the residual X plus the (dropped-out) sublayer output Y, then nn.LayerNorm.
 struct AddNorm {
@@ -76,24 +44,6 @@ struct AddNorm {
   AddNorm(int64_t dim, double p) : dropout(p), ln(dim) {}
   ModuleRepr repr() const { return {"AddNorm", "", {{"dropout", dropout.repr()}, {"ln", ln.repr()}}}; }
 };
-
-// The chapter's helpers, after main: shapes, statistics for the notes, the --row parser.
-// t (..., 1) -> (...): drop the kept last dim (what torch prints for x.mean(-1) without keepdim)
-static Tensor squeeze_last(Tensor t);
-// The smallest and largest value of a list, in double.
-static Range range_of(const std::vector<double>& v);
-// f(v) for every value v of a per-row statistic: (T) -> T doubles
-template <class F>
-static std::vector<double> per_row(const Tensor& stat, F f);
-// y.mean(-1) and y.var(-1, unbiased=False) of a LayerNorm's output, shown and checked against
-// its bias and weight² x `unit` (the formula's own variance per row, named by `formula`).
-static void row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tensor& weight,
-                      const Tensor& bias, const std::vector<double>& unit, const std::string& formula);
-// What a LayerNorm divided a row by, measured; and the note that checks it against the formula.
-static double divisor_of(const Tensor& x, const Tensor& y);
-static std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how);
-// "1,2,3,4" -> {1, 2, 3, 4}
-static std::vector<float> parse_row(const std::string& text);
 
 int main(int argc, char** argv) {
   Chapter ch("ch06_layernorm", _("LayerNorm: three formulas, and Add & Norm"),
@@ -104,7 +54,8 @@ int main(int argc, char** argv) {
   ch.add_vocab_flag();
   int64_t d_model = 768;
   std::string row_text = "1,2,3,4";
-  ch.option("--d-model", d_model, _("width C of each embedding row, the normalised length (default 768, BERT-base)"),
+  ch.option("--d-model", d_model,
+            trf("width C of each embedding row, the normalised length (default {C}; BERT-base: 768)", fmt::arg("C", d_model)),
             2, 2048, _("a row needs 2 values for an unbiased std"));
   ch.option("--row", row_text, _("a short row for Step 5, comma-separated (default \"1,2,3,4\")"));
 
@@ -144,9 +95,10 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------- 2) nn.LayerNorm
-    ch.section(_("Step 2: nn.LayerNorm: (x - mean) / sqrt(var + 1e-5), biased var"),
+    LayerNorm layer_norm(d_model);  // no random draws
+    const double eps_000 = layer_norm.eps;
+    ch.section(trf("Step 2: nn.LayerNorm: (x - mean) / sqrt(var + {eps}), biased var", fmt::arg("eps", eps_str(eps_000))),
                _("article 000 §Layer Normalization, TransformerEncoderLayer's layer_norm_1"));
-    LayerNorm layer_norm(d_model);
     ch.show("layer_norm", layer_norm.repr(), _("a fresh LayerNorm: weight = ones, bias = zeros, both trainable"),
             Shown::Twin);
     // y = (x - mean) / sqrt(var_n + eps) * weight + bias
@@ -155,29 +107,44 @@ int main(int argc, char** argv) {
     ch.show("ln_000 = layer_norm(inputs_embeds)", ln_000, {"NativeLayerNormBackward0"},
             _("every row shifted by its own mean and divided by its own spread"), Shown::Twin);
     row_stats(ch, "ln_000", ln_000, layer_norm.weight, layer_norm.bias,
-              per_row(var_n, [](double vn) { return vn / (vn + 1e-5); }), "var_n / (var_n + 1e-5)");
+              per_row(var_n, [&](double vn) { return vn / (vn + eps_000); }), "var_n / (var_n + " + eps_str(eps_000) + ")");
 
     // ---------------------------------------------------------------- 3) article 002
-    ch.section(_("Step 3: article 002's LayerNorm: (x - mean) / sqrt(std**2 + 1e-6), unbiased std"),
+    AnnotatedLayerNorm norm_002(d_model);  // no random draws
+    bool as_formula_002 = true;            // do its rows have the variance its formula gives? (below)
+    const double eps_002 = norm_002.eps;
+    ch.section(trf("Step 3: article 002's LayerNorm: (x - mean) / sqrt(std**2 + {eps}), unbiased std",
+                   fmt::arg("eps", eps_str(eps_002))),
                _("article 002 §9.2.2 创建编码器, class LayerNorm"));
-    AnnotatedLayerNorm norm_002(d_model);
-    ch.show("norm_002", norm_002.repr(), _("a_2 = ones, b_2 = zeros, eps = 1e-6 (its repr shows none of it)"),
+    ch.show("norm_002", norm_002.repr(),
+            trf("a_2 = ones, b_2 = zeros, eps = {eps} (its repr shows none of it)", fmt::arg("eps", eps_str(eps_002))),
             Shown::Twin);
     // y = a_2 (x - mean) / sqrt(std_u^2 + eps) + b_2,  std_u^2 = sum (x - mean)^2 / (C - 1)
     // (B,T,C) -> (B,T,C)
     Tensor ln_002 = norm_002(inputs_embeds);
     const double shrink = std::sqrt((c - 1) / c);
+    // ln_002 / ln_000 measured: per row at its largest |ln_000|, averaged over the rows
+    double ratio_rows = 0;
+    for (size_t t = 0; t < var_n.size(); ++t) {
+      size_t k = t * C;
+      for (size_t i = t * C; i < (t + 1) * C; ++i)
+        if (std::fabs(ln_000.data()[i]) > std::fabs(ln_000.data()[k])) k = i;
+      ratio_rows += ln_002.data()[k] / ln_000.data()[k] / static_cast<double>(var_n.size());
+    }
     ch.show("ln_002 = norm_002(inputs_embeds)", ln_002, {"AddBackward0"},
             _("the same rows through article 002's formula"), Shown::Twin);
     {
       // a row's population variance: var_n / (var_u + eps) = (C-1)/C up to eps
       std::vector<double> unit(var_n.size());
       for (size_t t = 0; t < unit.size(); ++t)
-        unit[t] = var_n.data()[t] / (static_cast<double>(var_u.data()[t]) + 1e-6);
-      row_stats(ch, "ln_002", ln_002, norm_002.a_2, norm_002.b_2, unit,
-                fmt::format("var_n / (var_u + 1e-6) ~ (C-1)/C = {}/{} = {:.5f}", C - 1, C, (c - 1) / c));
-      ch.say(_("  x.std() divides by C-1, so by nn.LayerNorm's yardstick article 002's rows come out a little "
-               "narrow."));
+        unit[t] = var_n.data()[t] / (static_cast<double>(var_u.data()[t]) + eps_002);
+      as_formula_002 =
+          row_stats(ch, "ln_002", ln_002, norm_002.a_2, norm_002.b_2, unit,
+                    fmt::format("var_n / (var_u + {}) ~ (C-1)/C = {}/{} = {:.5f}", eps_str(eps_002), C - 1, C, (c - 1) / c));
+      ch.say(as_formula_002 ? _("  x.std() divides by C-1, so by nn.LayerNorm's yardstick article 002's rows come out a "
+                            "little narrow.")
+                            : _("  These rows do not have the variance article 002's formula (x.std(), divided by C-1) "
+                            "gives: AnnotatedLayerNorm::operator() (src/transformer/annotated.cpp) computes another."));
     }
     {
       // its own yardstick: std_u(y) = a_2 sqrt(var_u / (var_u + eps)), 1 up to eps when fresh
@@ -186,14 +153,19 @@ int main(int argc, char** argv) {
       double gap = 0;
       for (size_t t = 0; t < std_u.size(); ++t) {
         const double vu = var_u.data()[t];
-        gap = std::max(gap, std::fabs(std_u.data()[t] - std::fabs(a2) * std::sqrt(vu / (vu + 1e-6))));
+        gap = std::max(gap, std::fabs(std_u.data()[t] - std::fabs(a2) * std::sqrt(vu / (vu + eps_002))));
       }
       const Range s = range_of(std_u);
       ch.show("ln_002.std(-1)", std_u, {"StdBackward0"},
-              ch.verdict(gap <= 1e-4, trf("by its own yardstick, the unbiased std, every row has spread a_2 = {a:.4g} "
-                                          "up to eps ({lo:.6f} to {hi:.6f}): the two formulas disagree on what 'unit "
-                                          "variance' means",
-                                          fmt::arg("a", a2), fmt::arg("lo", s.lo), fmt::arg("hi", s.hi))),
+              ch.verdict(gap <= 1e-4, gap <= 1e-4
+                                          ? trf("by its own yardstick, the unbiased std, every row has spread a_2 = "
+                                                "{a:.4g} up to eps ({lo:.6f} to {hi:.6f}): the two formulas disagree on "
+                                                "what 'unit variance' means",
+                                                fmt::arg("a", a2), fmt::arg("lo", s.lo), fmt::arg("hi", s.hi))
+                                          : trf("{lo:.6f} to {hi:.6f}: by the unbiased std the rows' spread is off from "
+                                                "a_2 = {a:.4g} (up to eps) by {g:.2g}, more than the 1e-4 allowed",
+                                                fmt::arg("a", a2), fmt::arg("lo", s.lo), fmt::arg("hi", s.hi),
+                                                fmt::arg("g", gap))),
               Shown::Twin);
     }
     {
@@ -203,69 +175,64 @@ int main(int argc, char** argv) {
       const Tensor gap = max_abs_diff(ln_002, ln_000);
       const double predicted = max_abs * (1.0 - shrink), measured = gap.data()[0];
       ch.show("(ln_002 - ln_000).abs().max()", gap, {"MaxBackward1"},
-              ch.verdict(std::fabs(measured - predicted) <= 0.01 * predicted + 1e-5,
-                         trf("{d:.4f}; the unbiased std predicts {p:.4f}: the largest |value| of ln_000, {m:.4f}, times 1 - "
-                             "sqrt((C-1)/C) = 1 - {s:.6f}",
-                             fmt::arg("d", measured), fmt::arg("m", max_abs), fmt::arg("s", shrink),
-                             fmt::arg("p", predicted))),
+              std::fabs(measured - predicted) <= 0.01 * predicted + 1e-5
+                  ? ch.verdict(true, trf("{d:.4f}; the unbiased std predicts {p:.4f}: the largest |value| of ln_000, "
+                                         "{m:.4f}, times 1 - sqrt((C-1)/C) = 1 - {s:.6f}",
+                                         fmt::arg("d", measured), fmt::arg("m", max_abs), fmt::arg("s", shrink),
+                                         fmt::arg("p", predicted)))
+                  : ch.verdict(false, trf("{d:.4f}, not the {p:.4f} the unbiased std predicts (the largest |value| of "
+                                          "ln_000, {m:.4f}, times 1 - sqrt((C-1)/C) = 1 - {s:.6f}): the gap has another "
+                                          "cause",
+                                          fmt::arg("d", measured), fmt::arg("m", max_abs), fmt::arg("s", shrink),
+                                          fmt::arg("p", predicted))),
               Shown::Twin);
     }
 
     // ---------------------------------------------------------------- 4) article 004
-    ch.section(_("Step 4: article 004's LayerNormalization: gamma (x - mean) / (std + 1e-6) + beta"),
+    LayerNormalization norm_004(C);  // src/transformer/article004.cpp
+    const double eps_004 = norm_004.eps;
+    ch.section(trf("Step 4: article 004's LayerNormalization: gamma (x - mean) / (std + {eps}) + beta",
+                   fmt::arg("eps", eps_str(eps_004))),
                _("article 004 §3.3 LayerNorm, LayerNormalization.call"));
     ch.erratum(_("004 §3.3, line 274"),
                _("the text calls gamma and beta hyperparameters; they are trainable weights (add_weight, learned "
                  "with the rest of the model). It also calls sigma the variance, but the code divides by the "
                  "standard deviation (tf.keras.backend.std)."));
-    LayerNormalization norm_004(C);
     // y = gamma (x - mean) / (std_n + eps) + beta,  std_n = sqrt(sum (x - mean)^2 / C)
     // (B,T,C) -> (B,T,C)
     Tensor ln_004 = norm_004(inputs_embeds);
     ch.show("ln_004 = norm_004(inputs_embeds)", ln_004, {"AddBackward0"},
             _("the same rows through article 004's formula"), Shown::Twin);
     row_stats(ch, "ln_004", ln_004, norm_004.gamma, norm_004.beta,
-              per_row(var_n, [](double vn) { return vn / ((std::sqrt(vn) + 1e-6) * (std::sqrt(vn) + 1e-6)); }),
-              "var_n / (std_n + 1e-6)^2");
+              per_row(var_n, [&](double vn) { return vn / ((std::sqrt(vn) + eps_004) * (std::sqrt(vn) + eps_004)); }),
+              "var_n / (std_n + " + eps_str(eps_004) + ")^2");
     {
-      // only eps differs: at most |x - m| |1 / (std_n + 1e-6) - 1 / sqrt(var_n + 1e-5)| per row
+      // only eps differs: at most |x - m| |1 / (std_n + eps_004) - 1 / sqrt(var_n + eps_000)| per row
       double predicted = 0;
       for (size_t t = 0; t < var_n.size(); ++t) {
         const float* row = inputs_embeds.data() + t * C;
         const double vn = var_n.data()[t], mean = std::accumulate(row, row + C, 0.0) / c;
         double far = 0;  // the largest |x - m| of the row
         for (size_t i = 0; i < C; ++i) far = std::max(far, std::fabs(row[i] - mean));
-        predicted = std::max(predicted, far * std::fabs(1.0 / (std::sqrt(vn) + 1e-6) - 1.0 / std::sqrt(vn + 1e-5)));
+        predicted = std::max(predicted, far * std::fabs(1.0 / (std::sqrt(vn) + eps_004) - 1.0 / std::sqrt(vn + eps_000)));
       }
       const Tensor gap = max_abs_diff(ln_004, ln_000);
       const double d = gap.data()[0];
       ch.show("(ln_004 - ln_000).abs().max()", gap, {"MaxBackward1"},
-              ch.verdict(std::fabs(d - predicted) <= 1e-5 + 0.01 * predicted,
-                         trf("{d:.2g} apart; eps alone accounts for {p:.2g}, if both divide by the population std and only "
-                             "eps differs (sqrt(var + 1e-5) vs std + 1e-6)",
-                             fmt::arg("d", d), fmt::arg("p", predicted))),
+              std::fabs(d - predicted) <= 1e-5 + 0.01 * predicted
+                  ? ch.verdict(true, trf("{d:.2g} apart; eps alone accounts for {p:.2g}, if both divide by the "
+                                         "population std and only eps differs (sqrt(var + {e0}) vs std + {e4})",
+                                         fmt::arg("d", d), fmt::arg("p", predicted), fmt::arg("e0", eps_str(eps_000)),
+                                         fmt::arg("e4", eps_str(eps_004))))
+                  : ch.verdict(false, trf("{d:.2g} apart, not the {p:.2g} that eps alone (sqrt(var + {e0}) vs std + "
+                                          "{e4}) accounts for: the two no longer divide by the same population std",
+                                          fmt::arg("d", d), fmt::arg("p", predicted), fmt::arg("e0", eps_str(eps_000)),
+                                          fmt::arg("e4", eps_str(eps_004)))),
               Shown::Twin);
     }
 
     // What each formula divides by, per token (in double, from the row statistics).
-    {
-      std::vector<std::vector<std::string>> rows = {
-          {_("token"), "var_n", "var_u", "sqrt(var_n+1e-5)", "sqrt(std_u^2+1e-6)", "std_n+1e-6"}};
-      size_t largest_002 = 0;
-      for (size_t t = 0; t < tokens.size(); ++t) {
-        const double vn = var_n.data()[t], vu = var_u.data()[t];
-        const double d000 = std::sqrt(vn + 1e-5), d002 = std::sqrt(vu + 1e-6), d004 = std::sqrt(vn) + 1e-6;
-        largest_002 += d002 > d000 && d002 > d004;
-        if (t < 8)
-          rows.push_back({tokens[t], fmt::format("{:.6f}", vn), fmt::format("{:.6f}", vu), fmt::format("{:.8f}", d000),
-                          fmt::format("{:.8f}", d002), fmt::format("{:.8f}", d004)});
-      }
-      ch.say(_("  What each formula divides by (000 | 002 | 004). var_n divides by C, var_u by C-1:"));
-      ch.figure(text_table(rows, 1));
-      ch.say(trf("  The 002 column is the largest in {n} of the {T} rows: there article 002's outputs are the "
-                 "smallest. var_u = var_n C/(C-1) outgrows nn.LayerNorm's larger eps when var_n > 9e-6 (C-1) = {v:.3g}.",
-                 fmt::arg("n", largest_002), fmt::arg("T", tokens.size()), fmt::arg("v", 9e-6 * (c - 1))));
-    }
+    divisor_table(ch, tokens, var_n, var_u, C, eps_000, eps_002, eps_004, as_formula_002);
 
     // ---------------------------------------------------------------- 5) a short row
     ch.section(_("Step 5: a short row, where the formulas disagree visibly"),
@@ -287,42 +254,50 @@ int main(int argc, char** argv) {
                     fmt::arg("v", vn)),
                 Shown::Twin);
       // the three formulas on one row   (1,n) -> (1,n)
-      Tensor y_000 = LayerNorm(static_cast<int64_t>(n))(row);
-      Tensor y_002 = AnnotatedLayerNorm(static_cast<int64_t>(n))(row);
-      Tensor y_004 = LayerNormalization(n)(row);
-      const std::string n_s = std::to_string(n);
+      const LayerNorm ln_n(static_cast<int64_t>(n));
+      const AnnotatedLayerNorm ln_u(static_cast<int64_t>(n));
+      const LayerNormalization ln_s(n);
+      Tensor y_000 = ln_n(row), y_002 = ln_u(row), y_004 = ln_s(row);
+      const std::string n_s = std::to_string(n), e0 = eps_str(ln_n.eps), e2 = eps_str(ln_u.eps), e4 = eps_str(ln_s.eps);
       const double d000 = divisor_of(row, y_000), d002 = divisor_of(row, y_002), d004 = divisor_of(row, y_004);
+      const double f000 = std::sqrt(vn + ln_n.eps), f002 = std::sqrt(vu + ln_u.eps), f004 = std::sqrt(vn) + ln_s.eps;
+      // each divisor is its formula's (divisor_note's check; 0: a constant row, any divisor gives 0)
+      auto holds = [](double d, double f) { return d == 0.0 || std::fabs(d - f) <= 1e-4 * f; };
+      const bool as_formulas = holds(d000, f000) && holds(d002, f002) && holds(d004, f004);
+      as_formula_002 = as_formula_002 && as_formulas;
       ch.show("y_000 = nn.LayerNorm(" + n_s + ")(" + name + ")", y_000, {"NativeLayerNormBackward0"},
-              divisor_note(ch, d000, std::sqrt(vn + 1e-5), fmt::format("sqrt(var_n + 1e-5) = sqrt({:.6g} + 1e-5)", vn)),
-              Shown::Twin);
+              divisor_note(ch, d000, f000, fmt::format("sqrt(var_n + {1}) = sqrt({0:.6g} + {1})", vn, e0)), Shown::Twin);
       ch.show("y_002 = LayerNorm(" + n_s + ")(" + name + ")  # article 002", y_002, {"AddBackward0"},
-              divisor_note(ch, d002, std::sqrt(vu + 1e-6), fmt::format("sqrt(std_u^2 + 1e-6) = sqrt({:.6g} + 1e-6)", vu)),
-              Shown::Twin);
+              divisor_note(ch, d002, f002, fmt::format("sqrt(std_u^2 + {1}) = sqrt({0:.6g} + {1})", vu, e2)), Shown::Twin);
       ch.show("y_004 = LayerNormalization(" + n_s + ")(" + name + ")  # article 004", y_004, {"AddBackward0"},
-              divisor_note(ch, d004, std::sqrt(vn) + 1e-6, fmt::format("std_n + 1e-6 = {:.6g} + 1e-6", std::sqrt(vn))),
-              Shown::Twin);
+              divisor_note(ch, d004, f004, fmt::format("std_n + {1} = {0:.6g} + {1}", std::sqrt(vn), e4)), Shown::Twin);
       // y_002 / y_000 = d000 / d002: sqrt((C-1)/C) from the unbiased std, the rest from the two eps
       const double by_std = std::sqrt((static_cast<double>(n) - 1) / static_cast<double>(n));
       const bool flat = d002 == 0.0 || d004 == 0.0;
       ratio_002[pass] = flat ? 1.0 : d000 / d002;
       ch.show("y_002 - y_000", y_002 - y_000, {"SubBackward0"},
-              flat ? _("a constant row: both outputs are 0, up to float rounding")
-                   : trf("y_002 = y_000 x {r:.4f}: the unbiased std alone gives x {s:.4f} (sqrt((C-1)/C)), the two "
+              flat           ? _("a constant row: both outputs are 0, up to float rounding")
+              : !as_formulas ? trf("y_002 = y_000 x {r:.4f} (a divisor above is not its formula's)",
+                                   fmt::arg("r", ratio_002[pass]))
+                             : trf("y_002 = y_000 x {r:.4f}: the unbiased std alone gives x {s:.4f} (sqrt((C-1)/C)), the two "
                          "eps the rest (x {e:.4f})",
                          fmt::arg("r", ratio_002[pass]), fmt::arg("s", by_std), fmt::arg("e", ratio_002[pass] / by_std)),
               Shown::Twin);
       ch.show("y_004 - y_000", y_004 - y_000, {"SubBackward0"},
-              flat ? _("a constant row: both outputs are 0, up to float rounding")
-                   : trf("y_004 = y_000 x {r:.7g}: the two divide by the same std; eps makes the gap (1e-5 inside "
-                         "the sqrt of the variance, 1e-6 added to the std)",
-                         fmt::arg("r", d000 / d004)),
+              flat           ? _("a constant row: both outputs are 0, up to float rounding")
+              : !as_formulas ? trf("y_004 = y_000 x {r:.7g} (a divisor above is not its formula's)",
+                                   fmt::arg("r", d000 / d004))
+                             : trf("y_004 = y_000 x {r:.7g}: the two divide by the same std; eps makes the gap ({e0} "
+                                   "inside the sqrt of the variance, {e4} added to the std)",
+                                   fmt::arg("r", d000 / d004), fmt::arg("e0", e0), fmt::arg("e4", e4)),
               Shown::Twin);
     }
-    ch.say(trf("  So the three 'LayerNorms' are one idea with three yardsticks. On the C = {C} rows of Steps 2-4 "
+    if (as_formula_002)
+      ch.say(trf("  So the three 'LayerNorms' are one idea with three yardsticks. On the C = {C} rows of Steps 2-4 "
                "article 002's output is nn.LayerNorm's x {s:.5f}; on the {n} values of x it is x {r0:.4f}; on "
                "x_small, where eps decides, x {r1:.4f}. With trained weights (w, a_2, gamma) each model learns "
                "around its own formula: swapping the formula under trained weights changes the model.",
-               fmt::arg("C", C), fmt::arg("s", shrink), fmt::arg("n", n), fmt::arg("r0", ratio_002[0]),
+               fmt::arg("C", C), fmt::arg("s", ratio_rows), fmt::arg("n", n), fmt::arg("r0", ratio_002[0]),
                fmt::arg("r1", ratio_002[1])));
 
     // ---------------------------------------------------------------- 6) Add & Norm
@@ -383,110 +358,11 @@ int main(int argc, char** argv) {
     ch.show("add_norm(inputs_embeds, attn_outputs)", out, {"NativeLayerNormBackward0"},
             _("= add_norm.ln(summed): the sum normalised again, whatever its scale was"), Shown::Twin);
     row_stats(ch, "add_norm(inputs_embeds, attn_outputs)", out, add_norm.ln.weight, add_norm.ln.bias,
-              per_row(squeeze_last(var_lastdim(summed, 0)), [](double vn) { return vn / (vn + 1e-5); }),
-              "var_n / (var_n + 1e-5)");
+              per_row(squeeze_last(var_lastdim(summed, 0)), [&](double vn) { return vn / (vn + add_norm.ln.eps); }),
+              "var_n / (var_n + " + eps_str(add_norm.ln.eps) + ")");
     ch.erratum(_("001 §Add & Norm, line 23"),
                _("the text names X the sublayer's output and Y the residual input, but the code "
                  "(forward(X, Y) = ln(dropout(Y) + X), called as addnorm1(X, attention(X, X, X))) drops out Y, the "
                  "sublayer's output, and adds the residual X. The code is what runs here."));
   });
-}
-
-// t (..., 1) -> (...): drop the kept last dim (what torch prints for x.mean(-1) without keepdim)
-static Tensor squeeze_last(Tensor t) {
-  Shape s = shape_of(t);
-  s.pop_back();
-  t.reshape(s);
-  return t;
-}
-
-// The smallest and largest value of a list, in double.
-static Range range_of(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return {*lo, *hi};
-}
-
-// f(v) for every value v of a per-row statistic: (T) -> T doubles
-template <class F>
-static std::vector<double> per_row(const Tensor& stat, F f) {
-  std::vector<double> out;
-  for (float v : stat) out.push_back(f(static_cast<double>(v)));
-  return out;
-}
-
-// What a LayerNorm makes of every row, checked. With a uniform weight w and bias b (fresh: 1
-// and 0), y = w z + b, where z has mean 0 and the formula's own variance unit[t] (a hair under
-// 1 because of eps), so
-//   y.mean(-1) = b       y.var(-1, unbiased=False) = w^2 unit[t]
-// y (B,T,C), weight (C), bias (C), unit (T); `formula` names unit[t] for the note.
-static void row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tensor& weight,
-                      const Tensor& bias, const std::vector<double>& unit, const std::string& formula) {
-  const Tensor mean = squeeze_last(mean_lastdim_keepdim(y)), var = squeeze_last(var_lastdim(y, 0));
-  const Range w = range_of(weight), b = range_of(bias), u = range_of(unit);
-  const bool uniform = w.lo == w.hi && b.lo == b.hi;
-  double mean_gap = 0, var_gap = 0;  // largest |measured - expected| (the variance's relative to w^2)
-  for (size_t t = 0; t < mean.size(); ++t) {
-    mean_gap = std::max(mean_gap, std::fabs(mean.data()[t] - b.lo));
-    var_gap = std::max(var_gap, std::fabs(var.data()[t] - w.lo * w.lo * unit[t]) / std::max(w.lo * w.lo, 1e-30));
-  }
-  // a float32 mean of C values of size ~1 is off by ~1e-7 at most: 1e-5 is rounding; 1e-4 for variances
-  ch.show(name + ".mean(-1)", mean, {"MeanBackward1"},
-          uniform ? ch.verdict(mean_gap <= 1e-5, trf("every row's mean is the bias, {b:.4g}, up to float rounding "
-                                                     "(largest gap {g:.2g}): the input's own mean is gone",
-                                                     fmt::arg("b", b.lo), fmt::arg("g", mean_gap)))
-                  : _("weight or bias is not a single value: each row's mean depends on the row"),
-          Shown::Twin);
-  ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
-          uniform ? ch.verdict(var_gap <= 1e-4,
-                               trf("each row's variance is {w2:.4g} x {formula}, {lo:.6f} to {hi:.6f} for these rows "
-                                   "(largest gap {g:.2g})",
-                                   fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula), fmt::arg("lo", u.lo),
-                                   fmt::arg("hi", u.hi), fmt::arg("g", var_gap)))
-                  : _("weight or bias is not a single value: each row's variance depends on the row"),
-          Shown::Twin);
-}
-
-// What a LayerNorm divided the row x by, measured: (x_k - mean) / y_k at the k farthest from
-// the mean (bias 0, weight 1); 0 when the row is constant (then every y_k is 0, up to rounding).
-// x (1,n), y (1,n) -> a number
-static double divisor_of(const Tensor& x, const Tensor& y) {
-  const size_t n = x.size();
-  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
-  size_t k = 0;
-  for (size_t i = 1; i < n; ++i)
-    if (std::fabs(x.data()[i] - mean) > std::fabs(x.data()[k] - mean)) k = i;
-  return y.data()[k] == 0.0f ? 0.0 : (x.data()[k] - mean) / y.data()[k];
-}
-
-// A divisor note: the measured one against the formula's, OK within 1e-4 relative.
-static std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how) {
-  if (measured == 0.0) return _("a constant row: every value is its mean, so every output is 0 (up to float rounding) whatever the divisor");
-  return ch.verdict(std::fabs(measured - formula) <= 1e-4 * formula,
-                    trf("divided by {m:.6g}; the formula says {how} = {f:.6g}", fmt::arg("m", measured),
-                        fmt::arg("how", how), fmt::arg("f", formula)));
-}
-
-// "1,2,3,4" -> {1, 2, 3, 4}: plain decimal numbers only (what Python's float() reads the same way)
-static std::vector<float> parse_row(const std::string& text) {
-  std::vector<float> row;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    const bool chars_ok = !item.empty() && item.find_first_not_of("0123456789+-.eE") == std::string::npos;
-    char* end = nullptr;
-    const double v = chars_ok ? std::strtod(item.c_str(), &end) : 0.0;
-    if (!chars_ok || end != item.c_str() + item.size() || !std::isfinite(static_cast<float>(v)))
-      throw UsageError(trf("--row must be comma-separated finite numbers such as \"1,2,3,4\", got '{text}'",
-                           fmt::arg("text", text)));
-    row.push_back(static_cast<float>(v));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (row.size() < 2)
-    throw UsageError(_("--row needs at least 2 numbers (the unbiased std of one number is undefined), got 1"));
-  if (row.size() > 64) throw UsageError(trf("--row takes at most 64 numbers, got {n}", fmt::arg("n", row.size())));
-  return row;
 }

@@ -12,22 +12,19 @@
 //          ./build/ch07_encoder --layers 24        (a deeper stack: watch the pre-LN scale keep growing)
 //          ./build/ch07_encoder --naive            (the same, on the plain loops; the timing shows the gap)
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "course/chapter.hpp"
+#include "course/encoder_timing.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/model_probes.hpp"
 #include "exact/compare.hpp"
-#include "exact/kernels.hpp"
-#include "exact/matmul.hpp"
 #include "exact/stats.hpp"
-#include "fast/fast_encoder.hpp"
 #include "text/tokenizer.hpp"
 #include "transformer/annotated.hpp"
 #include "transformer/nn.hpp"
@@ -38,17 +35,13 @@ using namespace ts;
 static Tensor row_std(const Tensor& x);
 // x.std(-1).mean().item(): the typical spread of one token's vector.   x (B,T,C) -> scalar
 static float mean_row_std(const Tensor& x);
-// The parameters of one Linear, of one encoder layer.
-static size_t count(const Linear& l);
-static size_t count(const TransformerEncoderLayer& layer);
+// The note under encoder_layer's repr: its parts, with the activation FeedForward::operator()
+// runs when it is not GELU (measured: the repr lists the modules the constructor declares, as
+// PyTorch's does, not what operator() calls).
+static std::string encoder_layer_note(const TransformerEncoderLayer& layer);
 // The Step 6 table: per row l (0 = embeddings) the mean row std of the pre-LN and post-LN
 // streams, with a bar for the pre-LN one.   layer_std (L,2) -> text
 static std::string std_table(const Tensor& layer_std);
-// Median wall time of fn() in milliseconds (budget_ms 0: a warm-up and 3 runs).
-static double median_ms(const std::function<void()>& fn, double budget_ms);
-
-// The fast path equals the exact one within this (its sums round in another order).
-constexpr float kFastTolerance = 1e-4f;
 
 int main(int argc, char** argv) {
   Chapter ch("ch07_encoder", _("The encoder: pre-LN vs post-LN, and the 12-layer stack"),
@@ -60,7 +53,7 @@ int main(int argc, char** argv) {
   ch.add_vocab_flag();
   Config config;  // BERT-base
   bool full_timing = false;
-  ch.flag("--time", full_timing, _("time each path for ~0.4 s instead of 3 quick runs (steadier figures)"));
+  ch.flag("--time", full_timing, _("time each path for ~0.4 s instead of a warm-up and 3 runs (steadier figures)"));
   ch.option("--layers", config.num_hidden_layers, _("number N of encoder layers (default 12, BERT-base)"), 1, 48);
   ch.option("--d-model", config.hidden_size, _("width C of every token vector (default 768)"), 2, 2048,
             _("a row's unbiased std (article 002's LayerNorm, the .std(-1) checks) needs 2 values; the 30522-row "
@@ -82,7 +75,6 @@ int main(int argc, char** argv) {
     ch.section(_("Step 1: the input of the encoder layer"), _("article 000 §Layer Normalization"));
     // text -> WordPiece tokens -> ids   (B,T), B = 1
     const Sentence sentence = read_sentence(ch, config.max_position_embeddings);
-    const std::vector<std::string>& tokens = sentence.tokens;
     const ITensor& input_ids = sentence.input_ids;
     {
       // one layer: 4TC^2 + 2TCF + 2T^2C; about ten stacks' worth in all (pre-LN, post-LN, the
@@ -103,30 +95,41 @@ int main(int argc, char** argv) {
             Shown::Twin);
 
     // ---------------------------------------------------------------- 2) pre-LN
-    ch.section(_("Step 2: article 000's layer, pre-LN: x = x + MHA(LN1(x)); x = x + FFN(LN2(x))"),
+    ch.section(_("Step 2: article 000's layer, pre-LN, as the article writes it: x = x + MHA(LN1(x)); x = x + FFN(LN2(x))"),
                _("article 000 §Layer Normalization, TransformerEncoderLayer"));
     TransformerEncoderLayer encoder_layer(config);  // draws: attention heads, output_linear, linear_1, linear_2
     encoder_layer.train(ch.training());
     ch.show("encoder_layer", encoder_layer.repr(),
-            trf("two LayerNorms, chapter 4's {H}-head attention, chapter 5's feed-forward",
-                fmt::arg("H", config.num_attention_heads)),
-            Shown::Twin);
+            encoder_layer_note(encoder_layer), Shown::Twin);
     // 1) h = LN1(x)  2) x = x + MHA(h, h, h)  3) x = x + FFN(LN2(x))
     // (B,T,C) -> (B,T,C)
     Tensor pre_ln = encoder_layer(inputs_embeds);
     ch.show("encoder_layer(inputs_embeds).size()", size_str(shape_of(pre_ln)),
             _("the article's check: the layer keeps the shape, so layers can be stacked"));
+    // does the layer return x + MHA(LN1(x)) + FFN(LN2(.))? measured on an eval-mode copy (no draw)
+    const ResidualCheck residual = pre_ln_residuals(encoder_layer, inputs_embeds);
     ch.show("pre_ln = encoder_layer(inputs_embeds)", pre_ln, {"AddBackward0"},
-            _("the input plus two corrections; the last op is an add, not a LayerNorm"), Shown::Twin);
+            ch.verdict(residual.holds(),
+                       residual.holds()
+                           ? trf("the input plus two corrections: x + MHA(LN1(x)) + FFN(LN2(...)) rebuilt from the "
+                                 "sublayers gives the layer's output to {g:.3g} (eval mode)",
+                                 fmt::arg("g", residual.gap))
+                           : trf("the layer's output is not x + MHA(LN1(x)) + FFN(LN2(...)) rebuilt from its "
+                                 "sublayers: they differ by up to {g:.3g} (eval mode), so the layer no longer adds "
+                                 "both corrections to its input (TransformerEncoderLayer::operator(), "
+                                 "src/transformer/nn.cpp)",
+                                 fmt::arg("g", residual.gap))),
+            Shown::Twin);
     {
       const double r = mean_row_std(pre_ln) / input_spread;
       ch.show("pre_ln.std(-1)", row_std(pre_ln), {"StdBackward0"},
-              r >= 1 ? trf("{r:.4f} times the input's spread on average: the corrections add to the stream and "
-                           "nothing divides it back",
-                           fmt::arg("r", r))
-                     : trf("{r:.4f} times the input's spread on average: here the corrections partly cancel the "
-                           "input; still nothing divides the stream back",
-                           fmt::arg("r", r)),
+              !residual.holds() ? trf("{r:.4f} times the input's spread on average", fmt::arg("r", r))
+              : r >= 1          ? trf("{r:.4f} times the input's spread on average: the corrections add to the stream "
+                                      "and nothing divides it back",
+                                      fmt::arg("r", r))
+                                : trf("{r:.4f} times the input's spread on average: here the corrections partly "
+                                      "cancel the input; still nothing divides the stream back",
+                                      fmt::arg("r", r)),
               Shown::Twin);
     }
 
@@ -136,19 +139,24 @@ int main(int argc, char** argv) {
     // 1) x = LN1(x + MHA(x, x, x))  2) x = LN2(x + FFN(x))
     // (B,T,C) -> (B,T,C)
     Tensor post_ln = encoder_layer.post_ln(inputs_embeds);
+    // a LayerNorm's output has variance ~1 (divided by C); the unbiased std shows sqrt(C/(C-1))
+    const Range s = range_of(row_std(post_ln));
+    const double want = std::sqrt(C / (C - 1));
+    const bool unit_rows = std::fabs(s.lo - want) <= 1e-3 && std::fabs(s.hi - want) <= 1e-3;
     ch.show("post_ln = encoder_layer.post_ln(inputs_embeds)", post_ln, {"NativeLayerNormBackward0"},
-            _("the original paper's order: normalise after each residual add"), Shown::Twin);
-    {
-      // a LayerNorm's output has variance ~1 (divided by C); the unbiased std shows sqrt(C/(C-1))
-      const Range s = range_of(row_std(post_ln));
-      const double want = std::sqrt(C / (C - 1));
-      ch.show("post_ln.std(-1)", row_std(post_ln), {"StdBackward0"},
-              ch.verdict(std::fabs(s.lo - want) <= 1e-3 && std::fabs(s.hi - want) <= 1e-3,
-                         trf("{lo:.5f} to {hi:.5f}: LayerNorm's output has variance 1 (divided by C), which the "
-                             "unbiased std (divided by C-1) shows as sqrt(C/(C-1)) = {w:.5f}, up to eps",
-                             fmt::arg("lo", s.lo), fmt::arg("hi", s.hi), fmt::arg("w", want))),
-              Shown::Twin);
-    }
+            unit_rows ? _("the original paper's order: normalise after each residual add")
+                      : _("the same weights in the original paper's order (the check below: its rows no longer "
+                          "leave with a LayerNorm's variance)"),
+            Shown::Twin);
+    ch.show("post_ln.std(-1)", row_std(post_ln), {"StdBackward0"},
+            ch.verdict(unit_rows, unit_rows ? trf("{lo:.5f} to {hi:.5f}: LayerNorm's output has variance 1 (divided by "
+                                                  "C), which the unbiased std (divided by C-1) shows as sqrt(C/(C-1)) "
+                                                  "= {w:.5f}, up to eps",
+                                                  fmt::arg("lo", s.lo), fmt::arg("hi", s.hi), fmt::arg("w", want))
+                                            : trf("{lo:.5f} to {hi:.5f}, not sqrt(C/(C-1)) = {w:.5f} (to 1e-3): the "
+                                                  "rows leaving post_ln no longer have a LayerNorm's unit variance",
+                                                  fmt::arg("lo", s.lo), fmt::arg("hi", s.hi), fmt::arg("w", want))),
+            Shown::Twin);
     Tensor pre_minus_post = pre_ln - post_ln;
     ch.show("pre_ln - post_ln", pre_minus_post, {"SubBackward0"},
             ch.training() ? _("same weights, same input; the arrangement changes every number (and in train mode the "
@@ -156,7 +164,10 @@ int main(int argc, char** argv) {
                           : _("same weights, same input, no dropout: the arrangement alone changes every number"),
             Shown::Twin);
     ch.show("(pre_ln - post_ln).abs().max()", max_abs_diff(pre_ln, post_ln), {"MaxBackward1"},
-            _("pre-LN normalises what enters each sublayer; post-LN normalises the sums that leave it"), Shown::Twin);
+            unit_rows ? _("pre-LN normalises what enters each sublayer; post-LN normalises the sums that leave it")
+                      : _("pre-LN normalises what enters each sublayer; post_ln's output no longer comes out of a "
+                          "LayerNorm (above)"),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 4) article 002's form
     ch.section(_("Step 4: article 002's SublayerConnection around the same two sublayers"),
@@ -175,8 +186,10 @@ int main(int argc, char** argv) {
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
             _("the same pre-LN idea written as a wrapper around any sublayer"), Shown::Twin);
     ch.show("(out_002 - pre_ln).abs().max()", max_abs_diff(out_002, pre_ln), {"MaxBackward1"},
-            !ch.training() ? _("eval mode: no dropout masks, so the gap is the LayerNorm formulas' (chapter 6: unbiased "
-                              "std, eps 1e-6)")
+            !residual.holds() ? _("SublayerConnection adds the input around each sublayer; encoder_layer no longer "
+                                  "does (Step 2)")
+            : !ch.training()  ? _("eval mode: no dropout masks, so the gap is the LayerNorm formulas' (chapter 6: "
+                                  "unbiased std, eps 1e-6)")
             : sublayer[0].dropout.p > 0
                 ? _("train mode: each call draws new dropout masks (the feed-forward's own, and article 002's "
                     "Dropout after each sublayer); run --eval to see what is left")
@@ -185,14 +198,15 @@ int main(int argc, char** argv) {
             Shown::Twin);
 
     // ---------------------------------------------------------------- 5) the whole encoder
-    ch.section(trf("Step 5: TransformerEncoder: Embeddings, then {n} layers", fmt::arg("n", config.num_hidden_layers)),
-               _("article 000 §Positional Embeddings, TransformerEncoder"));
     TransformerEncoder encoder(config);  // draws: token table, position table, then layer 1..N
+    const size_t N = encoder.layers.size();
+    ch.section(trf("Step 5: TransformerEncoder: Embeddings, then {n} layers", fmt::arg("n", N)),
+               _("article 000 §Positional Embeddings, TransformerEncoder"));
     encoder.train(ch.training());
     {
       const size_t emb = encoder.embeddings.token_embeddings.weight.size() +
                          encoder.embeddings.position_embeddings.weight.size() + 2 * static_cast<size_t>(C);
-      const size_t per_layer = count(encoder.layers[0]);
+      const size_t per_layer = parameter_count(encoder.layers[0]);
       ch.say(trf("  parameters: embeddings {e:.1f}M + {n} layers x {l:.2f}M = {t:.1f}M", fmt::arg("e", emb / 1e6),
                  fmt::arg("n", encoder.layers.size()), fmt::arg("l", per_layer / 1e6),
                  fmt::arg("t", (emb + per_layer * encoder.layers.size()) / 1e6)));
@@ -203,8 +217,7 @@ int main(int argc, char** argv) {
     for (const TransformerEncoderLayer& layer : encoder.layers) pre_hidden.push_back(layer(pre_hidden.back()));
     const Tensor& encoded = pre_hidden.back();
     ch.show("encoder(inputs.input_ids).size()", size_str(shape_of(encoded)),
-            trf("one C-vector per token, now mixed with every other token's, {n} times over",
-                fmt::arg("n", config.num_hidden_layers)));
+            trf("one C-vector per token, now mixed with every other token's, {n} times over", fmt::arg("n", N)));
     ch.show("encoder(inputs.input_ids)", encoded, {"AddBackward0"},
             _("article 000 stops here: no LayerNorm after the last layer"), Shown::Twin);
     {
@@ -212,7 +225,7 @@ int main(int argc, char** argv) {
       ch.show("encoder(inputs.input_ids).std(-1)", row_std(encoded), {"StdBackward0"},
               trf("the residual stream's spread went from {a:.4f} (embeddings) to {b:.4f} after {n} layers (table "
                   "below)",
-                  fmt::arg("a", first), fmt::arg("b", last), fmt::arg("n", config.num_hidden_layers)),
+                  fmt::arg("a", first), fmt::arg("b", last), fmt::arg("n", N)),
               Shown::Twin);
     }
     // article 002's Encoder ends with self.norm(x)
@@ -231,9 +244,13 @@ int main(int argc, char** argv) {
       const Range s = range_of(row_std(final_norm));
       ch.show("norm(encoder(inputs.input_ids)).std(-1)", row_std(final_norm), {"StdBackward0"},
               ch.verdict(std::fabs(s.lo - 1) <= 1e-4 && std::fabs(s.hi - 1) <= 1e-4,
-                         trf("{lo:.5f} to {hi:.5f}: 1 up to eps, since article 002's LayerNorm divides by the "
-                             "unbiased std, the same yardstick as .std(-1)",
-                             fmt::arg("lo", s.lo), fmt::arg("hi", s.hi))),
+                         std::fabs(s.lo - 1) <= 1e-4 && std::fabs(s.hi - 1) <= 1e-4
+                             ? trf("{lo:.5f} to {hi:.5f}: 1 up to eps, since article 002's LayerNorm divides by the "
+                                   "unbiased std, the same yardstick as .std(-1)",
+                                   fmt::arg("lo", s.lo), fmt::arg("hi", s.hi))
+                             : trf("{lo:.5f} to {hi:.5f}, not 1 (to 1e-4): article 002's LayerNorm no longer divides "
+                                   "each row by its unbiased std",
+                                   fmt::arg("lo", s.lo), fmt::arg("hi", s.hi))),
               Shown::Twin);
     }
 
@@ -259,13 +276,23 @@ int main(int argc, char** argv) {
       ch.figure(std_table(layer_std));
       const double v0 = layer_std(0, 0) * layer_std(0, 0), vN = layer_std(L - 1, 0) * layer_std(L - 1, 0);
       const double per = (vN - v0) / static_cast<double>(L - 1);
-      ch.say(trf("  Pre-LN: every layer adds its attention and feed-forward outputs to the stream and nothing divides "
-                 "it back: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer with these weights "
-                 "(sublayers that write larger outputs move it faster). Post-LN ends every layer with a LayerNorm: "
-                 "its column reads {post:.4f} after the last layer, the unbiased std of a unit-variance row, "
-                 "sqrt(C/(C-1)) = {want:.4f}.",
-                 fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", layer_std(L - 1, 1)),
-                 fmt::arg("want", std::sqrt(C / (C - 1)))));
+      const double post_last = layer_std(L - 1, 1), want = std::sqrt(C / (C - 1));
+      const std::string post =
+          std::fabs(post_last - want) <= 1e-3
+              ? trf("Post-LN ends every layer with a LayerNorm: its column reads {post:.4f} after the last layer, the "
+                    "unbiased std of a unit-variance row, sqrt(C/(C-1)) = {want:.4f}.",
+                    fmt::arg("post", post_last), fmt::arg("want", want))
+              : trf("Post-LN's column reads {post:.4f} after the last layer, not the {want:.4f} of a LayerNorm's "
+                    "unit-variance row: post_ln no longer ends with a LayerNorm (Step 3).",
+                    fmt::arg("post", post_last), fmt::arg("want", want));
+      ch.say(residual.holds()
+                 ? trf("  Pre-LN: every layer adds its attention and feed-forward outputs to the stream and nothing "
+                       "divides it back: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer with these "
+                       "weights (sublayers that write larger outputs move it faster). {post}",
+                       fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", post))
+                 : trf("  Pre-LN: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer; the layer no "
+                       "longer adds both sublayers' outputs to its input (Step 2). {post}",
+                       fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", post)));
       if (ch.training()) {
         // the embeddings without their dropout (eval mode draws nothing): what row 0 would be
         Embeddings quiet = encoder.embeddings;
@@ -283,60 +310,8 @@ int main(int argc, char** argv) {
     if (!ch.rich()) return;
     ch.section(_("Step 7: the same encoder, timed: PyTorch-exact path, fast path, plain loops"),
                _("the course's fast path, docs/performance.md"));
-    encoder.train(false);  // every path in eval mode (FastEncoder has no dropout): no random draws from here on
-    // The two BLAS paths always run on OpenBLAS and the torch-exact row kernels; with --naive the plain
-    // loops are timed as a third row (the exact path's code, every product and row kernel a plain loop).
-    set_matmul_path(MatmulPath::Blas);
-    set_kernel_path(KernelPath::Exact);
-    set_num_threads(1);  // one thread for every path (OpenBLAS included), so the rows compare like with like
-    Tensor exact_out, fast_out, naive_out;
-    const double budget_ms = full_timing ? 400.0 : 0.0;  // by default: a warm-up and 3 timed runs
-    const double exact_ms = median_ms([&] { exact_out = encoder(input_ids); }, budget_ms);
-    FastEncoder fast(encoder);  // packs each layer's 3 x H head weights into one (3C, C) matrix
-    const double fast_ms = median_ms([&] { fast_out = fast(input_ids); }, budget_ms);
-    double naive_ms = 0;
-    if (ch.naive) {
-      set_matmul_path(MatmulPath::Naive);
-      set_kernel_path(KernelPath::Naive);
-      naive_ms = median_ms([&] { naive_out = encoder(input_ids); }, budget_ms);
-    }
-    const float max_diff = max_abs_diff(fast_out, exact_out)();
-    // matmul FLOPs of one forward (fast_encoder.hpp): per layer Q,K,V 6TC^2, scores and P V 4T^2C,
-    // output 2TC^2, FFN 4TCF
-    const double flops = fast.flops(1, static_cast<int64_t>(tokens.size()));
-    const double weight_bytes = 4.0 * static_cast<double>(count(encoder.layers[0]) * encoder.layers.size());
-    std::vector<std::vector<std::string>> rows = {
-        {trf("path (eval mode, 1 thread, OpenBLAS {core})", fmt::arg("core", blas_core())),
-         full_timing ? "ms/forward" : _("ms (3 runs)"), "GFLOP/s"}};
-    auto row = [&](const std::string& name, double ms) {
-      rows.push_back({name, fmt::format("{:.2f}", ms), fmt::format("{:.2f}", flops / ms / 1e6)});
-    };
-    row(_("exact: TransformerEncoder::operator() (nn.hpp)"), exact_ms);
-    row(_("fast:  FastEncoder (fast_encoder.hpp)"), fast_ms);
-    if (ch.naive) row(_("plain loops: the exact path's code with --naive"), naive_ms);
-    ch.figure(text_table(rows, 1));
-    ch.say(trf("  Workload: {n} layers on (1, {T}, {C}), {g:.2f} GFLOP of matrix products per forward; the fast path "
-               "runs at {x:.2f}x the exact path's speed.",
-               fmt::arg("n", encoder.layers.size()), fmt::arg("T", tokens.size()), fmt::arg("C", config.hidden_size),
-               fmt::arg("g", flops / 1e9), fmt::arg("x", exact_ms / fast_ms)));
-    if (ch.naive)
-      ch.say(trf("  The plain loops are {x:.1f}x slower than the exact path (max |plain - exact| = {d:.3g}).",
-                 fmt::arg("x", naive_ms / exact_ms), fmt::arg("d", max_abs_diff(naive_out, exact_out)())));
-    ch.say("  " + ch.verdict(max_diff <= kFastTolerance,
-                      trf("max |fast - exact| = {d:.3g}, within the {tol:g} the course allows: the fast path packs "
-                          "the heads' weights into one product and folds bias and residual into it, so its sums "
-                          "round in another order.",
-                          fmt::arg("d", max_diff), fmt::arg("tol", kFastTolerance))));
-    ch.say(trf("  The exact path replays PyTorch op by op ({lin} small Linears, {bmm} bmm pairs and a cat per layer) "
-               "so that every printed digit equals the twin's. Each forward also reads all {mb:.0f} MB of layer "
-               "weights from memory ({gbs:.1f} GB/s for the exact path) and uses each weight for only T = {T} rows: "
-               "at short T the time goes to moving weights, not to arithmetic, whichever path runs it. Timings vary "
-               "with what else the machine is doing.",
-               fmt::arg("lin", 3 * config.num_attention_heads), fmt::arg("bmm", config.num_attention_heads),
-               fmt::arg("mb", weight_bytes / 1e6), fmt::arg("gbs", weight_bytes / exact_ms / 1e6),
-               fmt::arg("T", tokens.size())));
-    ch.say(full_timing ? std::string() : _("  These are medians of 3 quick runs: --time times each path for ~0.4 s."));
-    if (!ch.naive) ch.say(_("  Run with --naive to time the plain loops as well."));
+    // exact, fast (src/fast/fast_encoder.cpp) and with --naive plain loops; checks fast against exact
+    time_encoder_paths(ch, encoder, input_ids, full_timing);
   });
 }
 
@@ -354,14 +329,6 @@ static float mean_row_std(const Tensor& x) {
   return mean_lastdim_keepdim(s).data()[0];
 }
 
-static size_t count(const Linear& l) { return l.weight.size() + l.bias.size(); }
-static size_t count(const TransformerEncoderLayer& layer) {
-  size_t n = 2 * (layer.layer_norm_1.weight.size() + layer.layer_norm_1.bias.size());
-  for (const AttentionHead& h : layer.attention.heads) n += count(h.q) + count(h.k) + count(h.v);
-  return n + count(layer.attention.output_linear) + count(layer.feed_forward.linear_1) +
-         count(layer.feed_forward.linear_2);
-}
-
 static std::string std_table(const Tensor& layer_std) {
   const size_t L = layer_std.shape()[0];
   float top = 0;
@@ -377,22 +344,11 @@ static std::string std_table(const Tensor& layer_std) {
   return text_table(rows, 1);
 }
 
-static double median_ms(const std::function<void()>& fn, double budget_ms) {
-  using clock = std::chrono::steady_clock;
-  auto once = [&] {
-    const auto t0 = clock::now();
-    fn();
-    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-  };
-  const double first = once();
-  if (first > budget_ms) return first;
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 3 || (total < budget_ms && times.size() < 25)) {
-    times.push_back(once());
-    total += times.back();
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+static std::string encoder_layer_note(const TransformerEncoderLayer& layer) {
+  const std::string act = feed_forward_activation();
+  const std::string note = trf("two LayerNorms, chapter 4's {H}-head attention, chapter 5's feed-forward",
+                               fmt::arg("H", layer.attention.heads.size()));
+  if (act == "GELU") return note;
+  return note + trf(", whose operator() runs {act} (measured), whatever modules the repr above lists",
+                    fmt::arg("act", activation_words(act)));
 }
-

@@ -26,6 +26,8 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/mask_notes.hpp"
+#include "course/mask_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -38,33 +40,6 @@
 
 using namespace ts;
 
-// What the notes measure (defined after main). Every tensor is read as rows of its last
-// dim; `keep` is a 0/1 mask of the same size as the weights it describes (1 = keep).
-template <class A>
-static bool same(const A& a, const A& b);             // torch.equal
-static std::string py_bool(bool b);                   // "True" / "False"
-static size_t count_equal(const Tensor& t, float v);  // (t == v).sum()
-static size_t empty_rows(const Tensor& keep);         // rows that keep no key
-static size_t nan_rows(const Tensor& w);              // rows that are all nan
-// largest weight on a hidden key (nan if one is nan)
-static float max_hidden(const Tensor& w, const Tensor& keep);
-// largest |row sum - 1| (nan if a row is nan)
-static double row_sum_dev(const Tensor& w);
-// largest |w - 1/n| over the n kept keys of each row; a row that keeps no key is held to
-// 1/S over all S keys (what -1e9 gives it); only_empty: check those rows only
-static double uniform_dev(const Tensor& w, const Tensor& keep, bool only_empty);
-// (a - b).abs().max() over the rows of a that are not all nan (core max_abs_diff)
-static double kept_rows_diff(const Tensor& a, const Tensor& b);
-// largest weight a query gives its own key or an earlier one, over the rows that keep a key
-static float max_on_or_below_diagonal(const Tensor& w, const Tensor& keep);
-// the values masked_fill wrote, if they are all one value: "-inf", "-1e+09"; else "mixed"
-static std::string filled_value(const Tensor& filled, const Tensor& keep);
-// a table of text cells, columns padded by display width (CJK = 2 columns)
-
-// Two results that should be the same bits; any gap is a finding.
-constexpr double kSameWeights = 0.0;
-// A softmax row sums to 1 up to float32 rounding below this.
-constexpr double kRowSum = 1e-6;
 
 int main(int argc, char** argv) {
   Chapter ch("ch08_masks", _("Masks: causal, padding, keep vs hide, -inf vs -1e9"),
@@ -73,22 +48,25 @@ int main(int argc, char** argv) {
                "002 《第九章：注意力和 Transformer 的逐行实现》 §9.2.1, §9.3.1; article 001 (d2l-style notes), DecoderBlock"));
   ch.add_text_flag();
   ch.add_vocab_flag();
-  // --valid-len's default depends on T (3, or T if the text is shorter): set once T is known.
+  // --valid-len's default depends on T (valid_len, or T if the text is shorter): set once T is known.
   int64_t d_model = 768, valid_len = 3, look_ahead = 3;
   ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores (default 768, BERT-base)"), 1,
             2048, _("the 30522-row table must fit in memory"));
   ch.option("--valid-len", valid_len,
-            _("real tokens in the padding-mask demo; the rest count as padding (default 3, or T if shorter)"), 1, 512,
+            trf("real tokens in the padding-mask demo; the rest count as padding (default {n}, or T if shorter)",
+                fmt::arg("n", valid_len)),
+            1, 512,
             _("at most T, the tokens of --text"));
-  ch.option("--look-ahead", look_ahead, _("size of the article-004 look-ahead mask that is printed (default 3)"), 1,
+  ch.option("--look-ahead", look_ahead,
+            trf("size of the article-004 look-ahead mask that is printed (default {n})", fmt::arg("n", look_ahead)), 1,
             64);
+  const int64_t valid_len_default = valid_len;  // without --valid-len: this, or T if the text is shorter
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
-    hopt.vmin = 0.0f;  // masks and weights share one scale: 0 blank, 1 darkest
-    hopt.vmax = 1.0f;
+    hopt.vmin = 0.0f, hopt.vmax = 1.0f;  // masks and weights share one scale: 0 blank, 1 darkest
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section(_("Step 1: the scores of chapter 2"), _("article 000 §Scaled Dot-product Attention"));
@@ -97,16 +75,14 @@ int main(int argc, char** argv) {
     const std::vector<std::string>& tokens = sentence.tokens;
     const ITensor& input_ids = sentence.input_ids;
     const size_t T = tokens.size();
-    if (!ch.given("--valid-len")) valid_len = std::min<int64_t>(3, static_cast<int64_t>(T));
+    if (!ch.given("--valid-len")) valid_len = std::min<int64_t>(valid_len_default, static_cast<int64_t>(T));
     check_range("--valid-len", valid_len, 1, static_cast<int64_t>(T), _("the tokens of --text"));  // depends on T
     ch.show("inputs.input_ids", input_ids, trf("the sentence of chapter 1, T = {T} tokens", fmt::arg("T", T)),
             Shown::Twin);
     Embedding token_emb(config.vocab_size, d_model);
     // q = k = v = E   (B,T,C)
     const Tensor inputs_embeds = token_emb(input_ids);
-    const Tensor& query = inputs_embeds;
-    const Tensor& key = inputs_embeds;
-    const Tensor& value = inputs_embeds;
+    const Tensor &query = inputs_embeds, &key = inputs_embeds, &value = inputs_embeds;
     // scores = Q K^T / sqrt(D)
     // (B,T,S)
     Tensor scores = bmm_nt(query, key);
@@ -115,19 +91,18 @@ int main(int argc, char** argv) {
     ch.show("scores", scores, {"DivBackward0"}, _("as in chapter 2: every query sees every key"), Shown::Twin);
 
     // ---------------------------------------------------------------- 2) article 000: the causal mask
-    ch.section(_("Step 2: a decoder may not look ahead: tril and masked_fill(mask == 0, -inf)"),
-               _("article 000 §Transformer Decoder"));
     // mask[t,s] = 1 if s <= t (keep) else 0 (hide)
     // (1,T,S)
     Tensor mask = tril_ones(T);
     mask.reshape({1, T, T});
     Tensor mask0 = xt::view(mask, 0, xt::all(), xt::all());
     const bool causal = same(mask0, tril_ones(T));
+    const std::string pattern = kept_pattern(mask0);  // which keys it keeps, in words ("" = no simple pattern)
+    ch.section(causal ? _("Step 2: a decoder may not look ahead: tril and masked_fill(mask == 0, -inf)")
+                      : _("Step 2: the decoder's mask as built here, and masked_fill(mask == 0, -inf)"),
+               _("article 000 §Transformer Decoder"));
     ch.show("mask[0]", mask0, {},
-            trf("torch.tril(torch.ones(seq_len, seq_len)), 1 = keep: row t marks the keys query t may see; {kept} of "
-                "the {n} (query, key) pairs are kept. {check}",
-                fmt::arg("kept", count_equal(mask0, 1.0f)), fmt::arg("n", T * T),
-                fmt::arg("check", ch.verdict(causal, _("row t keeps exactly keys 0..t, the causal triangle")))));
+            mask_note(ch, mask0, causal, pattern));
     hopt.title = _("mask[0] (article 000, 1 = keep): rows = queries, columns = keys");
     hopt.cell_width = 7;
     ch.figure(heatmap(mask0, tokens, tokens, hopt));
@@ -146,11 +121,14 @@ int main(int argc, char** argv) {
     ch.show("scores.masked_fill(mask == 0, -float(\"inf\"))", masked_scores, {"MaskedFillBackward0"},
             trf("the {hidden} hidden scores are all {fill}; {check}", fmt::arg("hidden", count_equal(mask, 0.0f)),
                 fmt::arg("fill", filled_value(masked_scores, mask)),
-                fmt::arg("check", ch.verdict(kept_unchanged, _("the kept scores are chapter 2's, unchanged")))));
+                fmt::arg("check", kept_unchanged ? ch.verdict(true, _("the kept scores are chapter 2's, unchanged"))
+                                                 : ch.verdict(false, _("some kept scores differ from chapter 2's: "
+                                                                       "masked_fill changed more than the hidden "
+                                                                       "ones")))));
     HeatmapOptions sopt = hopt;  // scores: their own range
-    sopt.vmin = sopt.vmax = NAN;
-    sopt.title = "scores.masked_fill(mask == 0, -inf)";
+    sopt.vmin = sopt.vmax = NAN, sopt.title = "scores.masked_fill(mask == 0, -inf)";
     ch.figure(heatmap(xt::view(masked_scores, 0, xt::all(), xt::all()), tokens, tokens, sopt));
+    unseeded_note(ch);  // why the article's printout shows other numbers
     // what article 001's sentence would do: the hidden scores set to 0 instead
     const float zero_leak = max_hidden(softmax(masked_fill_zero(scores, mask, 0.0f)), mask);
     ch.erratum(_("001, line 13"),
@@ -162,26 +140,26 @@ int main(int argc, char** argv) {
     // weights = softmax(scores', dim=-1)
     // (B,T,S)
     Tensor masked_weights = softmax(masked_scores);
-    const float w_hidden = max_hidden(masked_weights, mask);
-    const double w_sum = row_sum_dev(masked_weights);
-    ch.show("masked_weights", masked_weights, {"SoftmaxBackward0"},
-            ch.verdict(w_hidden == 0.0f && w_sum <= kRowSum,
-                       trf("the hidden keys get weight {w:.3g} (exactly 0 expected); every row sums to 1 within "
-                           "{dev:.1e} over the keys it may see",
-                           fmt::arg("w", w_hidden), fmt::arg("dev", w_sum))),
+    ch.show("masked_weights", masked_weights, {"SoftmaxBackward0"}, weights_note(ch, masked_weights, mask),
             Shown::Twin);
     hopt.title = "masked_weights";
     ch.figure(heatmap(xt::view(masked_weights, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // out = softmax(masked scores) V
     // (B,T,S) x (B,S,D) -> (B,T,D)
     Tensor causal_out = scaled_dot_product_attention(query, key, value, &mask);
-    std::string out_note = _("row t is a weighted mean of the value rows its mask row keeps");
+    std::string out_note = nan_rows(causal_out) == 0
+                               ? _("row t is a weighted mean of the value rows its mask row keeps")
+                               : trf("row t is a weighted mean of the value rows its mask row keeps; {n} row(s) keep "
+                                     "none and are nan",
+                                     fmt::arg("n", nan_rows(causal_out)));
     if (count_equal(xt::view(mask0, 0, xt::all()), 1.0f) == 1 && mask0(0, 0) == 1.0f) {
       // row 0 keeps only key 0: its weight is exactly 1, so the row is token 0's value
       const double d0 = max_abs_diff(position(causal_out, 0), position(value, 0))();
       out_note = trf("row t is a weighted mean of the value rows its mask row keeps; row 0 keeps only token 0: {check}",
-                     fmt::arg("check", ch.verdict(d0 == 0.0, trf("it equals token 0's value (max |diff| = {d:.3g})",
-                                                                 fmt::arg("d", d0)))));
+                     fmt::arg("check", d0 == 0.0 ? ch.verdict(true, _("it equals token 0's value (max |diff| = 0)"))
+                                                 : ch.verdict(false, trf("it differs from token 0's value by up to "
+                                                                         "{d:.3g}",
+                                                                         fmt::arg("d", d0)))));
     }
     ch.show("scaled_dot_product_attention(query, key, value, mask=mask)", causal_out, {"BmmBackward0"}, out_note,
             Shown::Twin);
@@ -260,32 +238,13 @@ int main(int argc, char** argv) {
                  "is given: in the encoder that is src_mask, which hides padding; only the decoder's tgt_mask hides "
                  "the future (Step 6)."));
     Tensor pad_weights_1e9 = softmax(pad_scores_1e9);
-    const double empty_dev = uniform_dev(pad_weights_1e9, pad_mask, true);
     ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -1e9), dim=-1)", pad_weights_1e9, {"SoftmaxBackward0"},
-            n_empty ? trf("a row with no key left is now {T} equal numbers: {check}", fmt::arg("T", T),
-                          fmt::arg("check", ch.verdict(empty_dev <= kRowSum,
-                                                       trf("the {empty} such rows are uniform 1/{T} within {dev:.1e}, "
-                                                           "over padding keys too (wrong but finite)",
-                                                           fmt::arg("empty", n_empty), fmt::arg("T", T),
-                                                           fmt::arg("dev", empty_dev)))))
-                    : _("every row keeps a key: no row is left to -1e9 alone"),
+            empty_rows_1e9_note(ch, pad_weights_1e9, pad_mask),
             Shown::Twin);
     hopt.title = _("weights with -1e9");
     ch.figure(heatmap(xt::view(pad_weights_1e9, 0, xt::all(), xt::all()), tokens, tokens, hopt));
     // the rows that keep a key: -inf and -1e9 give the same bits (e^(-1e9 - max) is 0.0 in float32)
-    const double row_diff = kept_rows_diff(pad_weights_inf, pad_weights_1e9);
-    const std::string same_check = ch.verdict(
-        row_diff <= kSameWeights, trf("-inf vs -1e9: the rows that keep at least one key differ by {d:.1e} (0 expected: "
-                                      "e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf)",
-                                      fmt::arg("d", row_diff)));
-    ch.say("  " + same_check);
-    if (n_empty)
-      ch.say(trf("  Only the {empty} fully masked row(s) differ: nan with -inf, 1/{T} with -1e9. The -1e9 rows are "
-                 "garbage (they attend to padding too) but finite, and a loss can ignore them; the nan rows are not "
-                 "harmless, because the next layer multiplies them by 0 and 0 * nan = nan (Step 3).",
-                 fmt::arg("empty", n_empty), fmt::arg("T", T)));
-    else
-      ch.say(_("  No row is fully masked here. Try --valid-len 1 for the rows where -inf and -1e9 part."));
+    inf_vs_1e9_notes(ch, pad_weights_inf, pad_weights_1e9, n_empty);
 
     // ---------------------------------------------------------------- 5) article 004: 1 = hide, additive -1e9
     ch.section(_("Step 5: article 004's masks: 1 = hide, added as mask * -1e9"),
@@ -305,8 +264,10 @@ int main(int argc, char** argv) {
     // look_ahead[t,s] = 1 if s > t (hide the future)
     // (T,S)
     Tensor look = create_look_ahead_mask(look_ahead);
+    // does article 004's function hide exactly the future? (1 - mask is then the causal triangle)
+    const bool look_causal = same(Tensor(1.0f - create_look_ahead_mask(5)), tril_ones(5));
     ch.show(fmt::format("create_look_ahead_mask({})", look_ahead), tf_str(look),
-            _("1 - band_part(ones, -1, 0): the upper triangle, the keys a query may NOT see"));
+            look_note(look));
     ch.erratum(_("004 §3.1, lines 105 and 127"),
                _("the tests call padding_mask(...) and look_ahead_mask(3), names the article never defines; as "
                  "written they stop with a NameError. The functions are create_padding_mask and "
@@ -317,7 +278,9 @@ int main(int argc, char** argv) {
     // (2,1,1,5) with (5,5) -> (2,1,5,5)
     Tensor combine_mask = xt::maximum(padding_mask, create_look_ahead_mask(5));  // broadcast like numpy
     ch.show("tf.maximum(create_padding_mask(x), create_look_ahead_mask(5))", tf_str(combine_mask),
-            _("the decoder's first sublayer hides the future AND the padding; maximum = logical OR on 0/1"),
+            look_causal ? _("the decoder's first sublayer hides the future AND the padding; maximum = logical OR on 0/1")
+                        : _("maximum = logical OR on 0/1: hidden where either mask says 1 (the look-ahead mask above "
+                            "does not hide the future only)"),
             Shown::Twin);
     for (size_t b = 0; b < 2; ++b) {
       hopt.title = trf("combine_mask[{b}, 0] (1 = hide)", fmt::arg("b", b));
@@ -330,14 +293,8 @@ int main(int argc, char** argv) {
     ch.show("logits = tf.zeros((2, 1, 5, 5)) + combine_mask * -1e9", tf_str(logits),
             _("with all scores 0, the logits are just the mask times -1e9"), Shown::Twin);
     const Tensor logit_weights = softmax(logits);
-    const Tensor combine_keep = 1.0f - combine_mask;
-    const double u_dev = uniform_dev(logit_weights, combine_keep, false);
-    const float u_hidden = max_hidden(logit_weights, combine_keep);
     ch.show("tf.nn.softmax(logits, axis=-1)", tf_str(logit_weights),
-            ch.verdict(u_dev <= kRowSum && u_hidden == 0.0f,
-                       trf("each row is uniform over its visible keys (1, 1/2, 1/3, ...) within {dev:.1e}, and a "
-                           "hidden key gets {w:.3g}: never any weight on padding",
-                           fmt::arg("dev", u_dev), fmt::arg("w", u_hidden))),
+            visible_uniform_note(ch, logit_weights, 1.0f - combine_mask),
             Shown::Twin);
     // Article 004's scaled_dot_product_attention on our q = k = v with create_look_ahead_mask(T):
     // attn_weight = softmax(Q K^T / sqrt(dk) + mask * -1e9)   (B,T,S)
@@ -346,8 +303,9 @@ int main(int argc, char** argv) {
     scaled_dot_product_attention_004(query, key, value, &look_ahead_T, &attn_weight);
     const bool same_004 = same(attn_weight, masked_weights);
     ch.show("torch.equal(attn_weight, masked_weights)", py_bool(same_004),
-            ch.verdict(same_004, _("additive -1e9 with 1 = hide gives the same bits as Step 2's masked_fill with "
-                                   "1 = keep: s - 1e9 rounds to -1e9 and e^(-1e9 - max) = 0.0")),
+            same_004 ? ch.verdict(true, _("additive -1e9 with 1 = hide gives the same bits as Step 2's masked_fill "
+                                          "with 1 = keep: s - 1e9 rounds to -1e9 and e^(-1e9 - max) = 0.0"))
+                     : ch.verdict(false, mask_differs(causal, pattern, "create_look_ahead_mask(T)")),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 6) article 002: a boolean mask
@@ -366,9 +324,11 @@ int main(int argc, char** argv) {
     Tensor p_attn = softmax(masked_fill_zero(scores, tgt_keep, -1e9f));
     const bool same_002 = same(p_attn, masked_weights);
     ch.show("torch.equal(p_attn, masked_weights)", py_bool(same_002),
-            ch.verdict(same_002, trf("article 002's attention() (masked_fill(mask == 0, -1e9)) gives Step 2's weights; "
-                                     "{empty} rows of tgt_mask keep no key, so -1e9 and -inf cannot part",
-                                     fmt::arg("empty", empty_rows(tgt_keep)))),
+            same_002 ? ch.verdict(true, trf("article 002's attention() (masked_fill(mask == 0, -1e9)) gives Step 2's "
+                                            "weights; {empty} rows of tgt_mask keep no key, so -1e9 and -inf cannot "
+                                            "part",
+                                            fmt::arg("empty", empty_rows(tgt_keep))))
+                     : ch.verdict(false, mask_differs(causal, pattern, "tgt_mask")),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 7) article 001: valid lengths
@@ -391,28 +351,27 @@ int main(int argc, char** argv) {
             _("expanding the counts over the keys, as the attention it calls does"), Shown::Twin);
     const bool same_001 = same(visible, tgt_mask0);
     ch.show("torch.equal(visible, tgt_mask[0])", py_bool(same_001),
-            ch.verdict(same_001, _("a third spelling of the same causal mask, 1 = keep")), Shown::Twin);
+            same_001 ? ch.verdict(true, _("a third spelling of the same causal mask, 1 = keep"))
+                     : ch.verdict(false, _("visible and tgt_mask[0] keep different keys: one of them is not the causal "
+                                           "triangle")),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 8) two polarities
     ch.section(_("Step 8: 1 = keep vs 1 = hide, and what happens when they are mixed up"),
                _("articles 000, 001, 002 vs article 004 §3.1 掩码 mask"));
-    ch.figure(text_table({
-        {_("article"), _("mask"), _("1 / True means"), _("applied as")},
-        {"000", "torch.tril(torch.ones(T, T))", _("keep"), "scores.masked_fill(mask == 0, -inf)"},
-        {"002", _("subsequent_mask(T)  (bool)"), _("keep"), "scores.masked_fill(mask == 0, -1e9)"},
-        {"001", _("arange(1, T + 1)  (valid lengths)"), _("keys kept"), _("key s kept if s < valid_lens[t]")},
-        {"004", "1 - band_part(ones, -1, 0)", _("HIDE"), "scores + mask * -1e9"},
-        {"004", "create_padding_mask(seq)", _("HIDE"), "scores + mask * -1e9"},
-    }));
+    ch.figure(polarity_table());
     // keep = 1 - hide;  keep_bool = (keep == 1)
     Tensor flipped = 1.0f - look_ahead_T;
     const bool same_flip = same(flipped, mask0);
     ch.show("torch.equal(1 - look_ahead_mask, mask[0])", py_bool(same_flip),
-            ch.verdict(same_flip, _("converting article 004's mask to article 000's: subtract it from 1")), Shown::Twin);
+            same_flip ? ch.verdict(true, _("converting article 004's mask to article 000's: subtract it from 1"))
+                      : ch.verdict(false, mask_differs(causal, pattern, "1 - look_ahead_mask")),
+            Shown::Twin);
     BTensor mask_is_one = xt::equal(mask, 1.0f);
     const bool same_bool = same(tgt_mask, mask_is_one);
     ch.show("torch.equal(tgt_mask, mask == 1)", py_bool(same_bool),
-            ch.verdict(same_bool, _("and article 000's float mask to article 002's bool one: compare it with 1")),
+            same_bool ? ch.verdict(true, _("and article 000's float mask to article 002's bool one: compare it with 1"))
+                      : ch.verdict(false, mask_differs(causal, pattern, "tgt_mask")),
             Shown::Twin);
     // Mix-up A: a hide-mask given to a keep-convention function (masked_fill(mask == 0, -inf))
     // (B,T,S)
@@ -421,9 +380,7 @@ int main(int argc, char** argv) {
     Tensor wrong_a = softmax(masked_fill_zero(scores, look_ahead_T1, -INFINITY));
     ch.show("F.softmax(scores.masked_fill(look_ahead_mask == 0, -float(\"inf\")), dim=-1)", wrong_a,
             {"SoftmaxBackward0"},
-            trf("article 004's mask (1 = hide) read as 1 = keep: the largest weight a token gives itself or its past "
-                "is {past:.3g}, the rest goes to its FUTURE; {nan} row(s) keep no key at all and are nan",
-                fmt::arg("past", max_on_or_below_diagonal(wrong_a, look_ahead_T1)), fmt::arg("nan", nan_rows(wrong_a))),
+            mixup_a_note(wrong_a, look_ahead_T1, look_causal),
             Shown::Twin);
     hopt.title = _("mix-up A: weights");
     ch.figure(heatmap(xt::view(wrong_a, 0, xt::all(), xt::all()), tokens, tokens, hopt));
@@ -431,13 +388,8 @@ int main(int argc, char** argv) {
     // (article 004's function with article 000's mask: its weights are softmax(scores + mask * -1e9))
     Tensor wrong_b;
     scaled_dot_product_attention_004(query, key, value, &mask, &wrong_b);
-    const Tensor hide_b = 1.0f - mask;  // what the function hides: the kept keys of article 000
     ch.show("article004.scaled_dot_product_attention(query, key, value, mask)[1]", wrong_b, {"SoftmaxBackward0"},
-            trf("article 000's mask (1 = keep) given to article 004's function, which adds mask * -1e9 (1 = hide): "
-                "the largest weight a token gives itself or its past is {past:.3g} (the rest goes to its future); the "
-                "{full} row(s) with -1e9 on every score are uniform 1/{T} within {dev:.1e}, with no nan to warn you",
-                fmt::arg("past", max_on_or_below_diagonal(wrong_b, hide_b)), fmt::arg("full", empty_rows(hide_b)),
-                fmt::arg("T", T), fmt::arg("dev", uniform_dev(wrong_b, hide_b, true))),
+            mixup_b_note(wrong_b, mask, causal),
             Shown::Twin);
     hopt.title = _("mix-up B: weights");
     ch.figure(heatmap(xt::view(wrong_b, 0, xt::all(), xt::all()), tokens, tokens, hopt));
@@ -446,111 +398,3 @@ int main(int argc, char** argv) {
              "trains a model that cheats by reading the future (or, with -inf, produces nan in the last row)."));
   });
 }
-
-// ---------------------------------------------------------------- what the notes measure
-
-// torch.equal: same shape and every element equal (xtensor's == on containers; NaN != NaN).
-template <class A>
-static bool same(const A& a, const A& b) {
-  return a == b;
-}
-
-static std::string py_bool(bool b) { return b ? "True" : "False"; }
-
-static size_t count_equal(const Tensor& t, float v) {
-  return static_cast<size_t>(std::count(t.begin(), t.end(), v));
-}
-
-// Calls f(row pointer of w, row pointer of keep, S) for every row of the last dim.
-template <class F>
-static void for_rows(const Tensor& w, const Tensor& keep, F f) {
-  const size_t S = w.shape()[w.dimension() - 1];
-  for (size_t r = 0; r < w.size() / S; ++r) f(w.data() + r * S, keep.data() + r * S, S);
-}
-
-static size_t empty_rows(const Tensor& keep) {
-  size_t n = 0;
-  for_rows(keep, keep, [&](const float* k, const float*, size_t S) { n += std::count(k, k + S, 0.0f) == long(S); });
-  return n;
-}
-
-static size_t nan_rows(const Tensor& w) {
-  size_t n = 0;
-  for_rows(w, w, [&](const float* r, const float*, size_t S) {
-    n += std::all_of(r, r + S, [](float v) { return std::isnan(v); });
-  });
-  return n;
-}
-
-static float max_hidden(const Tensor& w, const Tensor& keep) {
-  float m = 0.0f;
-  for (size_t i = 0; i < w.size(); ++i)
-    if (keep.data()[i] == 0.0f && (std::isnan(w.data()[i]) || w.data()[i] > m)) m = w.data()[i];
-  return std::isnan(m) ? NAN : m;  // printed "nan", never "-nan"
-}
-
-static double row_sum_dev(const Tensor& w) {
-  double m = 0.0;
-  for_rows(w, w, [&](const float* r, const float*, size_t S) {
-    double s = 0.0;
-    for (size_t i = 0; i < S; ++i) s += r[i];
-    const double d = std::fabs(s - 1.0);
-    if (std::isnan(d) || d > m) m = d;
-  });
-  return m;
-}
-
-static double uniform_dev(const Tensor& w, const Tensor& keep, bool only_empty) {
-  double m = 0.0;
-  for_rows(w, keep, [&](const float* r, const float* k, size_t S) {
-    const size_t n = S - std::count(k, k + S, 0.0f);
-    if (only_empty && n != 0) return;
-    for (size_t i = 0; i < S; ++i) {
-      if (n != 0 && k[i] == 0.0f) continue;
-      const double d = std::fabs(r[i] - 1.0 / static_cast<double>(n ? n : S));
-      if (std::isnan(d) || d > m) m = d;
-    }
-  });
-  return m;
-}
-
-static double kept_rows_diff(const Tensor& a, const Tensor& b) {
-  const size_t S = a.shape()[a.dimension() - 1], R = a.size() / S;
-  Tensor a2 = a, b2 = b;
-  a2.reshape({R, S});
-  b2.reshape({R, S});
-  std::vector<Tensor> ra, rb;
-  for (size_t r = 0; r < R; ++r)
-    if (!std::all_of(a2.data() + r * S, a2.data() + (r + 1) * S, [](float v) { return std::isnan(v); })) {
-      ra.push_back(slice_rows(a2, r, 1));
-      rb.push_back(slice_rows(b2, r, 1));
-    }
-  if (ra.empty()) return 0.0;
-  return max_abs_diff(cat(ra, 0), cat(rb, 0))();
-}
-
-static float max_on_or_below_diagonal(const Tensor& w, const Tensor& keep) {
-  const size_t S = w.shape()[w.dimension() - 1], T = w.shape()[w.dimension() - 2];
-  float m = 0.0f;
-  for (size_t r = 0; r < w.size() / S; ++r) {
-    const float* row = w.data() + r * S;
-    const float* k = keep.data() + r * S;
-    if (std::count(k, k + S, 0.0f) == static_cast<long>(S)) continue;  // no key: nan or uniform
-    for (size_t s = 0; s <= r % T && s < S; ++s)
-      if (std::isnan(row[s]) || row[s] > m) m = row[s];
-  }
-  return std::isnan(m) ? NAN : m;
-}
-
-static std::string filled_value(const Tensor& filled, const Tensor& keep) {
-  bool any = false;
-  float v = 0.0f;
-  for (size_t i = 0; i < filled.size(); ++i) {
-    if (keep.data()[i] != 0.0f) continue;
-    if (any && filled.data()[i] != v) return _("mixed");
-    v = filled.data()[i];
-    any = true;
-  }
-  return any ? fmt::format("{:g}", v) : std::string("-");
-}
-

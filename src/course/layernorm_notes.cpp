@@ -1,0 +1,159 @@
+#include "course/layernorm_notes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "course/errors.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
+
+namespace ts {
+
+Tensor squeeze_last(Tensor t) {
+  Shape s = shape_of(t);
+  s.pop_back();
+  t.reshape(s);
+  return t;
+}
+
+Range range_of(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {*lo, *hi};
+}
+
+std::vector<double> per_row(const Tensor& stat, const std::function<double(double)>& f) {
+  std::vector<double> out;
+  for (float v : stat) out.push_back(f(static_cast<double>(v)));
+  return out;
+}
+
+// What a LayerNorm makes of every row, checked. With a uniform weight w and bias b (fresh: 1
+// and 0), y = w z + b, where z has mean 0 and the formula's own variance unit[t] (a hair under
+// 1 because of eps), so
+//   y.mean(-1) = b       y.var(-1, unbiased=False) = w^2 unit[t]
+bool row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tensor& weight, const Tensor& bias,
+               const std::vector<double>& unit, const std::string& formula) {
+  const Tensor mean = squeeze_last(mean_lastdim_keepdim(y)), var = squeeze_last(var_lastdim(y, 0));
+  const Range w = range_of(weight), b = range_of(bias), u = range_of(unit);
+  const bool uniform = w.lo == w.hi && b.lo == b.hi;
+  double mean_gap = 0, var_gap = 0;  // largest |measured - expected| (the variance's relative to w^2)
+  for (size_t t = 0; t < mean.size(); ++t) {
+    mean_gap = std::max(mean_gap, std::fabs(mean.data()[t] - b.lo));
+    var_gap = std::max(var_gap, std::fabs(var.data()[t] - w.lo * w.lo * unit[t]) / std::max(w.lo * w.lo, 1e-30));
+  }
+  // a float32 mean of C values of size ~1 is off by ~1e-7 at most: 1e-5 is rounding; 1e-4 for variances
+  const bool mean_ok = mean_gap <= 1e-5, var_ok = var_gap <= 1e-4;
+  ch.show(name + ".mean(-1)", mean, {"MeanBackward1"},
+          !uniform ? _("weight or bias is not a single value: each row's mean depends on the row")
+          : ch.verdict(mean_ok, mean_ok ? trf("every row's mean is the bias, {b:.4g}, up to float rounding (largest "
+                                              "gap {g:.2g}): the input's own mean is gone",
+                                              fmt::arg("b", b.lo), fmt::arg("g", mean_gap))
+                                        : trf("the rows' means stray from the bias {b:.4g} by up to {g:.2g}, more than "
+                                              "float rounding (1e-5): the output is not centred on the bias",
+                                              fmt::arg("b", b.lo), fmt::arg("g", mean_gap))),
+          Shown::Twin);
+  ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
+          !uniform ? _("weight or bias is not a single value: each row's variance depends on the row")
+          : ch.verdict(var_ok, var_ok ? trf("each row's variance is {w2:.4g} x {formula}, {lo:.6f} to {hi:.6f} for "
+                                            "these rows (largest gap {g:.2g})",
+                                            fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula),
+                                            fmt::arg("lo", u.lo), fmt::arg("hi", u.hi), fmt::arg("g", var_gap))
+                                      : trf("the rows' variances are not {w2:.4g} x {formula} ({lo:.6f} to {hi:.6f}): "
+                                            "off by up to {g:.2g} of it (1e-4 allowed), so the module no longer "
+                                            "divides by what this formula says",
+                                            fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula),
+                                            fmt::arg("lo", u.lo), fmt::arg("hi", u.hi), fmt::arg("g", var_gap))),
+          Shown::Twin);
+  return !uniform || (mean_ok && var_ok);
+}
+
+double divisor_of(const Tensor& x, const Tensor& y) {
+  const size_t n = x.size();
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
+  size_t k = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (std::fabs(x.data()[i] - mean) > std::fabs(x.data()[k] - mean)) k = i;
+  return y.data()[k] == 0.0f ? 0.0 : (x.data()[k] - mean) / y.data()[k];
+}
+
+std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how) {
+  if (measured == 0.0)
+    return _("a constant row: every value is its mean, so every output is 0 (up to float rounding) whatever the "
+             "divisor");
+  const bool ok = std::fabs(measured - formula) <= 1e-4 * formula;
+  return ch.verdict(ok, ok ? trf("divided by {m:.6g}; the formula says {how} = {f:.6g}", fmt::arg("m", measured),
+                                 fmt::arg("how", how), fmt::arg("f", formula))
+                           : trf("divided by {m:.6g}, not by {how} = {f:.6g} as the formula says: the module "
+                                 "computes another formula",
+                                 fmt::arg("m", measured), fmt::arg("how", how), fmt::arg("f", formula)));
+}
+
+std::string eps_str(double eps) {
+  std::string s = fmt::format("{:g}", eps);  // 1e-05
+  const size_t e = s.find("e-0");
+  if (e != std::string::npos) s.erase(e + 2, 1);  // 1e-5, as the articles write it
+  return s;
+}
+
+void divisor_table(Chapter& ch, const std::vector<std::string>& tokens, const Tensor& var_n, const Tensor& var_u,
+                   size_t C, double eps_000, double eps_002, double eps_004, bool follows_002) {
+  std::vector<std::vector<std::string>> rows = {
+      {_("token"), "var_n", "var_u", "sqrt(var_n+" + eps_str(eps_000) + ")", "sqrt(std_u^2+" + eps_str(eps_002) + ")",
+       "std_n+" + eps_str(eps_004)}};
+  size_t largest_002 = 0;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const double vn = var_n.data()[t], vu = var_u.data()[t];
+    const double d000 = std::sqrt(vn + eps_000), d002 = std::sqrt(vu + eps_002), d004 = std::sqrt(vn) + eps_004;
+    largest_002 += d002 > d000 && d002 > d004;
+    if (t < 8)
+      rows.push_back({tokens[t], fmt::format("{:.6f}", vn), fmt::format("{:.6f}", vu), fmt::format("{:.8f}", d000),
+                      fmt::format("{:.8f}", d002), fmt::format("{:.8f}", d004)});
+  }
+  ch.say(_("  What each formula divides by (000 | 002 | 004). var_n divides by C, var_u by C-1:"));
+  ch.figure(text_table(rows, 1));
+  // against nn.LayerNorm: var_u = var_n C/(C-1) > var_n + (eps_000 - eps_002) when var_n > (eps_000 - eps_002)(C-1)
+  const double d_eps = eps_000 - eps_002;
+  const std::string first =
+      follows_002 ? trf("  The 002 column is the largest in {n} of the {T} rows: there article 002's outputs are the "
+                        "smallest.",
+                        fmt::arg("n", largest_002), fmt::arg("T", tokens.size()))
+                  : trf("  By its formula the 002 column is the largest in {n} of the {T} rows, but article 002's "
+                        "module no longer divides by it (Step 3).",
+                        fmt::arg("n", largest_002), fmt::arg("T", tokens.size()));
+  ch.say(d_eps > 0 ? first + trf(" var_u = var_n C/(C-1) outgrows nn.LayerNorm's larger eps when var_n > {d} (C-1) = "
+                                 "{v:.3g}.",
+                                 fmt::arg("d", eps_str(d_eps)), fmt::arg("v", d_eps * static_cast<double>(C - 1)))
+                   : first + trf(" var_u = var_n C/(C-1) and article 002's eps ({e2}) is at least nn.LayerNorm's "
+                                 "({e0}): it beats nn.LayerNorm's divisor in every row.",
+                                 fmt::arg("e2", eps_str(eps_002)), fmt::arg("e0", eps_str(eps_000))));
+}
+
+std::vector<float> parse_row(const std::string& text) {
+  std::vector<float> row;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    const bool chars_ok = !item.empty() && item.find_first_not_of("0123456789+-.eE") == std::string::npos;
+    char* end = nullptr;
+    const double v = chars_ok ? std::strtod(item.c_str(), &end) : 0.0;
+    if (!chars_ok || end != item.c_str() + item.size() || !std::isfinite(static_cast<float>(v)))
+      throw UsageError(trf("--row must be comma-separated finite numbers such as \"1,2,3,4\", got '{text}'",
+                           fmt::arg("text", text)));
+    row.push_back(static_cast<float>(v));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (row.size() < 2)
+    throw UsageError(_("--row needs at least 2 numbers (the unbiased std of one number is undefined), got 1"));
+  if (row.size() > 64) throw UsageError(trf("--row takes at most 64 numbers, got {n}", fmt::arg("n", row.size())));
+  return row;
+}
+
+}  // namespace ts

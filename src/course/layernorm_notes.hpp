@@ -1,0 +1,46 @@
+// layernorm_notes.hpp: ch06's checks and tables on LayerNorm outputs, the statistics that only
+// feed its notes (introduced in ch06; moved out of the chapter so its main shows the model).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "course/chapter.hpp"
+#include "exact/stats.hpp"
+#include "exact/tensor.hpp"
+
+namespace ts {
+
+// t (..., 1) -> (...): drop the kept last dim (what torch prints for x.mean(-1) without keepdim)
+Tensor squeeze_last(Tensor t);
+// The smallest and largest value of a list, in double.
+Range range_of(const std::vector<double>& v);
+// f(v) for every value v of a per-row statistic: (T) -> T doubles
+std::vector<double> per_row(const Tensor& stat, const std::function<double(double)>& f);
+
+// y.mean(-1) and y.var(-1, unbiased=False) of a LayerNorm's output, shown and checked against
+// its bias and weight² x unit[t] (the formula's own variance per row, named by `formula`).
+// Returns true when both checks hold (or weight/bias are not uniform and nothing is checked).
+bool row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tensor& weight, const Tensor& bias,
+               const std::vector<double>& unit, const std::string& formula);
+
+// What a LayerNorm divided the row x by, measured: (x_k - mean) / y_k at the k farthest from
+// the mean (bias 0, weight 1); 0 when the row is constant.   x (1,n), y (1,n) -> a number
+double divisor_of(const Tensor& x, const Tensor& y);
+// A divisor note: the measured one against the formula's (`how` = formula), OK within 1e-4 relative.
+std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how);
+
+// The table of what each formula divides by, per token (var_n, var_u (T); eps of each), and the
+// sentence after it: in how many rows article 002's divisor is the largest (follows_002: its
+// module divides by its formula's divisor, as Step 3 measured).
+void divisor_table(Chapter& ch, const std::vector<std::string>& tokens, const Tensor& var_n, const Tensor& var_u,
+                   size_t C, double eps_000, double eps_002, double eps_004, bool follows_002);
+// 1e-05 -> "1e-5", as the articles write an eps
+std::string eps_str(double eps);
+
+// "1,2,3,4" -> {1, 2, 3, 4}: plain decimal numbers only (what Python's float() reads the same
+// way); bad input is a UsageError naming the fix.
+std::vector<float> parse_row(const std::string& text);
+
+}  // namespace ts

@@ -1,0 +1,38 @@
+// model_probes.hpp: facts about the modules a learner may edit, measured by running them, so a
+// chapter's words follow the code rather than what the articles say it does (introduced in
+// ch05 and ch07, for issue "edit anything and the chapter stays true").
+//
+// Each probe runs the module's own operator() in eval mode on inputs it builds itself, with
+// no random draw, so calling it never changes what a chapter prints as PyTorch would.
+#pragma once
+
+#include <string>
+
+#include "exact/tensor.hpp"
+#include "transformer/nn.hpp"
+
+namespace ts {
+
+// Which activation FeedForward::operator() runs between its two Linears: a FeedForward with
+// identity Linears (C = F = 33, no draw) on z = -4, -3.75, ..., 4 gives the activation itself.
+// "GELU", "ReLU", "none" (the identity: no activation) or "" (another function).
+std::string feed_forward_activation();
+// The named activation (one of feed_forward_activation()'s answers except ""), on x.
+Tensor apply_activation(const std::string& name, const Tensor& x);
+// The activation's name for a sentence: the name, or "an activation that is neither GELU nor ReLU".
+std::string activation_words(const std::string& name);
+
+// What TransformerEncoderLayer::operator() adds to its input, measured on x with an eval-mode
+// copy of `layer` (no dropout, no draw): a = MHA(LN1(x)), f = FFN(LN2(x + a)).
+struct ResidualCheck {
+  double gap = 0;           // max |layer(x) - (x + a + f)|
+  double scale = 0;         // max |layer(x)|, what gap compares with
+  bool holds() const { return gap <= 1e-5 * (1 + scale); }
+};
+ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tensor& x);
+
+// The parameters of one encoder layer: its two LayerNorms, the heads' Linears, output_linear
+// and the feed-forward's two Linears.
+size_t parameter_count(const TransformerEncoderLayer& layer);
+
+}  // namespace ts
