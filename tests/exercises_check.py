@@ -158,9 +158,22 @@ def check(build, chapter, n, path, edits=False):
     return problems
 
 
+# Every chapter has at least this many learner edits (issue "edit anything").
+MIN_EDITS = 3
+
+
 def edit_jobs(only):
     """(messages, jobs) for tests/edits/chNN_x/*.patch"""
     messages, jobs = [], []
+    for src in sorted(os.listdir(os.path.join(ROOT, "chapters"))):
+        chapter = src[:-4]
+        if not src.endswith(".cpp") or only not in chapter:
+            continue
+        folder = os.path.join(EDITS, chapter)
+        n = len([f for f in os.listdir(folder) if f.endswith(".patch")]) if os.path.isdir(folder) else 0
+        if n < MIN_EDITS:
+            messages.append("NOT OK tests/edits/%s: %d learner edit(s), every chapter needs at least %d"
+                            % (chapter, n, MIN_EDITS))
     for chapter in sorted(os.listdir(EDITS)) if os.path.isdir(EDITS) else []:
         folder = os.path.join(EDITS, chapter)
         if not os.path.isdir(folder) or only not in chapter:
