@@ -241,7 +241,7 @@ void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<
   std::vector<F> demb = zeros(N * C);
   dropout_backward(demb.data(), dx.data(), w.emb_keep.data(), N * C);
   embedding_backward(G + L.wte, demb.data(), b.x.data(), N, C, F(1));
-  positions_backward(G + L.wpe, demb.data(), N, T, C);
+  positions_backward(G + L.wpe, demb.data(), B, T, C);
 }
 
 template float gpt_forward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,

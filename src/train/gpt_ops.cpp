@@ -8,30 +8,6 @@
 namespace ts::train {
 
 template <class F>
-void positions_backward(F* dwpe, const F* dout, int64_t BT, int64_t T, int64_t C) {
-  for (int64_t n = 0; n < BT; ++n) {
-    F* d = dwpe + (n % T) * C;
-    const F* g = dout + n * C;
-    for (int64_t c = 0; c < C; ++c) d[c] += g[c];
-  }
-}
-
-template <class F>
-void gelu_forward(F* y, const F* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * F(0.5) * (F(1) + std::erf(x[i] * F(M_SQRT1_2)));
-}
-
-template <class F>
-void gelu_backward(F* dx, const F* dy, const F* x, int64_t n) {
-  const F inv_sqrt_2pi = F(0.3989422804014327);
-  for (int64_t i = 0; i < n; ++i) {
-    const F cdf = F(0.5) * (F(1) + std::erf(x[i] * F(M_SQRT1_2)));
-    const F pdf = inv_sqrt_2pi * std::exp(F(-0.5) * x[i] * x[i]);
-    dx[i] += dy[i] * (cdf + x[i] * pdf);
-  }
-}
-
-template <class F>
 void split_qkv(F* q, F* k, F* v, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t D) {
   const int64_t C = H * D;
   F* out[3] = {q, k, v};
@@ -71,9 +47,6 @@ void lm_head_backward(F* dx, F* dW, const F* dlogits, const F* x, const F* W, in
 }
 
 #define TS_GPT_OPS(F)                                                                                   \
-  template void positions_backward<F>(F*, const F*, int64_t, int64_t, int64_t);                        \
-  template void gelu_forward<F>(F*, const F*, int64_t);                                                 \
-  template void gelu_backward<F>(F*, const F*, const F*, int64_t);                                      \
   template void split_qkv<F>(F*, F*, F*, const F*, int64_t, int64_t, int64_t, int64_t);                 \
   template void split_qkv_backward<F>(F*, const F*, const F*, const F*, int64_t, int64_t, int64_t, int64_t); \
   template void lm_head_forward<F>(F*, const F*, const F*, int64_t, int64_t, int64_t);                  \

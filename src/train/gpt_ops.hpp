@@ -5,21 +5,13 @@
 
 #include <cstdint>
 
+#include "train/encoder_ops.hpp"
+
 namespace ts::train {
 
-// ---------------------------------------------------------------- learned positions
-// (the token lookup is ops.hpp's embedding_forward with scale 1 and the table wpe as "pe")
-// dwpe[t] += sum_b dout[b,t]      dout (B*T,C) -> dwpe (T_ctx,C), rows 0..T-1
-template <class F>
-void positions_backward(F* dwpe, const F* dout, int64_t BT, int64_t T, int64_t C);
-
-// ---------------------------------------------------------------- GELU (exact, nn.GELU())
-// y = x Phi(x),  Phi(x) = (1 + erf(x / sqrt 2)) / 2      (n)
-template <class F>
-void gelu_forward(F* y, const F* x, int64_t n);
-// dx += dy (Phi(x) + x phi(x)),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)      (n)
-template <class F>
-void gelu_backward(F* dx, const F* dy, const F* x, int64_t n);
+// Learned positions (positions_backward) and GELU (gelu_forward, gelu_backward) are article
+// 000's encoder ops, shared with ch13: train/encoder_ops.hpp. (One definition each: two
+// templates of the same name and signature in two files would silently be one.)
 
 // ---------------------------------------------------------------- fused q, k, v (GPT-2's c_attn)
 // qkv (B,T,3C) = [q | k | v] -> q, k, v (B,H,T,D) each: qkv.split(C, dim=2), then

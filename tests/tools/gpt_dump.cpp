@@ -43,7 +43,7 @@ StFile op_cases() {
   }
   {  // learned positions: dout (2,3,4) -> dwpe rows 0..2 of a (5,4) table
     auto dout = randn(rng, 24), dwpe = zeros(20);
-    positions_backward(dwpe.data(), dout.data(), 6, 3, 4);
+    positions_backward(dwpe.data(), dout.data(), 2, 3, 4);  // B = 2, T = 3
     put(f, "positions.dout", dout, {2, 3, 4});
     put(f, "positions.dwpe", dwpe, {5, 4});
   }
