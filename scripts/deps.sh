@@ -11,6 +11,7 @@ packages=(
   python3-torch python3-numpy
   clang libclang-rt-14-dev
   gettext
+  tmux
 )
 missing=()
 for p in "${packages[@]}"; do
