@@ -20,6 +20,7 @@
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 #include "course/token_notes.hpp"
+#include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/rng.hpp"
 #include "exact/tfprint.hpp"
@@ -33,8 +34,7 @@ using namespace ts;
 // (the exponent divides by float32(d_model), as the article's np.float32(d_model) does).
 static double angle_rate(int64_t i, int64_t d_model);
 
-// Article 004's positional_encoding(l_1, d_model), computed in double like numpy, then cast.
-// -> (L, C)
+// Article 004's positional_encoding(l_1, d_model), computed in double like numpy, then cast. -> (L, C)
 static Tensor positional_encoding(int64_t length, int64_t d_model);
 
 // Python's repr of a str: single quotes unless the text has a ' and no ", backslashes doubled.
@@ -44,7 +44,6 @@ static std::string py_repr(const std::string& s);
 // Python's repr of a list: ['time', 'flies'] or [2051, 10029].
 static std::string py_list(const std::vector<std::string>& items);
 static std::string py_list(const std::vector<int64_t>& items);
-
 // Root mean square of all elements: the typical size of an entry (for the sqrt(d_model) discussion).
 static double rms(const Tensor& t);
 
@@ -128,9 +127,10 @@ int main(int argc, char** argv) {
     ch.section(_("Step 2: ids -> vectors with nn.Embedding"), _("article 000 §Scaled Dot-product Attention"));
     // E = weight[ids]      weight (V,C) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);
-    ch.show("token_emb", token_emb.repr(),
-            trf("a table of V = {V} rows of C = {C} numbers, drawn from N(0, 1)",
-                fmt::arg("V", token_emb.weight.shape()[0]), fmt::arg("C", token_emb.weight.shape()[1])));
+    const Tensor& W = token_emb.weight;  // the init's draw, measured (nn.Embedding draws N(0, 1))
+    ch.show("token_emb", token_emb.repr(), trf("a table of V = {V} rows of C = {C} numbers; as drawn, their mean is "
+            "{m:.3f} and their std {s:.3f} (nn.Embedding's init is N(0, 1))", fmt::arg("V", W.shape()[0]),
+            fmt::arg("C", W.shape()[1]), fmt::arg("m", mean_of(W)), fmt::arg("s", std_of(W))));
     Tensor inputs_embeds = token_emb(input_ids);
     ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)), _("[batch_size, seq_len, hidden_dim] = (B,T,C)"));
     // The lookup copies: row t of inputs_embeds is row ids[t] of the table, bit for bit.

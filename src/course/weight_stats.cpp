@@ -66,10 +66,15 @@ double diagonal_vs_squared_norms(const Tensor& x, const Tensor& e) {
   return worst;
 }
 
-double std_of(const Tensor& x) {
-  double mean = 0, var = 0;
+double mean_of(const Tensor& x) {
+  double mean = 0;
   for (float v : x) mean += v;
-  mean /= static_cast<double>(x.size());
+  return mean / static_cast<double>(x.size());
+}
+
+double std_of(const Tensor& x) {
+  const double mean = mean_of(x);
+  double var = 0;
   for (float v : x) var += (v - mean) * (v - mean);
   return std::sqrt(var / static_cast<double>(x.size()));
 }

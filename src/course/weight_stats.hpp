@@ -23,7 +23,8 @@ RowStats row_stats(const Tensor& x);
 double off_diagonal_mass(const Tensor& w);
 // Largest relative gap between x[t,t] and |e_t|^2 = sum_c e[t,c]^2.   x (1,T,T), e (1,T,C)
 double diagonal_vs_squared_norms(const Tensor& x, const Tensor& e);
-// Population standard deviation of all entries.
+// Mean and population standard deviation of all entries.
+double mean_of(const Tensor& x);
 double std_of(const Tensor& x);
 // How peaked rows of weights are: the mean largest weight, and the mean exp(entropy) = the
 // number of keys a row effectively spreads over (1 = one key, S = all keys equally).
