@@ -48,18 +48,6 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
                            const std::string& loss_name, const std::string& translate_text);
 // Step 2's check at step 0: the model ch11 trains against ch10's EncoderDecoder, same weights.
 static void check_model(Chapter& ch, const Model<float>& model, const Batch& b);
-// Runs a --save/--load action: a checkpoint that is not right is bad input (exit 2), a failing
-// disk an I/O failure (exit 1); the message starts with the flag.
-template <class Work>
-static auto checkpoint_io(const char* flag, const Work& work) {
-  try {
-    return work();
-  } catch (const FileIoError& e) {
-    throw IoError(std::string(flag) + ": " + e.in(tr));
-  } catch (const FileError& e) {
-    throw UsageError(std::string(flag) + ": " + e.in(tr));
-  }
-}
 // translate(n): the article's 输入: / 预测输出: lines, and whether the words are right.
 static void translation(Chapter& ch, int64_t n, const std::string& predicted);
 

@@ -12,12 +12,10 @@
 // Run:     ./build/ch12_gpt                                # train, evaluate, sample, time the cache
 //          ./build/ch12_gpt --save ckpt && ./build/ch12_gpt --load ckpt --prompt 1234 --temperature 0.8
 //          ./build/ch12_gpt --check-grads                  # every gradient vs finite differences
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "course/chapter.hpp"
+#include "train/checkpoint.hpp"
 #include "course/i18n.hpp"
 #include "course/gpt_report.hpp"
 #include "course/plot.hpp"
@@ -38,7 +37,6 @@ static double seconds_since(Clock::time_point t0) { return std::chrono::duration
 // The chapter's helpers, after main.
 static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..9999, digits only
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
-static void refuse_unwritable(const std::string& dir);  // --save: before training, not after
 
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
@@ -77,7 +75,7 @@ int main(int argc, char** argv) {
     if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
     check_model_dims(d_model, heads, 2);
     const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
-    if (!save_dir.empty()) refuse_unwritable(save_dir);
+    if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training
     steps = steps >= 0 ? steps : load_dir.empty() ? 400 : 0;
     const SeqVocab& vocab = seq_vocab();
     GptConfig cfg;
@@ -183,14 +181,4 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
   if (s.greedy() && (ch.given("--top-k") || ch.given("--top-p")))
     throw UsageError(_("--top-k and --top-p cut a distribution that is sampled: give --temperature > 0 too "
                        "(temperature 0 is greedy)"));
-}
-
-static void refuse_unwritable(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-    throw UsageError(trf("--save: cannot write to the folder '{dir}': choose a writable DIR", fmt::arg("dir", dir)));
-  for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
-    if (std::filesystem::is_symlink(dir + f))
-      throw UsageError(trf("--save: refusing to overwrite {path}: it is a symbolic link", fmt::arg("path", dir + f)));
 }

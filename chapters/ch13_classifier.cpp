@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "exact/matmul.hpp"  // set_blas_threads
+#include "train/checkpoint.hpp"
 #include "train/classifier.hpp"
 #include "train/numbers.hpp"
 #include "course/plot.hpp"
@@ -38,8 +38,6 @@ using namespace ts::train;
 // The chapter's helpers, after main.
 // The words of a batch row: "[CLS] forty eight" (padding left out).
 static std::vector<std::string> tokens_of(const ClsBatch& b, int64_t i);
-// --save's folder: created and writable, its files no symbolic links (before training, not after).
-static void check_save_dir(const std::string& dir);
 // A (rows, cols) float matrix as a Tensor, for heatmap().
 static Tensor matrix(const std::vector<float>& v, int64_t rows, int64_t cols);
 // Held-out numbers (from 20 on), per_class of each of `classes`: the sentences the similarity heatmap shows.
@@ -82,7 +80,7 @@ int main(int argc, char** argv) {
       throw UsageError(trf("--pool must be 'cls' or 'mean', got '{v}'", fmt::arg("v", pool)));
     const int64_t number = classify_text == not_given ? -1 : parse_number_words(classify_text);
     if (steps == -1) steps = load_dir.empty() ? 400 : 0;
-    if (!save_dir.empty()) check_save_dir(save_dir);
+    if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training
     {  // memory: parameters, gradients and Adam's two moments; the held-out batch's activations (500 x 7 positions)
       const double C = double(cfg.d_model), F = double(cfg.d_ff), params = double(cfg.layers) * (4 * C * C + 2 * C * F);
       const double held_rows = 500.0 * 7.0, acts = double(cfg.layers) * held_rows * (16 * C + 2 * F);
@@ -97,11 +95,7 @@ int main(int argc, char** argv) {
     const Classifier untrained = model;
     Adam adam;  // torch.optim.Adam(lr, betas=(0.9, 0.98), eps=1e-9), as ch11
     if (!load_dir.empty()) {
-      try {
-        load_classifier(load_dir, model, adam);
-      } catch (const FileError& e) {
-        throw UsageError(std::string("--load: ") + e.what());
-      }
+      checkpoint_io("--load", [&] { load_classifier(load_dir, model, adam); });
     }
     adam.lr = lr;
     const int64_t K = cfg.classes, H = cfg.heads, L = cfg.layers;
@@ -280,11 +274,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 6) save
     if (!save_dir.empty()) {
       ch.section(_("Step 6: save the weights and the optimizer as safetensors"), _("article 004 ckpt_manager.save()"));
-      try {
-        save_classifier(save_dir, model, adam);
-      } catch (const FileError& e) {
-        throw UsageError(std::string("--save: ") + e.what());
-      }
+      checkpoint_io("--save", [&] { save_classifier(save_dir, model, adam); });
       ch.show("save", fmt::format("saved {}/model.safetensors and {}/optimizer.safetensors (step {})", save_dir, save_dir,
                                   adam.step),
               _("the twin's state_dict keys; load them with --load DIR"), Shown::Info);
@@ -297,16 +287,6 @@ static std::vector<std::string> tokens_of(const ClsBatch& b, int64_t i) {
   for (int64_t t = 0; t < b.T && b.ids[size_t(i * b.T + t)] != kPad; ++t)
     out.push_back(classifier_token(b.ids[size_t(i * b.T + t)]));
   return out;
-}
-
-static void check_save_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-    throw UsageError(trf("--save: cannot write to the folder '{dir}': choose a writable DIR", fmt::arg("dir", dir)));
-  for (const char* f : {"/model.safetensors", "/optimizer.safetensors"})
-    if (std::filesystem::is_symlink(dir + f))
-      throw UsageError(trf("--save: refusing to overwrite {path}: it is a symbolic link", fmt::arg("path", dir + f)));
 }
 
 static Tensor matrix(const std::vector<float>& v, int64_t rows, int64_t cols) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""ch11's --save under faults: the folder afterwards holds the previous checkpoint whole or the
-new one whole, never a mix, and no temporary folder is left once the next run has started.
+"""--save under faults (ch11, ch12 and ch13 share the checkpoint folder code, and each runs this
+test): the folder afterwards holds the previous checkpoint whole or the new one whole, never a
+mix, and no temporary folder is left once the next run has started.
 
   1. a kill (SIGKILL) at each step of the save (TS_TEST_KILL_AT, a test-only hook in
      src/train/checkpoint.cpp): before the swap the old checkpoint stays, after it the new one;
@@ -8,11 +9,14 @@ new one whole, never a mix, and no temporary folder is left once the next run ha
   2. SIGTERM during the save (held until the save ends: the new checkpoint, nothing left) and
      during training (the old checkpoint stays);
   3. two runs saving into one folder at once: both succeed, the folder holds one of them whole;
-  4. a full disk (a 8 MB tmpfs, root only): exit 1 naming the failure, the old checkpoint intact.
+  4. a full disk (a 8 MB tmpfs, root only): exit 1 naming the failure, the old checkpoint intact;
+  5. a filesystem without RENAME_EXCHANGE (TS_TEST_NO_EXCHANGE=1 takes that route): the save
+     moves the previous folder aside, then the new one in; a kill between the two leaves no
+     folder, and the next --load puts the previous checkpoint back and loads it.
 Cases that cannot run here (not root, no tmpfs) are reported as SKIP with the reason, and the
 script then exits 77 (ctest: Skipped), never a silent pass.
 
-usage: train_fault_test.py BUILD/ch11_training
+usage: train_fault_test.py BUILD/ch11_training (or ch12_gpt, ch13_classifier)
 """
 import hashlib
 import json
@@ -57,7 +61,7 @@ def step_of(folder):
 
 
 def leftovers(parent):
-    return [n for n in os.listdir(parent) if ".ts-save-" in n]
+    return [n for n in os.listdir(parent) if ".ts-save-" in n or ".ts-old-" in n]
 
 
 def loads(binary, folder):
@@ -114,6 +118,8 @@ def main():
               f"exits {codes}, {err}, left: {leftovers(tmp)}")
         # 4) a full disk
         full_disk(binary)
+        # 5) no RENAME_EXCHANGE: two renames, mended after a kill between them
+        no_exchange(binary, tmp, ck)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     bad = results.count(False)
@@ -121,6 +127,27 @@ def main():
     if bad:
         return 1
     return 77 if skipped else 0
+
+
+def no_exchange(binary, tmp, ck):
+    old = digest(ck)
+    no_x = {"TS_TEST_NO_EXCHANGE": "1"}
+    p = run(binary, ["--steps", "2", "--seed", "7", "--save", ck], env=no_x)
+    check("without RENAME_EXCHANGE: the save replaces the folder, nothing left beside it",
+          p.returncode == 0 and digest(ck) not in (None, old) and not leftovers(tmp),
+          f"exit {p.returncode} {p.stderr.strip()}, left: {leftovers(tmp)}")
+    old = digest(ck)
+    p = run(binary, ["--steps", "3", "--seed", "8", "--save", ck], env=dict(no_x, TS_TEST_KILL_AT="aside"))
+    aside = [n for n in os.listdir(tmp) if ".ts-old-" in n]
+    check("  SIGKILL between the two renames: no folder, the previous checkpoint whole beside it",
+          p.returncode == -signal.SIGKILL and not os.path.exists(ck) and len(aside) == 1
+          and digest(os.path.join(tmp, aside[0])) == old, f"exit {p.returncode}, listing {os.listdir(tmp)}")
+    ok, err = loads(binary, ck)
+    check("  the next --load puts the previous checkpoint back and loads it",
+          ok and digest(ck) == old and not [n for n in os.listdir(tmp) if ".ts-old-" in n], err)
+    again = run(binary, ["--load", ck, "--save", ck], env=no_x)
+    check("  and --save into it works again, nothing left", again.returncode == 0 and digest(ck) is not None
+          and not leftovers(tmp), f"exit {again.returncode} {again.stderr.strip()}, left: {leftovers(tmp)}")
 
 
 def full_disk(binary):

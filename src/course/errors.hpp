@@ -4,3 +4,25 @@
 #pragma once
 
 #include "base/errors.hpp"
+
+#include <string>
+
+#include "course/i18n.hpp"
+
+namespace ts {
+
+// Runs what a --save/--load flag asks (introduced in ch11, used by ch12 and ch13): a checkpoint
+// that is not right is bad input (exit 2), a failing disk an I/O failure (exit 1); the message,
+// in the learner's language, starts with the flag.
+template <class Work>
+auto checkpoint_io(const char* flag, const Work& work) {
+  try {
+    return work();
+  } catch (const FileIoError& e) {
+    throw IoError(std::string(flag) + ": " + e.in(tr));
+  } catch (const FileError& e) {
+    throw UsageError(std::string(flag) + ": " + e.in(tr));
+  }
+}
+
+}  // namespace ts

@@ -42,12 +42,7 @@ static std::string words_of(const std::vector<int64_t>& ids) {
 
 // ---------------------------------------------------------------- checkpoints
 GptConfig checkpoint_config_or_usage(const Chapter& ch, const std::string& dir, const GptConfig& knobs) {
-  GptConfig c;
-  try {
-    c = gpt_checkpoint_config(dir);
-  } catch (const FileError& e) {
-    throw UsageError(std::string("--load: ") + e.what());
-  }
+  GptConfig c = checkpoint_io("--load", [&] { return gpt_checkpoint_config(dir); });
   // the sizes come from the checkpoint: a size knob that says otherwise is a mistake
   const std::vector<std::tuple<const char*, int64_t, int64_t>> sizes = {
       {"--layers", knobs.layers, c.layers}, {"--d-model", knobs.d_model, c.d_model},
@@ -63,20 +58,12 @@ GptConfig checkpoint_config_or_usage(const Chapter& ch, const std::string& dir, 
 }
 
 void load_or_usage(Chapter& ch, const std::string& dir, Gpt& m, Adam& adam) {
-  try {
-    load_gpt(dir, m, adam);
-  } catch (const FileError& e) {
-    throw UsageError(std::string("--load: ") + e.what());
-  }
+  checkpoint_io("--load", [&] { load_gpt(dir, m, adam); });
   ch.say(trf("  loaded {dir} (after {n} steps of training)", fmt::arg("dir", dir), fmt::arg("n", adam.step)));
 }
 
 void save_or_usage(const std::string& dir, const Gpt& m, const Adam& adam) {
-  try {
-    save_gpt(dir, m, adam);
-  } catch (const FileError& e) {
-    throw UsageError(std::string("--save: ") + e.what());
-  }
+  checkpoint_io("--save", [&] { save_gpt(dir, m, adam); });
 }
 
 // ---------------------------------------------------------------- --check-grads

@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 namespace {
 
 const char kModel[] = "model.safetensors", kOptim[] = "optimizer.safetensors";
-const char kSaveTag[] = ".ts-save-";         // PARENT/.NAME.ts-save-XXXXXX: a save under way, or its leftover
+const char kTransformer[] = "transformer";  // ch11's kind (its checkpoints before kinds had no "model")
+const char kSaveTag[] = ".ts-save-";  // PARENT/.NAME.ts-save-XXXXXX: a save under way, or its leftover
+const char kOldTag[] = ".ts-old-";    // PARENT/.NAME.ts-old-XXXXXX: the previous DIR, moved aside (no RENAME_EXCHANGE)
 constexpr uint64_t kHeaderAllowance = 16u << 20;  // beside the tensors' bytes, for the size cap
 
 std::string shape_text(const std::vector<int64_t>& s) {
@@ -115,20 +117,34 @@ void remove_folder(int parent_fd, const std::string& name) {
   ::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR);  // fails (and keeps it) if something else is inside
 }
 
-// What killed saves left beside DIR; the caller holds the parent's lock, so no save is running.
-void remove_leftovers(int parent_fd, const std::string& name) {
-  const std::string prefix = "." + name + kSaveTag;
+// The names in the parent folder that start with prefix.
+std::vector<std::string> names_with(int parent_fd, const std::string& prefix) {
   std::vector<std::string> found;
   const int fd = ::dup(parent_fd);
   DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
   if (d == nullptr) {
     if (fd >= 0) ::close(fd);
-    return;
+    return found;
   }
+  ::rewinddir(d);  // the dup shares parent_fd's offset, which an earlier listing left at the end
   while (const dirent* e = ::readdir(d))
     if (std::string(e->d_name).rfind(prefix, 0) == 0) found.emplace_back(e->d_name);
   ::closedir(d);
-  for (const std::string& f : found) remove_folder(parent_fd, f);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// What killed saves left beside DIR; the caller holds the parent's lock, so no save is running.
+// A previous checkpoint moved aside (no RENAME_EXCHANGE) whose save was killed before the new
+// one took its place goes back to DIR first: it is the checkpoint, not a leftover.
+void remove_leftovers(int parent_fd, const std::string& name) {
+  struct stat st {};
+  for (const std::string& f : names_with(parent_fd, "." + name + kOldTag))
+    if (::fstatat(parent_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+      ::renameat(parent_fd, f.c_str(), parent_fd, name.c_str());
+    else
+      remove_folder(parent_fd, f);
+  for (const std::string& f : names_with(parent_fd, "." + name + kSaveTag)) remove_folder(parent_fd, f);
 }
 
 class SignalsHeld {
@@ -195,9 +211,23 @@ std::string text_of(const StMeta& meta, const std::string& key, const std::vecto
   return it->second;
 }
 
-// Opens DIR once; both files are then read through this handle.
+// Opens DIR once; both files are then read through this handle. A DIR that a killed save left
+// aside (no RENAME_EXCHANGE) is put back first, under the parent's lock.
 int open_checkpoint_folder(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    const Target t = target_of(dir);
+    const int pfd = ::open(t.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool aside = pfd >= 0 && !names_with(pfd, "." + t.name + kOldTag).empty();
+    if (pfd >= 0) ::close(pfd);
+    if (aside) {
+      ParentLock lock(t.parent);
+      remove_leftovers(lock.fd(), t.name);
+      fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else {
+      errno = ENOENT;
+    }
+  }
   if (fd >= 0) return fd;
   const int err = errno;
   if (err == ENOTDIR) throw FileError(N_("{dir} is not a folder: --load takes the folder --save DIR wrote"), fmt::arg("dir", dir));
@@ -240,6 +270,19 @@ void check_format(const StMeta& meta, const std::string& path) {
                     fmt::arg("format", kCheckpointFormat));
 }
 
+// The kind: a checkpoint of another chapter's model is refused naming the chapter that reads it.
+void check_kind(const StMeta& meta, const std::string& kind, const std::string& path) {
+  const auto it = meta.find("model");
+  const std::string found = it == meta.end() ? std::string(kTransformer) : it->second;  // ch11's, before kinds
+  if (found == kind) return;
+  const auto chapter = [](const std::string& k) {
+    return std::string(k == kTransformer ? "ch11_training" : k == "gpt" ? "ch12_gpt" : k == "classifier" ? "ch13_classifier" : "?");
+  };
+  throw FileError(N_("{path} holds a checkpoint of another model ({found}, saved by {by}); this chapter reads {kind} "
+                     "checkpoints: --load a folder this chapter saved"),
+                  fmt::arg("path", path), fmt::arg("found", found), fmt::arg("by", chapter(found)), fmt::arg("kind", kind));
+}
+
 ModelConfig settings_of(const StMeta& meta, const ModelConfig& cfg, const std::string& path) {
   check_format(meta, path);
   ModelConfig c = cfg;
@@ -257,6 +300,37 @@ ModelConfig settings_of(const StMeta& meta, const ModelConfig& cfg, const std::s
   c.look_ahead = text_of(meta, "look_ahead", {"true", "false"}, path) == "true";
   c.scale_scores = text_of(meta, "scale_scores", {"true", "false"}, path) == "true";
   return c;
+}
+
+// Puts the folder tmp_name in the place of name (both in the locked parent): one exchange, or a
+// plain rename when there is no name yet. Returns the name the previous checkpoint has now ("" if
+// there was none). Without RENAME_EXCHANGE (EINVAL: the filesystem lacks it; TS_TEST_NO_EXCHANGE
+// pretends so in tests), the previous folder is moved aside first and put back if the second
+// rename fails; a kill between the two is mended by remove_leftovers.
+std::string swap_in(int parent_fd, const std::string& tmp_name, const std::string& name, const std::string& dir) {
+  const bool exchange = std::getenv("TS_TEST_NO_EXCHANGE") == nullptr;
+  if (exchange && ::renameat2(parent_fd, tmp_name.c_str(), parent_fd, name.c_str(), RENAME_EXCHANGE) == 0)
+    return tmp_name;
+  const bool missing = exchange ? errno == ENOENT : ::faccessat(parent_fd, name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0;
+  if (!missing && exchange && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+    throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+  // the parent is locked: no other save can create name between the check and the rename
+  if (missing) {
+    if (::renameat(parent_fd, tmp_name.c_str(), parent_fd, name.c_str()) != 0)
+      throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+    return "";
+  }
+  std::string aside = "." + name + kOldTag + tmp_name.substr(tmp_name.size() - 6);
+  if (::renameat(parent_fd, name.c_str(), parent_fd, aside.c_str()) != 0)
+    throw FileIoError(N_("cannot move the previous checkpoint {dir} aside: {reason}"), fmt::arg("dir", dir),
+                      fmt::arg("reason", errno_text()));
+  kill_point("aside");
+  if (::renameat(parent_fd, tmp_name.c_str(), parent_fd, name.c_str()) != 0) {
+    const int err = errno;
+    ::renameat(parent_fd, aside.c_str(), parent_fd, name.c_str());  // the previous one back
+    throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text(err)));
+  }
+  return aside;
 }
 
 }  // namespace
@@ -308,28 +382,36 @@ void prepare_save_folder(const std::string& dir) {
 }
 
 void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& adam) {
-  // 1) the two files' contents and metadata
-  StFile weights, optim;
+  CheckpointFiles f;
   const bool have_moments = adam.exp_avg.size() == m.params.size();
   for (const ParamSpec& s : m.layout.specs) {
-    weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
+    f.weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
     if (have_moments) {
-      optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
-      optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
+      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
+      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
     }
   }
   const ModelConfig& c = m.cfg;
-  const std::string step = std::to_string(adam.step), id = new_checkpoint_id();
   const auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
-  const StMeta mmeta = {{"format", "pt"}, {"ts_checkpoint", kCheckpointFormat}, {"checkpoint_id", id},
-                        {"step", step}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
-                        {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
-                        {"norm", c.pre_ln ? "pre-LN" : "post-LN"}, {"look_ahead", yes(c.look_ahead)},
-                        {"scale_scores", yes(c.scale_scores)}, {"src_vocab", std::to_string(c.src_vocab)},
-                        {"tgt_vocab", std::to_string(c.tgt_vocab)}};
-  const StMeta ometa = {{"ts_checkpoint", kCheckpointFormat}, {"checkpoint_id", id}, {"step", step},
-                        {"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
-                        {"eps", fmt::format("{}", adam.eps)}};
+  f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
+             {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
+             {"norm", c.pre_ln ? "pre-LN" : "post-LN"}, {"look_ahead", yes(c.look_ahead)},
+             {"scale_scores", yes(c.scale_scores)}, {"src_vocab", std::to_string(c.src_vocab)},
+             {"tgt_vocab", std::to_string(c.tgt_vocab)}};
+  f.ometa = {{"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
+             {"eps", fmt::format("{}", adam.eps)}};
+  save_checkpoint_folder(dir, kTransformer, adam.step, std::move(f));
+}
+
+void save_checkpoint_folder(const std::string& dir, const std::string& kind, int64_t step, CheckpointFiles f) {
+  // 1) the two files' metadata: format, kind, step and one id tie them together
+  const std::string id = new_checkpoint_id();
+  for (StMeta* meta : {&f.wmeta, &f.ometa}) {
+    (*meta)["ts_checkpoint"] = kCheckpointFormat;
+    (*meta)["model"] = kind;
+    (*meta)["step"] = std::to_string(step);
+    (*meta)["checkpoint_id"] = id;
+  }
   // 2) a new folder beside DIR, both files written and flushed, then one swap
   const Target t = target_of(dir);
   struct stat st {};
@@ -344,7 +426,7 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
     throw FileIoError(N_("cannot create a folder beside {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
   const std::string tmp_name = fs::path(tmp).filename().string();
   kill_point("folder");
-  bool swapped = false;
+  std::string previous;  // where the previous checkpoint is after the swap ("" if there was none)
   try {
     const int dfd = ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) throw FileIoError(N_("cannot open {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
@@ -354,9 +436,9 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
       // the folder keeps the mode the previous one had (mkdtemp makes it private)
       if (::fchmod(dfd, exists ? (st.st_mode & 07777) : (0777 & ~mask)) != 0)
         throw FileIoError(N_("cannot set the mode of {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
-      write_file(dfd, tmp, kModel, weights, mmeta);
+      write_file(dfd, tmp, kModel, f.weights, f.wmeta);
       kill_point("model");
-      write_file(dfd, tmp, kOptim, optim, ometa);
+      write_file(dfd, tmp, kOptim, f.optim, f.ometa);
       kill_point("optimizer");
       if (::fsync(dfd) != 0)
         throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", tmp), fmt::arg("reason", errno_text()));
@@ -366,12 +448,7 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
     }
     ::close(dfd);
     kill_point("swap");
-    if (::renameat2(lock.fd(), tmp_name.c_str(), lock.fd(), t.name.c_str(), RENAME_EXCHANGE) == 0) {
-      swapped = true;
-    } else if (errno != ENOENT ||
-               ::renameat2(lock.fd(), tmp_name.c_str(), lock.fd(), t.name.c_str(), RENAME_NOREPLACE) != 0) {
-      throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
-    }
+    previous = swap_in(lock.fd(), tmp_name, t.name, dir);
   } catch (...) {
     remove_folder(lock.fd(), tmp_name);
     throw;
@@ -379,11 +456,15 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
   kill_point("swapped");
   const bool durable = ::fsync(lock.fd()) == 0;
   const int err = errno;
-  if (swapped) remove_folder(lock.fd(), tmp_name);  // the previous checkpoint
+  if (!previous.empty()) remove_folder(lock.fd(), previous);
   if (!durable) throw FileIoError(N_("cannot flush {path}: {reason}"), fmt::arg("path", t.parent), fmt::arg("reason", errno_text(err)));
 }
 
 ModelConfig checkpoint_settings(const std::string& dir, const ModelConfig& cfg) {
+  return settings_of(checkpoint_metadata(dir, kTransformer), cfg, dir + "/" + kModel);
+}
+
+StMeta checkpoint_metadata(const std::string& dir, const std::string& kind) {
   const int dfd = open_checkpoint_folder(dir);
   StMeta meta;
   try {
@@ -393,7 +474,14 @@ ModelConfig checkpoint_settings(const std::string& dir, const ModelConfig& cfg) 
     throw;
   }
   ::close(dfd);
-  return settings_of(meta, cfg, dir + "/" + kModel);
+  const std::string path = dir + "/" + kModel;
+  check_format(meta, path);
+  check_kind(meta, kind, path);
+  return meta;
+}
+
+int64_t checkpoint_int(const StMeta& meta, const std::string& key, int64_t lo, int64_t hi, const std::string& path) {
+  return whole(meta, key, lo, hi, path);
 }
 
 ModelConfig adopt_checkpoint_settings(const ModelConfig& asked, const ModelConfig& saved,
@@ -440,28 +528,47 @@ ModelConfig adopt_checkpoint_settings(const ModelConfig& asked, const ModelConfi
 }
 
 void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
+  CheckpointFiles f;
+  const int64_t step = read_checkpoint_folder(dir, kTransformer, m.params.size() * sizeof(float), f);
+  // the settings: every one the model was built with must be the checkpoint's
+  adopt_checkpoint_settings(m.cfg, settings_of(f.wmeta, m.cfg, dir + "/" + kModel), [](const std::string&) { return true; });
+  CheckpointParams p = checkpoint_params(f, dir, m.layout.specs, m.params.size(), step);
+  // everything read and checked: only now touch the model
+  m.params = std::move(p.params);
+  adam.step = step;
+  adam.exp_avg = std::move(p.exp_avg);
+  adam.exp_avg_sq = std::move(p.exp_avg_sq);
+}
+
+int64_t read_checkpoint_folder(const std::string& dir, const std::string& kind, uint64_t weight_bytes,
+                               CheckpointFiles& out) {
   const std::string mpath = dir + "/" + kModel, opath = dir + "/" + kOptim;
   const int dfd = open_checkpoint_folder(dir);
-  StMeta mmeta, ometa;
-  StFile weights, optim;
-  const uint64_t bytes = m.params.size() * sizeof(float);
+  CheckpointFiles f;
   try {
-    weights = read_file(dfd, dir, kModel, &mmeta, bytes + kHeaderAllowance, false);
-    optim = read_file(dfd, dir, kOptim, &ometa, 2 * bytes + kHeaderAllowance, false);
+    f.weights = read_file(dfd, dir, kModel, &f.wmeta, weight_bytes + kHeaderAllowance, false);
+    f.optim = read_file(dfd, dir, kOptim, &f.ometa, 2 * weight_bytes + kHeaderAllowance, false);
   } catch (...) {
     ::close(dfd);
     throw;
   }
   ::close(dfd);
-  // the settings: every one the model was built with must be the checkpoint's
-  adopt_checkpoint_settings(m.cfg, settings_of(mmeta, m.cfg, mpath), [](const std::string&) { return true; });
-  check_format(ometa, opath);
-  const int64_t step = whole(mmeta, "step", 0, kMaxCheckpointStep, mpath);
-  const int64_t ostep = whole(ometa, "step", 0, kMaxCheckpointStep, opath);
-  if (step != ostep || mmeta["checkpoint_id"] != ometa["checkpoint_id"])
+  check_format(f.wmeta, mpath);
+  check_kind(f.wmeta, kind, mpath);
+  check_format(f.ometa, opath);
+  const int64_t step = whole(f.wmeta, "step", 0, kMaxCheckpointStep, mpath);
+  const int64_t ostep = whole(f.ometa, "step", 0, kMaxCheckpointStep, opath);
+  if (step != ostep || f.wmeta["checkpoint_id"] != f.ometa["checkpoint_id"])
     throw FileError(N_("checkpoint {dir} is inconsistent: its two files come from two saves (model step {step}, "
                        "optimizer step {ostep}): save it again, or --load another folder"),
                     fmt::arg("dir", dir), fmt::arg("step", step), fmt::arg("ostep", ostep));
+  out = std::move(f);
+  return step;
+}
+
+CheckpointParams checkpoint_params(const CheckpointFiles& f, const std::string& dir, const std::vector<ParamSpec>& specs,
+                                   size_t total, int64_t step) {
+  const std::string mpath = dir + "/" + kModel, opath = dir + "/" + kOptim;
   // every tensor: a key this model has, the dtype and shape it expects
   const auto take = [&](const StFile& file, const std::string& path, const std::string& key,
                         const std::vector<int64_t>& shape, float* dst) {
@@ -481,39 +588,36 @@ void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam) {
   };
   // nothing this model does not have (the moments only after a step of training)
   std::set<std::string> keys, moment_keys;
-  for (const ParamSpec& s : m.layout.specs) {
+  for (const ParamSpec& s : specs) {
     keys.insert(s.name);
     if (step > 0) moment_keys.insert({s.name + ".exp_avg", s.name + ".exp_avg_sq"});
   }
-  for (const auto& [file, path, known] : {std::tuple{&weights, mpath, &keys}, std::tuple{&optim, opath, &moment_keys}})
+  for (const auto& [file, path, known] : {std::tuple{&f.weights, mpath, &keys}, std::tuple{&f.optim, opath, &moment_keys}})
     for (const auto& [key, t] : *file)
       if (known->count(key) == 0)
         throw FileError(N_("{path} has a tensor {key} this model does not have: it was saved by another model"),
                         fmt::arg("path", path), fmt::arg("key", key));
-  std::vector<float> params(m.params.size()), ea, eas;
+  CheckpointParams p;
+  p.params.resize(total);
   if (step > 0) {
-    ea.resize(m.params.size());
-    eas.resize(m.params.size());
+    p.exp_avg.resize(total);
+    p.exp_avg_sq.resize(total);
   }
-  for (const ParamSpec& s : m.layout.specs) {
-    take(weights, mpath, s.name, s.shape, params.data() + s.offset);
+  for (const ParamSpec& s : specs) {
+    take(f.weights, mpath, s.name, s.shape, p.params.data() + s.offset);
     if (step > 0) {
-      take(optim, opath, s.name + ".exp_avg", s.shape, ea.data() + s.offset);
-      take(optim, opath, s.name + ".exp_avg_sq", s.shape, eas.data() + s.offset);
+      take(f.optim, opath, s.name + ".exp_avg", s.shape, p.exp_avg.data() + s.offset);
+      take(f.optim, opath, s.name + ".exp_avg_sq", s.shape, p.exp_avg_sq.data() + s.offset);
     }
   }
   // Adam's second moment is a mean of squares: a negative one would turn the next step into NaN
-  for (const ParamSpec& s : m.layout.specs)
+  for (const ParamSpec& s : specs)
     for (size_t i = s.offset; i < s.offset + s.numel && step > 0; ++i)
-      if (eas[i] < 0)
+      if (p.exp_avg_sq[i] < 0)
         throw FileError(N_("{path}: tensor {tensor}.exp_avg_sq holds a negative value (a mean of squares cannot be): "
                            "the file was altered; save it again"),
                         fmt::arg("path", opath), fmt::arg("tensor", s.name));
-  // everything read and checked: only now touch the model
-  m.params = std::move(params);
-  adam.step = step;
-  adam.exp_avg = std::move(ea);
-  adam.exp_avg_sq = std::move(eas);
+  return p;
 }
 
 }  // namespace ts::train

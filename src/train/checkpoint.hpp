@@ -1,8 +1,10 @@
-// train/checkpoint.hpp: --save DIR / --load DIR for ch11 (introduced in ch11).
+// train/checkpoint.hpp: --save DIR / --load DIR for ch11 (introduced in ch11; ch12 and ch13
+// keep their checkpoints the same way, through the folder layer at the end of this file).
 //   DIR/model.safetensors      every parameter under the twin's state_dict key (float32)
 //   DIR/optimizer.safetensors  Adam's exp_avg / exp_avg_sq per parameter ("<key>.exp_avg", ...)
-// Both carry in "__metadata__" the format (ts_checkpoint 2), the step and one random
-// checkpoint_id; model.safetensors also every setting that changes the model's function
+// Both carry in "__metadata__" the format (ts_checkpoint 2), the model kind ("transformer" for
+// ch11, "gpt" for ch12, "classifier" for ch13), the step and one random checkpoint_id;
+// model.safetensors also every setting that changes the model's function
 // (layers, d_model, heads, d_ff, norm, look_ahead, scale_scores, src_vocab, tgt_vocab).
 //
 // A checkpoint is one unit: the folder is replaced as a whole, never file by file.
@@ -11,6 +13,10 @@
 //   2) one renameat2(RENAME_EXCHANGE) swaps it with DIR (a plain rename when DIR does not
 //      exist yet), and PARENT is fsync'ed: this is the commit;
 //   3) the old checkpoint, now under the temporary name, is removed.
+// A filesystem without RENAME_EXCHANGE (some network and FUSE filesystems, WSL's /mnt/c) gets
+// two renames instead: DIR aside to PARENT/.NAME.ts-old-XXXXXX, then the new folder to DIR.
+// A kill between the two leaves no DIR but the previous checkpoint whole under .ts-old-; the
+// next --save or --load of DIR puts it back (under the lock) before anything else.
 // A full disk, an I/O error or a kill (even SIGKILL) before 2) leaves DIR as it was; after 2)
 // DIR holds the new checkpoint whole. SIGINT, SIGTERM and SIGHUP arriving during a save are
 // held until it has finished (milliseconds) and then take effect, so they never leave a
@@ -51,5 +57,31 @@ ModelConfig adopt_checkpoint_settings(const ModelConfig& asked, const ModelConfi
 // Throws FileError naming the first missing, extra or mis-shaped tensor (FileIoError when the
 // system fails a read).
 void load_checkpoint(const std::string& dir, Model<float>& m, Adam& adam);
+
+// ---- the folder layer every chapter's checkpoint uses (ch11, ch12, ch13)
+// The two files' tensors and metadata.
+struct CheckpointFiles {
+  StFile weights, optim;  // model.safetensors, optimizer.safetensors
+  StMeta wmeta, ometa;    // their __metadata__
+};
+// Saves f into DIR as one unit (see above); adds ts_checkpoint, model = kind, step and one new
+// checkpoint_id to both metadata. FileError with the fix, FileIoError when the system fails.
+void save_checkpoint_folder(const std::string& dir, const std::string& kind, int64_t step, CheckpointFiles f);
+// DIR/model.safetensors' metadata (its header only), its format and kind checked.
+StMeta checkpoint_metadata(const std::string& dir, const std::string& kind);
+// Both files of DIR read through one handle (model.safetensors at most weight_bytes of tensors,
+// the optimizer twice that), their format, kind, step and checkpoint_id checked. Returns the step.
+int64_t read_checkpoint_folder(const std::string& dir, const std::string& kind, uint64_t weight_bytes,
+                               CheckpointFiles& out);
+// A metadata value that must be a whole number in [lo, hi] written with plain digits.
+int64_t checkpoint_int(const StMeta& meta, const std::string& key, int64_t lo, int64_t hi, const std::string& path);
+// The parameters of a model laid out by specs (total floats), and Adam's moments when step > 0,
+// out of f: every key present, F32 and of its shape, no key the model lacks, exp_avg_sq >= 0.
+// Nothing is returned unless everything is right.
+struct CheckpointParams {
+  std::vector<float> params, exp_avg, exp_avg_sq;
+};
+CheckpointParams checkpoint_params(const CheckpointFiles& f, const std::string& dir, const std::vector<ParamSpec>& specs,
+                                   size_t total, int64_t step);
 
 }  // namespace ts::train

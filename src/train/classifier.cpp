@@ -289,26 +289,64 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
 }
 
 // ---------------------------------------------------------------- checkpoints
-// ch11's checkpoint writer and reader, as they are: they need a Model's sizes (for the metadata),
-// its parameter names and shapes, and its flat buffer, which the classifier has in the same form.
-static Model<float> as_checkpoint_model(const Classifier& m) {
-  Model<float> c;
-  c.cfg.layers = m.cfg.layers, c.cfg.d_model = m.cfg.d_model, c.cfg.heads = m.cfg.heads, c.cfg.d_ff = m.cfg.d_ff;
-  c.cfg.pre_ln = true;
-  c.layout.specs = m.layout.specs;
-  c.layout.total = m.layout.total;
-  c.params = m.params;
-  return c;
-}
-
+// The folder, its two files, the lock and the swap are ch11's (train/checkpoint); the keys are
+// the twin's, the settings the classifier's. --load does not adopt sizes: the flags must match.
 void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam) {
-  save_checkpoint(dir, as_checkpoint_model(m), adam);
+  CheckpointFiles f;
+  const bool moments = adam.exp_avg.size() == m.params.size();
+  for (const ParamSpec& s : m.layout.specs) {
+    f.weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
+    if (moments) {
+      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
+      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
+    }
+  }
+  const ClassifierConfig& c = m.cfg;
+  f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
+             {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
+             {"classes", std::to_string(c.classes)}, {"vocab", std::to_string(c.vocab)},
+             {"max_len", std::to_string(c.max_len)}, {"pool", c.mean_pool ? "mean" : "cls"}};
+  f.ometa = {{"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
+             {"eps", fmt::format("{}", adam.eps)}};
+  save_checkpoint_folder(dir, "classifier", adam.step, std::move(f));
 }
 
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
-  Model<float> c = as_checkpoint_model(m);
-  load_checkpoint(dir, c, adam);
-  m.params = std::move(c.params);
+  CheckpointFiles f;
+  const int64_t step = read_checkpoint_folder(dir, "classifier", m.params.size() * sizeof(float), f);
+  const std::string path = dir + "/model.safetensors";
+  const ClassifierConfig& c = m.cfg;
+  const struct {
+    const char* key;
+    const char* flag;
+    int64_t asked;
+  } sizes[] = {{"layers", "--layers", c.layers}, {"d_model", "--d-model", c.d_model}, {"heads", "--heads", c.heads},
+               {"d_ff", "--d-ff", c.d_ff},       {"classes", "", c.classes},       {"vocab", "", c.vocab},
+               {"max_len", "", c.max_len}};
+  for (const auto& s : sizes) {
+    const int64_t saved = checkpoint_int(f.wmeta, s.key, 1, 1000000, path);
+    if (saved == s.asked) continue;
+    if (*s.flag == 0)
+      throw FileError(N_("{path} was saved with {key} {saved}, this course's classifier has {asked}: it was saved for "
+                         "another task; train and save it again"),
+                      fmt::arg("path", path), fmt::arg("key", s.key), fmt::arg("saved", saved), fmt::arg("asked", s.asked));
+    throw FileError(N_("{path} was saved with {flag} {saved}, this run builds {asked}: give {flag} {saved}"),
+                    fmt::arg("path", path), fmt::arg("flag", s.flag), fmt::arg("saved", saved), fmt::arg("asked", s.asked));
+  }
+  const auto pool = f.wmeta.find("pool");
+  const std::string asked_pool = c.mean_pool ? "mean" : "cls";
+  if (pool == f.wmeta.end() || (pool->second != "cls" && pool->second != "mean"))
+    throw FileError(N_("{path} has no valid {key} in its __metadata__ ({allowed} expected): it was not written by "
+                       "--save; train and save it again"),
+                    fmt::arg("path", path), fmt::arg("key", "pool"), fmt::arg("allowed", "cls / mean"));
+  if (pool->second != asked_pool)
+    throw FileError(N_("{path} was saved with {flag} {saved}, this run builds {asked}: give {flag} {saved}"),
+                    fmt::arg("path", path), fmt::arg("flag", "--pool"), fmt::arg("saved", pool->second),
+                    fmt::arg("asked", asked_pool));
+  CheckpointParams p = checkpoint_params(f, dir, m.layout.specs, m.params.size(), step);
+  // everything read and checked: only now touch the model
+  m.params = std::move(p.params);
+  adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
 
 }  // namespace ts::train

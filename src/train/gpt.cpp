@@ -13,6 +13,7 @@
 #include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 #include "train/gpt_ops.hpp"
+#include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
 
 namespace ts::train {
@@ -387,89 +388,60 @@ std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids
 }
 
 // ---------------------------------------------------------------- checkpoints
+// The folder, its two files, the lock and the swap are ch11's (train/checkpoint): a checkpoint is
+// one unit, never half old, half new; only the keys and the settings are the GPT's.
 void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw FileError("cannot create the folder " + dir);
-  StFile weights, optim;
+  CheckpointFiles f;
   const bool moments = adam.exp_avg.size() == m.params.size();
   for (const ParamSpec& s : m.layout.specs) {
-    weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
+    f.weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
     if (moments) {
-      optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
-      optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
+      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
+      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
     }
   }
   const GptConfig& c = m.cfg;
-  const std::string step = std::to_string(adam.step);
-  save_safetensors(dir + "/model.safetensors", weights,
-                   {{"format", "pt"}, {"model", "gpt"}, {"step", step}, {"layers", std::to_string(c.layers)},
-                    {"d_model", std::to_string(c.d_model)}, {"heads", std::to_string(c.heads)},
-                    {"d_ff", std::to_string(c.d_ff)}, {"ctx", std::to_string(c.ctx)},
-                    {"tied", c.tied ? "true" : "false"}});
-  save_safetensors(dir + "/optimizer.safetensors", optim, {{"step", step}, {"lr", fmt::format("{}", adam.lr)}});
-}
-
-static int64_t meta_int(const StMeta& meta, const std::string& key, const std::string& path, int64_t lo, int64_t hi) {
-  const auto it = meta.find(key);
-  try {
-    size_t used = 0;
-    if (it != meta.end()) {
-      const int64_t v = std::stoll(it->second, &used);
-      if (used == it->second.size() && v >= lo && v <= hi) return v;
-    }
-  } catch (const std::exception&) {
-  }
-  throw FileError(fmt::format("{} has no valid '{}' in its __metadata__ (was it written by ch12 --save?)", path, key));
+  f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
+             {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)}, {"ctx", std::to_string(c.ctx)},
+             {"vocab", std::to_string(c.vocab)}, {"tied", c.tied ? "true" : "false"}};
+  f.ometa = {{"lr", fmt::format("{}", adam.lr)}};
+  save_checkpoint_folder(dir, "gpt", adam.step, std::move(f));
 }
 
 GptConfig gpt_checkpoint_config(const std::string& dir) {
   const std::string path = dir + "/model.safetensors";
-  if (!std::filesystem::is_directory(dir)) throw FileError("no checkpoint folder " + dir + " (write one with --save DIR)");
-  StMeta meta;
-  load_safetensors(path, &meta);
-  if (meta.count("model") == 0 || meta.at("model") != "gpt")
-    throw FileError(path + " is not a ch12 checkpoint (no \"model\": \"gpt\" in its __metadata__)");
+  const StMeta meta = checkpoint_metadata(dir, "gpt");
   GptConfig c;
   c.vocab = seq_vocab().size();
-  c.layers = meta_int(meta, "layers", path, 1, 64);
-  c.d_model = meta_int(meta, "d_model", path, 2, 8192);
-  c.heads = meta_int(meta, "heads", path, 1, c.d_model);
-  c.d_ff = meta_int(meta, "d_ff", path, 1, 65536);
-  c.ctx = meta_int(meta, "ctx", path, 1, 4096);
-  if (c.d_model % c.heads) throw FileError(path + ": d_model is not a multiple of heads");
-  c.tied = meta.count("tied") && meta.at("tied") == "true";
+  // the ranges ch12's flags accept
+  c.layers = checkpoint_int(meta, "layers", 1, 64, path);
+  c.d_model = checkpoint_int(meta, "d_model", 2, 8192, path);
+  c.heads = checkpoint_int(meta, "heads", 1, c.d_model, path);
+  c.d_ff = checkpoint_int(meta, "d_ff", 1, 65536, path);
+  c.ctx = checkpoint_int(meta, "ctx", 1, 4096, path);
+  if (c.d_model % c.heads != 0)
+    throw FileError(N_("{path}: its heads {H} do not divide its d_model {C}: it was not written by --save"),
+                    fmt::arg("path", path), fmt::arg("H", c.heads), fmt::arg("C", c.d_model));
+  if (checkpoint_int(meta, "vocab", 1, 1000000, path) != c.vocab)
+    throw FileError(N_("{path} was saved for a vocabulary of {saved} words, this course's has {ours}: train and save it "
+                       "again"),
+                    fmt::arg("path", path), fmt::arg("saved", meta.at("vocab")), fmt::arg("ours", c.vocab));
+  const auto tied = meta.find("tied");
+  if (tied == meta.end() || (tied->second != "true" && tied->second != "false"))
+    throw FileError(N_("{path} has no valid {key} in its __metadata__ ({allowed} expected): it was not written by "
+                       "--save; train and save it again"),
+                    fmt::arg("path", path), fmt::arg("key", "tied"), fmt::arg("allowed", "true / false"));
+  c.tied = tied->second == "true";
   return c;
 }
 
-static void take(const StFile& file, const std::string& path, const ParamSpec& s, const std::string& key, float* dst) {
-  const auto it = file.find(key);
-  if (it == file.end()) throw FileError(path + " has no tensor " + key);
-  if (it->second.dtype != "F32" || it->second.shape != s.shape || it->second.data.size() != s.numel * sizeof(float))
-    throw FileError(path + ": " + key + " has another dtype or shape than this model's");
-  std::copy(it->second.data.begin(), it->second.data.end(), reinterpret_cast<unsigned char*>(dst));
-}
-
 void load_gpt(const std::string& dir, Gpt& m, Adam& adam) {
-  const std::string mpath = dir + "/model.safetensors", opath = dir + "/optimizer.safetensors";
-  StMeta mmeta, ometa;
-  const StFile weights = load_safetensors(mpath, &mmeta);
-  const StFile optim = load_safetensors(opath, &ometa);
-  const int64_t step = meta_int(mmeta, "step", mpath, 0, INT64_MAX), ostep = meta_int(ometa, "step", opath, 0, INT64_MAX);
-  if (step != ostep) throw FileError(fmt::format("checkpoint {}: model step {}, optimizer step {}", dir, step, ostep));
-  if (weights.size() != m.layout.specs.size())
-    throw FileError(fmt::format("{} holds {} tensors, this model has {}", mpath, weights.size(), m.layout.specs.size()));
-  std::vector<float> params(m.params.size()), ea, eas;
-  if (step > 0) ea.resize(params.size()), eas.resize(params.size());
-  for (const ParamSpec& s : m.layout.specs) {
-    take(weights, mpath, s, s.name, params.data() + s.offset);
-    if (step > 0) {
-      take(optim, opath, s, s.name + ".exp_avg", ea.data() + s.offset);
-      take(optim, opath, s, s.name + ".exp_avg_sq", eas.data() + s.offset);
-    }
-  }
-  m.params = std::move(params);
-  adam.step = step, adam.exp_avg = std::move(ea), adam.exp_avg_sq = std::move(eas);
+  CheckpointFiles f;
+  const int64_t step = read_checkpoint_folder(dir, "gpt", m.params.size() * sizeof(float), f);
+  CheckpointParams p = checkpoint_params(f, dir, m.layout.specs, m.params.size(), step);
+  // everything read and checked: only now touch the model
+  m.params = std::move(p.params);
+  adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
 
 // ---------------------------------------------------------------- --check-grads
