@@ -224,6 +224,11 @@ int open_checkpoint_folder(const std::string& dir) {
       ParentLock lock(t.parent);
       remove_leftovers(lock.fd(), t.name);
       fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      const std::vector<std::string> left = names_with(lock.fd(), "." + t.name + kOldTag);
+      if (fd < 0 && !left.empty())  // not put back (a read-only parent?): say where it is
+        throw FileError(N_("no checkpoint folder {dir}: a save killed mid-way left the previous checkpoint in {aside}, "
+                           "and it could not be moved back; rename it to {dir}"),
+                        fmt::arg("dir", dir), fmt::arg("aside", t.parent + "/" + left.front()));
     } else {
       errno = ENOENT;
     }
