@@ -34,7 +34,7 @@ struct TargetRun {
 
 // The loop: step(s) for s = 0, 1, ...; after every check_every-th step until the target is
 // reached, score(); with plan.stop the run ends there, and a run that ends between two checks is
-// scored once more.
+// scored once more (and reaches the target at its last step if that score does).
 template <class Step, class Score>
 TargetRun train_until(const TargetPlan& plan, Step&& step, Score&& score) {
   using Clock = std::chrono::steady_clock;
@@ -50,8 +50,12 @@ TargetRun train_until(const TargetPlan& plan, Step&& step, Score&& score) {
         r.step_hit = s + 1, r.seconds_hit = std::chrono::duration<double>(Clock::now() - t0).count();
     }
   }
-  if (plan.stop && !scored_last) r.held_out = score();
+  if (plan.stop && !scored_last) {  // the cap fell between two checks: the last step is checked too
+    r.held_out = score();
+    if (!r.hit() && r.held_out >= plan.target) r.step_hit = r.steps;
+  }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (r.step_hit == r.steps && r.seconds_hit < 0) r.seconds_hit = r.seconds;
   return r;
 }
 
