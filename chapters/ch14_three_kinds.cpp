@@ -11,19 +11,19 @@
 //          encoder-only     c   = Head(Enc([CLS] x)[0]) mask: padding only
 // Run:     ./build/ch14_three_kinds                     # train all three to 95 %, then the table
 //          ./build/ch14_three_kinds --max-steps 100     # a quick look (the targets may be missed)
+#include <fmt/format.h>
+
 #include <cmath>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "course/chapter.hpp"
 #include "course/gpt_report.hpp"  // kCheckEvery, kTarget: how ch12 --vs-ch11 scores its runs
 #include "course/i18n.hpp"
 #include "course/three_kinds.hpp"
 #include "exact/matmul.hpp"  // set_blas_threads
-#include "transformer/kv_cache.hpp"  // thousands()
 #include "train/numbers.hpp"
 #include "train/until_target.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
 
 using namespace ts;
 using namespace ts::train;
@@ -36,8 +36,9 @@ int main(int argc, char** argv) {
              _("Three kinds of Transformer side by side: encoder-decoder, decoder-only, encoder-only"),
              _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (不同类型的 Transformer)"));
   int64_t max_steps = 1000, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
-  ch.option("--max-steps", max_steps, _("stop each run after this many steps if its target is not reached (default 1000, ch11's --steps)"),
-            1, 1000000);
+  ch.option("--max-steps", max_steps,
+            _("stop each run after this many steps if its target is not reached (default 1000, ch11's --steps)"), 1,
+            1000000);
   ch.option("--check-every", check_every, _("score the held-out numbers every N steps (default 100, as ch12 does)"), 1,
             1000000);
   ch.option("--target", target_pct, _("the held-out score, in percent, at which a run stops (default 95)"), 1, 100);
@@ -68,28 +69,52 @@ int main(int argc, char** argv) {
     const std::vector<int64_t> held = number_split().held_out;
     Kind k_ed{_("encoder-decoder (ch11)"),
               trf("V={V}, {P} positions", fmt::arg("V", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len)),
-              trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)), "", "", "", ed.model().layout.total,
-              encdec_positions(), "exact match", {}};
+              trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)),
+              "",
+              "",
+              "",
+              ed.model().layout.total,
+              encdec_positions(),
+              "exact match",
+              {}};
     Kind k_gpt{_("decoder-only (ch12)"),
                trf("V={V}, {P} positions", fmt::arg("V", gpt_cfg.vocab), fmt::arg("P", gpt_cfg.ctx)),
-               trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), "", "", "", gpt.layout.total, gpt_positions(),
-               "exact match", {}};
+               trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)),
+               "",
+               "",
+               "",
+               gpt.layout.total,
+               gpt_positions(),
+               "exact match",
+               {}};
     Kind k_cls{_("encoder-only (ch13)"),
                trf("V={V}, {P} positions", fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len)),
-               trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), "", "", "", cls.layout.total, classifier_positions(),
-               "accuracy", {}};
-    ch.say(trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the words written so far with its "
-               "decoder, and writes the next of {tgt} words, until <end>: {p} parameters.",
-               fmt::arg("name", k_ed.name), fmt::arg("vs", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len), fmt::arg("tgt", ed_cfg.tgt_vocab),
-               fmt::arg("p", thousands(k_ed.params))));
-    ch.say(trf("  {name} reads the digits, '=' and the words so far as one stream (vocabulary {V}, positions up to {P}) and writes the next token of "
-               "the same {V}, until <end>: {p} parameters.",
-               fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
-               fmt::arg("p", thousands(k_gpt.params))));
-    ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one of {K} classes, its last digit, in "
-               "one pass: {p} parameters.",
-               fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len), fmt::arg("K", cls_cfg.classes),
-               fmt::arg("p", thousands(k_cls.params))));
+               trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)),
+               "",
+               "",
+               "",
+               cls.layout.total,
+               classifier_positions(),
+               "accuracy",
+               {}};
+    ch.say(
+        trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the "
+            "words written so far with its "
+            "decoder, and writes the next of {tgt} words, until <end>: {p} parameters.",
+            fmt::arg("name", k_ed.name), fmt::arg("vs", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len),
+            fmt::arg("tgt", ed_cfg.tgt_vocab), fmt::arg("p", thousands(k_ed.params))));
+    ch.say(
+        trf("  {name} reads the digits, '=' and the words so far as one stream (vocabulary {V}, positions up to {P}) "
+            "and writes the next token of "
+            "the same {V}, until <end>: {p} parameters.",
+            fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
+            fmt::arg("p", thousands(k_gpt.params))));
+    ch.say(
+        trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one of "
+            "{K} classes, its last digit, in "
+            "one pass: {p} parameters.",
+            fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
+            fmt::arg("K", cls_cfg.classes), fmt::arg("p", thousands(k_cls.params))));
     {  // the budget: every run to its cap, each step ~3 x (2 x params) multiply-adds per position
       double madds = 0, bytes = 0;
       for (const Kind* k : {&k_ed, &k_gpt, &k_cls}) {
@@ -122,13 +147,13 @@ int main(int argc, char** argv) {
 static void show_run(Chapter& ch, const Kind& k) {
   const size_t n = number_split().held_out.size();
   const int64_t right = std::llround(k.run.held_out * double(n));
-  ch.show(fmt::format("{}: held-out {}", k.name, k.score),
-          fmt::format("held-out {}: {}/{} ({:.1f} %)", k.score, right, n, 100.0 * k.run.held_out),
-          k.run.hit() ? trf("target reached at step {s}, {t:.1f} s into training; {r:.1f} steps/s",
-                            fmt::arg("s", k.run.step_hit), fmt::arg("t", k.run.seconds_hit),
-                            fmt::arg("r", k.run.steps_per_second()))
-                      : trf("target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)",
-                            fmt::arg("s", k.run.steps), fmt::arg("t", k.run.seconds),
-                            fmt::arg("r", k.run.steps_per_second())),
-          Shown::Article);
+  ch.show(
+      fmt::format("{}: held-out {}", k.name, k.score),
+      fmt::format("held-out {}: {}/{} ({:.1f} %)", k.score, right, n, 100.0 * k.run.held_out),
+      k.run.hit()
+          ? trf("target reached at step {s}, {t:.1f} s into training; {r:.1f} steps/s", fmt::arg("s", k.run.step_hit),
+                fmt::arg("t", k.run.seconds_hit), fmt::arg("r", k.run.steps_per_second()))
+          : trf("target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)", fmt::arg("s", k.run.steps),
+                fmt::arg("t", k.run.seconds), fmt::arg("r", k.run.steps_per_second())),
+      Shown::Article);
 }

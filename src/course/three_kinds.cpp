@@ -1,9 +1,9 @@
 // course/three_kinds.cpp: see three_kinds.hpp.
 #include "course/three_kinds.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
@@ -112,15 +112,17 @@ void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Class
   std::vector<std::string> src, tgt;
   for (int64_t s = 0; s < b.S; ++s) src.push_back(source_vocab().words[size_t(b.inputs[size_t(s)])]);
   for (int64_t t = 0; t < b.T; ++t) tgt.push_back(target_vocab().words[size_t(b.tar_inp[size_t(t)])]);
-  const std::vector<int64_t> in0(b.inputs.begin(), b.inputs.begin() + b.S), ti0(b.tar_inp.begin(), b.tar_inp.begin() + b.T);
+  const std::vector<int64_t> in0(b.inputs.begin(), b.inputs.begin() + b.S),
+      ti0(b.tar_inp.begin(), b.tar_inp.begin() + b.T);
   const std::string enc = mask_kind(row0(ws.masks.enc, b.S, b.S), b.S, b.S, pads(in0, b.S));
   const std::string self = mask_kind(row0(ws.masks.dec_self, b.T, b.T), b.T, b.T, pads(ti0, b.T));
   const std::string cross = mask_kind(row0(ws.masks.dec_cross, b.T, b.S), b.T, b.S, pads(in0, b.S));
   k_ed.enc_self = enc, k_ed.dec_self = self, k_ed.cross = cross;
-  ch.say(trf("  {n} in a batch with {m} (its rows padded to the longer number). {name}: encoder self-attention "
-             "{a}, decoder self-attention {b}, cross-attention {c} (create_mask, as its forward builds them).",
-             fmt::arg("name", k_ed.name), fmt::arg("n", short_n), fmt::arg("m", long_n), fmt::arg("a", enc),
-             fmt::arg("b", self), fmt::arg("c", cross)));
+  ch.say(
+      trf("  {n} in a batch with {m} (its rows padded to the longer number). {name}: encoder self-attention "
+          "{a}, decoder self-attention {b}, cross-attention {c} (create_mask, as its forward builds them).",
+          fmt::arg("name", k_ed.name), fmt::arg("n", short_n), fmt::arg("m", long_n), fmt::arg("a", enc),
+          fmt::arg("b", self), fmt::arg("c", cross)));
   draw(ch, trf("{name}, encoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", enc)),
        row0(ws.masks.enc, b.S, b.S), b.S, b.S, src, src);
   draw(ch, trf("{name}, decoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", self)),
@@ -161,31 +163,46 @@ static std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetPlan& plan, int64_t classes) {
   const double pct = 100 * plan.target;
   std::vector<std::string> heads;
-  std::vector<CompareRow> rows = {{_("reads"), {}}, {_("writes"), {}}, {_("encoder self-attention mask"), {}}, {_("decoder self-attention mask"), {}},
+  std::vector<CompareRow> rows = {{_("reads"), {}},
+                                  {_("writes"), {}},
+                                  {_("encoder self-attention mask"), {}},
+                                  {_("decoder self-attention mask"), {}},
                                   {_("cross-attention mask"), {}},
-                                  {_("parameters"), {}}, {trf("steps / seconds to {pct} %", fmt::arg("pct", pct)), {}},
-                                  {_("steps trained"), {}}, {_("seconds trained"), {}}, {_("steps/s"), {}},
-                                  {_("held-out score at the end"), {}}, {_("positions run per answer (mean)"), {}}};
+                                  {_("parameters"), {}},
+                                  {trf("steps / seconds to {pct} %", fmt::arg("pct", pct)), {}},
+                                  {_("steps trained"), {}},
+                                  {_("seconds trained"), {}},
+                                  {_("steps/s"), {}},
+                                  {_("held-out score at the end"), {}},
+                                  {_("positions run per answer (mean)"), {}}};
   for (const Kind& k : kinds) {
     heads.push_back(k.name);
-    const std::vector<std::string> cells = {
-        k.reads, k.writes, or_dash(k.enc_self), or_dash(k.dec_self), or_dash(k.cross), thousands(k.params), at_target(k.run.step_hit, k.run.seconds_hit, k.run.steps),
-        fmt::format("{}", k.run.steps), fmt::format("{:.1f}", k.run.seconds),
-        fmt::format("{:.1f}", k.run.steps_per_second()), fmt::format("{:.1f} % {}", 100 * k.run.held_out, k.score),
-        fmt::format("{:.2f}", k.positions)};
+    const std::vector<std::string> cells = {k.reads,
+                                            k.writes,
+                                            or_dash(k.enc_self),
+                                            or_dash(k.dec_self),
+                                            or_dash(k.cross),
+                                            thousands(k.params),
+                                            at_target(k.run.step_hit, k.run.seconds_hit, k.run.steps),
+                                            fmt::format("{}", k.run.steps),
+                                            fmt::format("{:.1f}", k.run.seconds),
+                                            fmt::format("{:.1f}", k.run.steps_per_second()),
+                                            fmt::format("{:.1f} % {}", 100 * k.run.held_out, k.score),
+                                            fmt::format("{:.2f}", k.positions)};
     for (size_t i = 0; i < rows.size(); ++i) rows[i].second.push_back(cells[i]);
   }
-  ch.show("the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
-          trf("each trained with its chapter's defaults until its held-out score reached {pct} % (checked every {every} "
-              "steps, at most {cap} steps); the seconds include those checks",
-              fmt::arg("pct", pct), fmt::arg("every", plan.check_every), fmt::arg("cap", plan.max_steps)),
-          Shown::Info);
+  ch.show(
+      "the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
+      trf("each trained with its chapter's defaults until its held-out score reached {pct} % (checked every {every} "
+          "steps, at most {cap} steps); the seconds include those checks",
+          fmt::arg("pct", pct), fmt::arg("every", plan.check_every), fmt::arg("cap", plan.max_steps)),
+      Shown::Info);
 
   // which kind fits which task: each sentence from the figures above
   const Kind &ed = kinds[0], &gpt = kinds[1], &cls = kinds[2];
   auto reached = [&](const Kind& k) {
-    return k.run.hit() ? trf("reached {pct} % at step {s} ({t:.1f} s)", fmt::arg("pct", pct), fmt::arg("s", k.run.step_hit),
-                             fmt::arg("t", k.run.seconds_hit))
+    return k.run.hit() ? trf("reached {pct} % at step {s} ({t:.1f} s)", fmt::arg("pct", pct),
+                             fmt::arg("s", k.run.step_hit), fmt::arg("t", k.run.seconds_hit))
                        : trf("did NOT reach {pct} % in {s} steps (it ended at {h:.1f} %)", fmt::arg("pct", pct),
                              fmt::arg("s", k.run.steps), fmt::arg("h", 100 * k.run.held_out));
   };
@@ -193,26 +210,27 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   if (ed.run.hit() && gpt.run.hit()) {
     const Kind& first = gpt.run.seconds_hit < ed.run.seconds_hit ? gpt : ed;
     const Kind& second = &first == &gpt ? ed : gpt;
-    seq = trf("both wrote the words; the {a} got there first, in {r:.1f}x less time",
-              fmt::arg("a", first.name), fmt::arg("r", second.run.seconds_hit / first.run.seconds_hit));
+    seq = trf("both wrote the words; the {a} got there first, in {r:.1f}x less time", fmt::arg("a", first.name),
+              fmt::arg("r", second.run.seconds_hit / first.run.seconds_hit));
   } else if (ed.run.hit() || gpt.run.hit()) {
     seq = trf("only the {a} reached the target in this run", fmt::arg("a", ed.run.hit() ? ed.name : gpt.name));
   } else {
     seq = _("neither reached the target in this run: give them more steps (--max-steps)");
   }
   const Kind& smaller = gpt.params < ed.params ? gpt : ed;
-  ch.say(trf("  Writing a sequence from a sequence (digits to words): the {ed} {red}; the {gpt} {rgpt}: {seq}. The "
-             "{small} has fewer parameters ({a} against {b}).",
-             fmt::arg("ed", ed.name), fmt::arg("red", reached(ed)), fmt::arg("gpt", gpt.name),
-             fmt::arg("rgpt", reached(gpt)), fmt::arg("seq", seq), fmt::arg("small", smaller.name),
-             fmt::arg("a", thousands(smaller.params)),
-             fmt::arg("b", thousands(&smaller == &gpt ? ed.params : gpt.params))));
-  ch.say(trf("  Labelling a whole input: the {cls} {rcls}. It writes one of {K} classes from a single pass over "
-             "{p:.2f} positions per answer, {r1:.1f}x fewer than the {gpt} runs and {r2:.1f}x fewer than the {ed}; "
-             "it cannot write a sentence, since its head has {K} outputs and nothing is fed back.",
-             fmt::arg("cls", cls.name), fmt::arg("rcls", reached(cls)), fmt::arg("K", classes),
-             fmt::arg("p", cls.positions), fmt::arg("gpt", gpt.name), fmt::arg("r1", gpt.positions / cls.positions),
-             fmt::arg("ed", ed.name), fmt::arg("r2", ed.positions / cls.positions)));
+  ch.say(trf(
+      "  Writing a sequence from a sequence (digits to words): the {ed} {red}; the {gpt} {rgpt}: {seq}. The "
+      "{small} has fewer parameters ({a} against {b}).",
+      fmt::arg("ed", ed.name), fmt::arg("red", reached(ed)), fmt::arg("gpt", gpt.name), fmt::arg("rgpt", reached(gpt)),
+      fmt::arg("seq", seq), fmt::arg("small", smaller.name), fmt::arg("a", thousands(smaller.params)),
+      fmt::arg("b", thousands(&smaller == &gpt ? ed.params : gpt.params))));
+  ch.say(
+      trf("  Labelling a whole input: the {cls} {rcls}. It writes one of {K} classes from a single pass over "
+          "{p:.2f} positions per answer, {r1:.1f}x fewer than the {gpt} runs and {r2:.1f}x fewer than the {ed}; "
+          "it cannot write a sentence, since its head has {K} outputs and nothing is fed back.",
+          fmt::arg("cls", cls.name), fmt::arg("rcls", reached(cls)), fmt::arg("K", classes),
+          fmt::arg("p", cls.positions), fmt::arg("gpt", gpt.name), fmt::arg("r1", gpt.positions / cls.positions),
+          fmt::arg("ed", ed.name), fmt::arg("r2", ed.positions / cls.positions)));
 }
 
 }  // namespace ts

@@ -35,13 +35,13 @@ std::string mask_kind(const std::vector<float>& mask, int64_t T, int64_t S, cons
 
 // One model of the three, after its run.
 struct Kind {
-  std::string name;                // "encoder-decoder (ch11)"
-  std::string reads, writes;       // from the model's config: vocabularies, positions, classes
+  std::string name;           // "encoder-decoder (ch11)"
+  std::string reads, writes;  // from the model's config: vocabularies, positions, classes
   // the masks its forward built, named by mask_kind ("" where the kind has no such attention)
   std::string enc_self, dec_self, cross;
   size_t params = 0;
-  double positions = 0;            // positions run per answer (mean)
-  std::string score;               // what held_out measures ("exact match", "accuracy")
+  double positions = 0;  // positions run per answer (mean)
+  std::string score;     // what held_out measures ("exact match", "accuracy")
   train::TargetRun run;
 };
 
