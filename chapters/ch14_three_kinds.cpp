@@ -67,54 +67,29 @@ int main(int argc, char** argv) {
     Adam cls_adam;  // ch13's --lr default is Adam's 0.001
 
     const std::vector<int64_t> held = number_split().held_out;
-    Kind k_ed{_("encoder-decoder (ch11)"),
-              trf("V={V}, {P} positions", fmt::arg("V", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len)),
-              trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)),
-              "",
-              "",
-              "",
-              ed.model().layout.total,
-              encdec_positions(),
-              "exact match",
-              {}};
-    Kind k_gpt{_("decoder-only (ch12)"),
-               trf("V={V}, {P} positions", fmt::arg("V", gpt_cfg.vocab), fmt::arg("P", gpt_cfg.ctx)),
-               trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)),
-               "",
-               "",
-               "",
-               gpt.layout.total,
-               gpt_positions(),
-               "exact match",
-               {}};
-    Kind k_cls{_("encoder-only (ch13)"),
-               trf("V={V}, {P} positions", fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len)),
-               trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)),
-               "",
-               "",
-               "",
-               cls.layout.total,
-               classifier_positions(),
-               "accuracy",
-               {}};
-    ch.say(
-        trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the "
-            "words written so far with its "
-            "decoder, and writes the next of {tgt} words, until <end>: {p} parameters.",
-            fmt::arg("name", k_ed.name), fmt::arg("vs", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len),
-            fmt::arg("tgt", ed_cfg.tgt_vocab), fmt::arg("p", thousands(k_ed.params))));
-    ch.say(
-        trf("  {name} reads the digits, '=' and the words so far as one stream (vocabulary {V}, positions up to {P}) "
-            "and writes the next token of "
-            "the same {V}, until <end>: {p} parameters.",
-            fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
-            fmt::arg("p", thousands(k_gpt.params))));
-    ch.say(
-        trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one of "
-            "{K} classes, its last digit, in "
-            "one pass: {p} parameters.",
-            fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
-            fmt::arg("K", cls_cfg.classes), fmt::arg("p", thousands(k_cls.params))));
+    // what each reads and writes, read from its config; the score its chapter prints
+    Kind k_ed = make_kind(_("encoder-decoder (ch11)"), ed_cfg.src_vocab, ed_cfg.max_len,
+                          trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)), ed.model().layout.total,
+                          encdec_positions(), "exact match");
+    Kind k_gpt = make_kind(_("decoder-only (ch12)"), gpt_cfg.vocab, gpt_cfg.ctx,
+                           trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), gpt.layout.total, gpt_positions(),
+                           "exact match");
+    Kind k_cls = make_kind(_("encoder-only (ch13)"), cls_cfg.vocab, cls_cfg.max_len,
+                           trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), cls.layout.total,
+                           classifier_positions(), "accuracy");
+    ch.say(trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the "
+               "words written so far with its decoder, and writes the next of {tgt} words, until <end>: {p} "
+               "parameters.",
+               fmt::arg("name", k_ed.name), fmt::arg("vs", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len),
+               fmt::arg("tgt", ed_cfg.tgt_vocab), fmt::arg("p", thousands(k_ed.params))));
+    ch.say(trf("  {name} reads the digits, '=' and the words so far as one stream (vocabulary {V}, positions up to "
+               "{P}) and writes the next token of the same {V}, until <end>: {p} parameters.",
+               fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
+               fmt::arg("p", thousands(k_gpt.params))));
+    ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
+               "of {K} classes, its last digit, in one pass: {p} parameters.",
+               fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
+               fmt::arg("K", cls_cfg.classes), fmt::arg("p", thousands(k_cls.params))));
     {  // the budget: every run to its cap, each step ~3 x (2 x params) multiply-adds per position
       double madds = 0, bytes = 0;
       for (const Kind* k : {&k_ed, &k_gpt, &k_cls}) {

@@ -61,6 +61,15 @@ std::string at_target(int64_t step_hit, double seconds_hit, int64_t steps) {
   return step_hit > 0 ? fmt::format("{} / {:.1f} s", step_hit, seconds_hit) : trf("not in {n}", fmt::arg("n", steps));
 }
 
+// ---------------------------------------------------------------- one kind
+Kind make_kind(const std::string& name, int64_t vocab, int64_t positions, const std::string& writes, size_t params,
+               double run_positions, const std::string& score) {
+  Kind k;
+  k.name = name, k.writes = writes, k.params = params, k.positions = run_positions, k.score = score;
+  k.reads = trf("V={V}, {P} positions", fmt::arg("V", vocab), fmt::arg("P", positions));
+  return k;
+}
+
 // ---------------------------------------------------------------- masks
 std::string mask_kind(const std::vector<float>& mask, int64_t T, int64_t S, const std::vector<bool>& key_pad) {
   int64_t hidden = 0;
@@ -102,6 +111,20 @@ static void draw(Chapter& ch, const std::string& title, const std::vector<float>
   ch.figure(heatmap(t, rows, cols, opt));
 }
 
+// The one self-attention mask of a decoder-only or encoder-only model: row 0 of mask (B,T,T)
+// over `tokens` (ids: row 0 of the batch, for its padding), named, said and drawn.
+static std::string self_mask(Chapter& ch, const std::string& name, const std::string& over, const char* forward,
+                             const std::vector<float>& mask, const std::vector<int64_t>& ids,
+                             const std::vector<std::string>& tokens) {
+  const int64_t T = int64_t(tokens.size());
+  const std::string kind = mask_kind(row0(mask, T, T), T, T, pads(ids, T));
+  ch.say(trf("  {name}: one self-attention over {over}, mask: {kind} ({forward}'s).", fmt::arg("name", name),
+             fmt::arg("over", over), fmt::arg("kind", kind), fmt::arg("forward", forward)));
+  draw(ch, trf("{name}, self-attention ({kind})", fmt::arg("name", name), fmt::arg("kind", kind)), row0(mask, T, T), T,
+       T, tokens, tokens);
+  return kind;
+}
+
 void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
                 int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls) {
   Rng rng(0);  // no dropout: training = false
@@ -136,12 +159,7 @@ void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Class
   gpt_forward<float>(gpt.cfg, gpt.layout, gpt.params.data(), gw, sb, /*training=*/false, rng);
   std::vector<std::string> seq;
   for (int64_t t = 0; t < sb.T; ++t) seq.push_back(seq_vocab().words[size_t(sb.x[size_t(t)])]);
-  const std::vector<int64_t> x0(sb.x.begin(), sb.x.begin() + sb.T);
-  k_gpt.dec_self = mask_kind(row0(gw.mask, sb.T, sb.T), sb.T, sb.T, pads(x0, sb.T));
-  ch.say(trf("  {name}: one self-attention over prompt and answer, mask: {kind} (gpt_forward's).",
-             fmt::arg("name", k_gpt.name), fmt::arg("kind", k_gpt.dec_self)));
-  draw(ch, trf("{name}, self-attention ({kind})", fmt::arg("name", k_gpt.name), fmt::arg("kind", k_gpt.dec_self)),
-       row0(gw.mask, sb.T, sb.T), sb.T, sb.T, seq, seq);
+  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "gpt_forward", gw.mask, sb.x, seq);
 
   // 3) encoder-only: classifier_forward's padding mask (B,T,T)
   const ClsBatch cb = make_cls_batch({short_n, long_n});
@@ -149,12 +167,7 @@ void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Class
   classifier_forward(cls, cw, cb, /*training=*/false, rng);
   std::vector<std::string> words;
   for (int64_t t = 0; t < cb.T; ++t) words.push_back(classifier_token(cb.ids[size_t(t)]));
-  const std::vector<int64_t> id0(cb.ids.begin(), cb.ids.begin() + cb.T);
-  k_cls.enc_self = mask_kind(row0(cw.mask, cb.T, cb.T), cb.T, cb.T, pads(id0, cb.T));
-  ch.say(trf("  {name}: one self-attention over [CLS] and the words, mask: {kind} (classifier_forward's).",
-             fmt::arg("name", k_cls.name), fmt::arg("kind", k_cls.enc_self)));
-  draw(ch, trf("{name}, self-attention ({kind})", fmt::arg("name", k_cls.name), fmt::arg("kind", k_cls.enc_self)),
-       row0(cw.mask, cb.T, cb.T), cb.T, cb.T, words, words);
+  k_cls.enc_self = self_mask(ch, k_cls.name, _("[CLS] and the words"), "classifier_forward", cw.mask, cb.ids, words);
 }
 
 // ---------------------------------------------------------------- the table and what fits

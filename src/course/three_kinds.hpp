@@ -45,6 +45,10 @@ struct Kind {
   train::TargetRun run;
 };
 
+// A kind before its run: it reads `vocab` ids at up to `positions` positions, writes `writes`.
+Kind make_kind(const std::string& name, int64_t vocab, int64_t positions, const std::string& writes, size_t params,
+               double run_positions, const std::string& score);
+
 // Step 2: the masks the three forwards build for one batch of {short_n, long_n}, drawn for
 // short_n (the padded row) as heatmaps; fills each kind's mask words.
 void show_masks(Chapter& ch, const train::Model<float>& ed, const train::Gpt& gpt, const train::Classifier& cls,
