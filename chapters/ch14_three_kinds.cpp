@@ -68,13 +68,13 @@ int main(int argc, char** argv) {
 
     const std::vector<int64_t> held = number_split().held_out;
     // what each reads and writes, read from its config; the score its chapter prints
-    Kind k_ed = make_kind(_("encoder-decoder (ch11)"), ed_cfg.src_vocab, ed_cfg.max_len,
+    Kind k_ed = make_kind(N_("encoder-decoder (ch11)"), ed_cfg.src_vocab, ed_cfg.max_len,
                           trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)), ed.model().layout.total,
                           encdec_positions(), "exact match");
-    Kind k_gpt = make_kind(_("decoder-only (ch12)"), gpt_cfg.vocab, gpt_cfg.ctx,
+    Kind k_gpt = make_kind(N_("decoder-only (ch12)"), gpt_cfg.vocab, gpt_cfg.ctx,
                            trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), gpt.layout.total, gpt_positions(),
                            "exact match");
-    Kind k_cls = make_kind(_("encoder-only (ch13)"), cls_cfg.vocab, cls_cfg.max_len,
+    Kind k_cls = make_kind(N_("encoder-only (ch13)"), cls_cfg.vocab, cls_cfg.max_len,
                            trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), cls.layout.total,
                            classifier_positions(), "accuracy");
     ch.say(trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the "
@@ -123,7 +123,7 @@ static void show_run(Chapter& ch, const Kind& k) {
   const size_t n = number_split().held_out.size();
   const int64_t right = std::llround(k.run.held_out * double(n));
   ch.show(
-      fmt::format("{}: held-out {}", k.name, k.score),
+      fmt::format("{}: held-out {}", k.id, k.score),
       fmt::format("held-out {}: {}/{} ({:.1f} %)", k.score, right, n, 100.0 * k.run.held_out),
       k.run.hit()
           ? trf("target reached at step {s}, {t:.1f} s into training; {r:.1f} steps/s", fmt::arg("s", k.run.step_hit),

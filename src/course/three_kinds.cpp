@@ -62,10 +62,10 @@ std::string at_target(int64_t step_hit, double seconds_hit, int64_t steps) {
 }
 
 // ---------------------------------------------------------------- one kind
-Kind make_kind(const std::string& name, int64_t vocab, int64_t positions, const std::string& writes, size_t params,
+Kind make_kind(const char* id, int64_t vocab, int64_t positions, const std::string& writes, size_t params,
                double run_positions, const std::string& score) {
   Kind k;
-  k.name = name, k.writes = writes, k.params = params, k.positions = run_positions, k.score = score;
+  k.id = id, k.name = tr(id), k.writes = writes, k.params = params, k.positions = run_positions, k.score = score;
   k.reads = trf("V={V}, {P} positions", fmt::arg("V", vocab), fmt::arg("P", positions));
   return k;
 }

@@ -35,7 +35,8 @@ std::string mask_kind(const std::vector<float>& mask, int64_t T, int64_t S, cons
 
 // One model of the three, after its run.
 struct Kind {
-  std::string name;           // "encoder-decoder (ch11)"
+  std::string id;             // "encoder-decoder (ch11)", untranslated: --transcript's >>> lines
+  std::string name;           // the same, translated
   std::string reads, writes;  // from the model's config: vocabularies, positions, classes
   // the masks its forward built, named by mask_kind ("" where the kind has no such attention)
   std::string enc_self, dec_self, cross;
@@ -45,8 +46,9 @@ struct Kind {
   train::TargetRun run;
 };
 
-// A kind before its run: it reads `vocab` ids at up to `positions` positions, writes `writes`.
-Kind make_kind(const std::string& name, int64_t vocab, int64_t positions, const std::string& writes, size_t params,
+// A kind before its run: it reads `vocab` ids at up to `positions` positions, writes `writes`;
+// id is marked with N_() and translated here.
+Kind make_kind(const char* id, int64_t vocab, int64_t positions, const std::string& writes, size_t params,
                double run_positions, const std::string& score);
 
 // Step 2: the masks the three forwards build for one batch of {short_n, long_n}, drawn for
