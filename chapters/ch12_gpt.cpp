@@ -28,6 +28,7 @@
 #include "course/gpt_report.hpp"
 #include "course/plot.hpp"
 #include "train/sampling.hpp"
+#include "train/until_target.hpp"
 
 using namespace ts;
 using namespace ts::train;
@@ -100,25 +101,28 @@ int main(int argc, char** argv) {
     Epochs epochs(batch, ch.seed);
     std::vector<double> curve;
     TrainLog log{ch, log_every, steps};
-    int64_t step_95 = -1;
-    double seconds_95 = -1;
     const auto t0 = Clock::now();
-    for (int64_t s = 0; s < steps; ++s) {
-      int64_t epoch = 0, bi = 0;
-      const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
-      const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
-      model.zero_grad();
-      model.backward();                                          // each op's *_backward, last op first
-      adam.update(model.params.data(), model.grads.data(), model.params.size());
-      if (!std::isfinite(loss))
-        throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss), fmt::arg("s", s + 1)));
-      curve.push_back(loss);
-      log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
-      if (step_95 < 0 && (s + 1) % kCheckEvery == 0 && held_out_exact_match(model, Sampler{}, 0) >= kTarget)
-        step_95 = s + 1, seconds_95 = seconds_since(t0);
-    }
-    const double train_s = seconds_since(t0);
-    log.finish(curve, train_s, step_95, seconds_95);
+    // every kCheckEvery steps, until it first reaches kTarget: greedy held-out exact match
+    // (train/until_target.hpp, the loop ch14 trains its three kinds with)
+    const TargetRun run = train_until(
+        TargetPlan{kCheckEvery, steps, kTarget, /*stop=*/false},
+        [&](int64_t s) {
+          int64_t epoch = 0, bi = 0;
+          const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
+          const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
+          model.zero_grad();
+          model.backward();                                          // each op's *_backward, last op first
+          adam.update(model.params.data(), model.grads.data(), model.params.size());
+          if (!std::isfinite(loss))
+            throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
+                                 fmt::arg("s", s + 1)));
+          curve.push_back(loss);
+          log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
+        },
+        [&] { return held_out_exact_match(model, Sampler{}, 0); });
+    const int64_t step_95 = run.step_hit;
+    const double seconds_95 = run.seconds_hit;
+    log.finish(curve, run.seconds, step_95, seconds_95);
 
     // ---------------------------------------------------------------- 3) evaluate
     ch.section(_("Step 3: greedy completion of the held-out numbers"), _("article 004 evaluate(): argmax, append, repeat"));

@@ -16,6 +16,8 @@ words). In both, these words stand for things made fresh in a temporary director
   NOTADIR   a regular file          STRANGER  a directory holding a file no --dump wrote
   TRAP      a directory whose 01_*.npy is a symlink to a victim file (checked untouched)
 A line may end with "#expect TEXT": the message must then contain TEXT.
+CASES.quick, if it exists, holds flags added to every run that does the chapter's whole work (the
+I/O, --dump and full runs): a chapter whose default run is long names its quick form there.
 """
 import os
 import resource
@@ -27,6 +29,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+QUICK = []  # the flags of tests/cases/<chapter>.quick (main), for the runs that do the whole work
 VOCAB = os.environ.get("TS_VOCAB", os.path.join(HERE, "..", "data", "bert-base-uncased-vocab.txt"))
 
 GENERIC = [
@@ -150,12 +153,12 @@ def io_failure(res, binary, what, args, want, **kw):
 
 def io_cases(res, fx, binary):
     with open("/dev/full", "wb") as full:
-        io_failure(res, binary, "> /dev/full", ["--no-color", "--seed", "1"], "write error: No space left on device",
+        io_failure(res, binary, "> /dev/full", ["--no-color", "--seed", "1"] + QUICK, "write error: No space left on device",
                    stdout=full, stderr=subprocess.PIPE)
         io_failure(res, binary, "--help > /dev/full", ["--help"], "write error: No space left on device",
                    stdout=full, stderr=subprocess.PIPE)
     # a closed stdout (>&-): must not run silently, nor let a file it opens take fd 1
-    p = subprocess.run(["bash", "-c", 'exec "$0" --plain >&-', binary], capture_output=True, timeout=900)
+    p = subprocess.run(["bash", "-c", 'exec "$0" --plain "${@}" >&-', binary] + QUICK, capture_output=True, timeout=900)
     err = p.stderr.decode("utf-8", "replace")
     res.record(p.returncode != 0 and "standard output is closed" in err and sanitizer_clean(err), "--plain >&-",
                f"exit {p.returncode}: {err.strip() or '(no message)'}")
@@ -164,7 +167,7 @@ def io_cases(res, fx, binary):
     def small_files():
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    p = run(binary, ["--plain", "--dump", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    p = run(binary, ["--plain", "--dump", out] + QUICK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             preexec_fn=small_files)
     err = p.stderr.decode("utf-8", "replace")
     sizes_ok = True
@@ -202,13 +205,13 @@ def dump_cases(res, fx, binary):
     """--dump twice into one directory: the second run replaces the first, never mixes with it,
     and a symlink planted on a file the manifest lists is replaced, not followed."""
     out = os.path.join(fx.dir, "dump_twice")
-    p1 = run(binary, ["--plain", "--dump", out], stdout=subprocess.DEVNULL)
+    p1 = run(binary, ["--plain", "--dump", out] + QUICK, stdout=subprocess.DEVNULL)
     first = sorted(os.listdir(out)) if os.path.isdir(out) else []
     npys = [n for n in first if n.endswith(".npy")]
     if npys:
         os.remove(os.path.join(out, npys[0]))
         os.symlink(fx.victim, os.path.join(out, npys[0]))
-    p2 = run(binary, ["--plain", "--dump", out, "--seed", "3"], stdout=subprocess.DEVNULL)
+    p2 = run(binary, ["--plain", "--dump", out, "--seed", "3"] + QUICK, stdout=subprocess.DEVNULL)
     second = sorted(os.listdir(out))
     manifest = open(os.path.join(out, "ts-dump-manifest.txt")).read() if "ts-dump-manifest.txt" in second else ""
     listed = sorted(l[5:] for l in manifest.splitlines() if l.startswith("file "))
@@ -224,7 +227,7 @@ def dump_cases(res, fx, binary):
     # two runs started at once on one new directory: the lock lets one write; the other waits
     # for nothing and is refused (exit 2, one line) unless the first had already finished
     out = os.path.join(fx.dir, "dump_race")
-    procs = [subprocess.Popen([binary, "--plain", "--dump", out, "--seed", str(s)], stdout=subprocess.DEVNULL,
+    procs = [subprocess.Popen([binary, "--plain", "--dump", out, "--seed", str(s)] + QUICK, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE) for s in (1, 2)]
     errs = [p.communicate(timeout=900)[1].decode("utf-8", "replace").strip() for p in procs]
     codes = [p.returncode for p in procs]
@@ -238,6 +241,15 @@ def dump_cases(res, fx, binary):
                f"exits {codes}: {' | '.join(e for e in errs if e) or 'no message'}")
 
 
+def quick_flags(binary):
+    """tests/cases/<chapter>.quick: one line of shell words (comments after #), or no file: none."""
+    path = os.path.join(HERE, "cases", os.path.basename(binary) + ".quick")
+    if not os.path.exists(path):
+        return []
+    lines = [l.split("#")[0].strip() for l in open(path, encoding="utf-8")]
+    return shlex.split(" ".join(l for l in lines if l))
+
+
 def main():
     binary = sys.argv[1]
     cases = list(GENERIC)
@@ -246,6 +258,7 @@ def main():
             line = line.strip()
             if line and not line.startswith("#"):
                 cases.append(line)
+    QUICK[:] = quick_flags(binary)
     res = Results(os.path.basename(binary))
     fx = Fixture()
     try:
@@ -258,12 +271,12 @@ def main():
         res.record(h.returncode == 0 and "--seed" in h.stdout, "--help", f"exit {h.returncode}")
         # A full default run (explained mode, colour off) must succeed: under the ASan/UBSan
         # build this is the chapter's memory-safety check.
-        r = run(binary, ["--no-color", "--seed", "1"], text=True)
+        r = run(binary, ["--no-color", "--seed", "1"] + QUICK, text=True)
         ok = r.returncode == 0 and r.stdout.strip() != "" and sanitizer_clean(r.stderr)
         res.record(ok, "full run --seed 1", f"exit {r.returncode}" + ("" if ok else ": " + r.stderr[-2000:]))
         # --color=always colours a pipe (for less -R); the piped default and --plain never do.
         # (Chapter::run decides for every chapter alike: the colour run is ch01's, the quickest.)
-        plain_c = run(binary, ["--color=always", "--plain"], text=True)
+        plain_c = run(binary, ["--color=always", "--plain"] + QUICK, text=True)
         ok = "\033[" not in r.stdout and "\033[" not in plain_c.stdout and plain_c.returncode == 0
         if os.path.basename(binary).startswith("ch01"):
             c = run(binary, ["--color=always", "--seed", "1"], text=True)

@@ -6,12 +6,15 @@ Runs the chapter in the default (explained) mode with TS_COLUMNS=W (the width th
 lay their output out for, terminal or not), in English and in Chinese, and fails on any line
 wider than W terminal columns (display width: a CJK character takes 2, colour sequences
 none), which a terminal would break. Prints OK / NOT OK per run and the first wide lines.
+A chapter whose default run is long runs with the flags of tests/cases/<chapter>.quick (cli_test.py).
 """
 import os
 import re
 import subprocess
 import sys
 import unicodedata
+
+from cli_test import quick_flags
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -33,7 +36,7 @@ def main():
     for lang in ("en", "zh"):
         for width in widths:
             env = dict(os.environ, TS_COLUMNS=str(width), NO_COLOR="1")
-            run = subprocess.run([binary, "--lang", lang], capture_output=True, text=True, env=env, timeout=900)
+            run = subprocess.run([binary, "--lang", lang] + quick_flags(binary), capture_output=True, text=True, env=env, timeout=900)
             wide = [(i + 1, l) for i, l in enumerate(run.stdout.splitlines()) if columns(l) > width]
             if run.returncode != 0 or wide:
                 failed += 1

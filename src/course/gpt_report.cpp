@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "course/i18n.hpp"
+#include "course/three_kinds.hpp"
 #include "train/gpt_ops.hpp"
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
@@ -423,52 +424,26 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
 }
 
 // ---------------------------------------------------------------- side by side with ch11
-static double ch11_held_out(const Model<float>& m) {
-  const auto& held = number_split().held_out;
-  const auto pred = greedy_translate(m, held, 10);
-  int64_t exact = 0;
-  for (size_t i = 0; i < held.size(); ++i) exact += target_vocab().decode(pred[i]) == number_to_words(held[i]);
-  return double(exact) / double(held.size());
-}
-
 void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max_steps) {
   ModelConfig cfg;  // ch11's defaults
   cfg.src_vocab = source_vocab().size(), cfg.tgt_vocab = target_vocab().size();
   Trainer tr(init_model(cfg, ch.seed), 2, ch.seed);
   const int64_t batch = 64;  // ch11's --batch default
-  Epochs epochs(batch, ch.seed);
-  RunSummary c11;
-  c11.params = tr.model().layout.total;
-  const auto t0 = Clock::now();
-  for (int64_t s = 0; s < max_steps && c11.step_95 < 0; ++s) {
-    int64_t e = 0, bi = 0;
-    tr.step(make_batch(epochs.next(&e, &bi)), Reduction::ArticleMean);
-    c11.steps = s + 1;
-    if ((s + 1) % kCheckEvery == 0 && ch11_held_out(tr.model()) >= kTarget)
-      c11.step_95 = s + 1, c11.seconds_95 = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  c11.held_out = ch11_held_out(tr.model());
-  // positions each model runs to answer one number (mean over the held-out numbers):
-  // ch11 encodes <start> digits <end> and decodes <start> words; ch12 reads digits = words
-  double pos11 = 0, pos12 = 0;
-  const auto& held = number_split().held_out;
-  for (int64_t n : held) {
-    pos11 += double(encode_source(n).size() + encode_target(n).size() - 1);
-    pos12 += double(encode_sequence(n).size() - 1);
-  }
-  pos11 /= double(held.size()), pos12 /= double(held.size());
-  auto at95 = [](const RunSummary& r) {
-    return r.step_95 > 0 ? fmt::format("{} / {:.1f} s", r.step_95, r.seconds_95) : fmt::format("not in {}", r.steps);
-  };
-  std::string table = fmt::format("{:<34} {:>22} {:>22}\n", "", "ch11 encoder-decoder", "ch12 decoder-only");
-  table += fmt::format("{:<34} {:>22} {:>22}\n", "parameters", thousands(c11.params), thousands(ours.params));
-  table += fmt::format("{:<34} {:>22} {:>22}\n", fmt::format("steps / seconds to {} % held-out", 100 * kTarget),
-                       at95(c11), at95(ours));
-  table += fmt::format("{:<34} {:>21.1f}% {:>21.1f}%\n", "held-out exact match at the end", 100 * c11.held_out,
-                       100 * ours.held_out);
-  table += fmt::format("{:<34} {:>22} {:>22}\n", "steps trained", c11.steps, ours.steps);
-  table += fmt::format("{:<34} {:>22.2f} {:>22.2f}", "positions run per answer (mean)", pos11, pos12);
-  ch.show("ch11 vs ch12 on the same task, seed and held-out numbers", table,
+  // the runner ch14 trains its three kinds with (train/until_target.hpp)
+  const TargetRun run = train_encdec_until(tr, batch, ch.seed, TargetPlan{kCheckEvery, max_steps, kTarget});
+  const RunSummary c11{tr.model().layout.total, run.steps, run.step_hit, run.seconds_hit, run.held_out};
+  // positions each model runs to answer one number (mean over the held-out numbers)
+  const double pos11 = encdec_positions(), pos12 = gpt_positions();
+  const std::vector<CompareRow> rows = {
+      {"parameters", {thousands(c11.params), thousands(ours.params)}},
+      {fmt::format("steps / seconds to {} % held-out", 100 * kTarget),
+       {at_target(c11.step_95, c11.seconds_95, c11.steps), at_target(ours.step_95, ours.seconds_95, ours.steps)}},
+      {"held-out exact match at the end",
+       {fmt::format("{:.1f}%", 100 * c11.held_out), fmt::format("{:.1f}%", 100 * ours.held_out)}},
+      {"steps trained", {fmt::format("{}", c11.steps), fmt::format("{}", ours.steps)}},
+      {"positions run per answer (mean)", {fmt::format("{:.2f}", pos11), fmt::format("{:.2f}", pos12)}}};
+  ch.show("ch11 vs ch12 on the same task, seed and held-out numbers",
+          compare_table({"ch11 encoder-decoder", "ch12 decoder-only"}, rows, 34, 22),
           trf("ch11 trained here with its defaults (B = {B}, dropout {p}, lr {lr}), stopped at {pct} %; both checked "
               "every {every} steps, the seconds include those checks",
               fmt::arg("B", batch), fmt::arg("p", cfg.dropout), fmt::arg("lr", tr.adam().lr),

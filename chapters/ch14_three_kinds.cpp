@@ -1,0 +1,134 @@
+// ch14_three_kinds: the three kinds of Transformer side by side: encoder-decoder (ch11),
+// decoder-only (ch12), encoder-only (ch13), each trained here until its held-out target.
+//
+// Follows: article 002 §9.1.3 (three kinds of Transformer: an encoder-only one turns a sequence
+//          into vectors and classifies text; a decoder-only one continues a prompt one token at a
+//          time; an encoder-decoder one reads with its encoder and writes with its decoder).
+// Task:    ch11's and ch12's numbers -> English words (held-out exact match), ch13's last digit of
+//          a number written in words (held-out accuracy): the same 500 held-out numbers.
+// Formula: encoder-decoder  y_t = Dec(y_<t, Enc(x))   masks: source padding, causal self, cross
+//          decoder-only     y_t = Dec([x, y_<t])       mask: causal over prompt + answer
+//          encoder-only     c   = Head(Enc([CLS] x)[0]) mask: padding only
+// Run:     ./build/ch14_three_kinds                     # train all three to 95 %, then the table
+//          ./build/ch14_three_kinds --max-steps 100     # a quick look (the targets may be missed)
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "course/chapter.hpp"
+#include "course/gpt_report.hpp"  // kCheckEvery, kTarget: how ch12 --vs-ch11 scores its runs
+#include "course/i18n.hpp"
+#include "course/three_kinds.hpp"
+#include "exact/matmul.hpp"  // set_blas_threads
+#include "train/numbers.hpp"
+#include "train/until_target.hpp"
+#include "transformer/kv_cache.hpp"  // thousands()
+
+using namespace ts;
+using namespace ts::train;
+
+// One kind's run: the held-out line its chapter prints, and the run's figures.
+static void show_run(Chapter& ch, const Kind& k);
+
+int main(int argc, char** argv) {
+  Chapter ch("ch14_three_kinds",
+             _("Three kinds of Transformer side by side: encoder-decoder, decoder-only, encoder-only"),
+             _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (不同类型的 Transformer)"));
+  int64_t max_steps = 1000, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
+  ch.option("--max-steps", max_steps,
+            _("stop each run after this many steps if its target is not reached (default 1000, ch11's --steps)"), 1,
+            1000000);
+  ch.option("--check-every", check_every, _("score the held-out numbers every N steps (default 100, as ch12 does)"), 1,
+            1000000);
+  ch.option("--target", target_pct, _("the held-out score, in percent, at which a run stops (default 95)"), 1, 100);
+
+  return ch.run(argc, argv, [&](Chapter& ch) {
+    const TargetPlan plan{check_every, max_steps, double(target_pct) / 100.0};
+    const int64_t batch = 64, threads = 2;  // ch11's, ch12's and ch13's --batch and ch11/ch12's --threads defaults
+
+    // ---------------------------------------------------------------- 1) the three models
+    ch.section(_("Step 1: three models with their chapters' defaults: what each reads and writes"),
+               _("article 002 §9.1.3"));
+    // ch11: create_model's layout with ch11's defaults (train/model.hpp), article 004's ReLU FFN
+    ModelConfig ed_cfg;
+    ed_cfg.src_vocab = source_vocab().size(), ed_cfg.tgt_vocab = target_vocab().size();
+    Trainer ed(init_model(ed_cfg, ch.seed), int(threads), ch.seed);
+    // ch12: GPT-2's layout with ch12's defaults, tied LM head, causal mask; Adam at ch12's lr
+    GptConfig gpt_cfg;
+    gpt_cfg.vocab = seq_vocab().size();
+    Gpt gpt(gpt_cfg, ch.seed, int(threads));
+    Adam gpt_adam;
+    gpt_adam.lr = 0.002;  // ch12's --lr default
+    // ch13: article 000's encoder with a [CLS] head, ch13's defaults
+    ClassifierConfig cls_cfg;
+    cls_cfg.vocab = classifier_vocab();
+    Classifier cls = init_classifier(cls_cfg, ch.seed);
+    Adam cls_adam;  // ch13's --lr default is Adam's 0.001
+
+    const std::vector<int64_t> held = number_split().held_out;
+    // what each reads and writes, read from its config; the score its chapter prints
+    Kind k_ed = make_kind(N_("encoder-decoder (ch11)"), ed_cfg.src_vocab, ed_cfg.max_len,
+                          trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)), ed.model().layout.total,
+                          encdec_positions(), "exact match");
+    Kind k_gpt = make_kind(N_("decoder-only (ch12)"), gpt_cfg.vocab, gpt_cfg.ctx,
+                           trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), gpt.layout.total, gpt_positions(),
+                           "exact match");
+    Kind k_cls = make_kind(N_("encoder-only (ch13)"), cls_cfg.vocab, cls_cfg.max_len,
+                           trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), cls.layout.total,
+                           classifier_positions(), "accuracy");
+    ch.say(trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the "
+               "words written so far with its decoder, and writes the next of {tgt} words, until <end>: {p} "
+               "parameters.",
+               fmt::arg("name", k_ed.name), fmt::arg("vs", ed_cfg.src_vocab), fmt::arg("P", ed_cfg.max_len),
+               fmt::arg("tgt", ed_cfg.tgt_vocab), fmt::arg("p", thousands(k_ed.params))));
+    ch.say(trf("  {name} reads the digits, '=' and the words so far as one stream (vocabulary {V}, positions up to "
+               "{P}) and writes the next token of the same {V}, until <end>: {p} parameters.",
+               fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
+               fmt::arg("p", thousands(k_gpt.params))));
+    ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
+               "of {K} classes, its last digit, in one pass: {p} parameters.",
+               fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
+               fmt::arg("K", cls_cfg.classes), fmt::arg("p", thousands(k_cls.params))));
+    {  // the budget: every run to its cap, each step ~3 x (2 x params) multiply-adds per position
+      double madds = 0, bytes = 0;
+      for (const Kind* k : {&k_ed, &k_gpt, &k_cls}) {
+        madds += 3.0 * double(max_steps) * double(batch) * k->positions * double(k->params);
+        bytes += 4.0 * 4.0 * double(k->params);
+      }
+      ch.budget(bytes, madds, "--max-steps");
+    }
+
+    // ---------------------------------------------------------------- 2) the masks
+    ch.section(_("Step 2: the attention masks each forward builds"), _("article 002 §9.1.3; ch08, ch11, ch12, ch13"));
+    show_masks(ch, ed.model(), gpt, cls, held[17], held[499], k_ed, k_gpt, k_cls);
+
+    // ---------------------------------------------------------------- 3) train each to its target
+    ch.section(_("Step 3: train each model until its held-out target"), _("article 004 §模型训练和测试 train_step"));
+    k_ed.run = train_encdec_until(ed, batch, ch.seed, plan);
+    show_run(ch, k_ed);
+    k_gpt.run = train_gpt_until(gpt, gpt_adam, batch, ch.seed, plan);
+    show_run(ch, k_gpt);
+    set_blas_threads(1);  // as ch13: (B*T, 64) products gain nothing from more BLAS threads
+    k_cls.run = train_classifier_until(cls, cls_adam, batch, ch.seed, plan);
+    show_run(ch, k_cls);
+
+    // ---------------------------------------------------------------- 4) side by side
+    ch.section(_("Step 4: side by side, and which kind fits which task"), _("article 002 §9.1.3"));
+    show_kinds_table(ch, {k_ed, k_gpt, k_cls}, plan, cls_cfg.classes);
+  });
+}
+
+static void show_run(Chapter& ch, const Kind& k) {
+  const size_t n = number_split().held_out.size();
+  const int64_t right = std::llround(k.run.held_out * double(n));
+  ch.show(
+      fmt::format("{}: held-out {}", k.id, k.score),
+      fmt::format("held-out {}: {}/{} ({:.1f} %)", k.score, right, n, 100.0 * k.run.held_out),
+      k.run.hit()
+          ? trf("target reached at step {s}, {t:.1f} s into training; {r:.1f} steps/s", fmt::arg("s", k.run.step_hit),
+                fmt::arg("t", k.run.seconds_hit), fmt::arg("r", k.run.steps_per_second()))
+          : trf("target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)", fmt::arg("s", k.run.steps),
+                fmt::arg("t", k.run.seconds), fmt::arg("r", k.run.steps_per_second())),
+      Shown::Article);
+}

@@ -1,0 +1,74 @@
+// train/until_target.cpp: see until_target.hpp.
+#include "train/until_target.hpp"
+
+#include <cmath>
+
+#include "train/numbers.hpp"
+#include "train/sampling.hpp"
+
+namespace ts::train {
+
+double encdec_held_out(const Model<float>& m, int64_t max_new) {
+  const auto& held = number_split().held_out;
+  const auto pred = greedy_translate(m, held, max_new);
+  int64_t exact = 0;
+  for (size_t i = 0; i < held.size(); ++i) exact += target_vocab().decode(pred[i]) == number_to_words(held[i]);
+  return double(exact) / double(held.size());
+}
+
+double classifier_held_out(const Classifier& m) {
+  const ClsBatch held = make_cls_batch(number_split().held_out);
+  ClsWorkspace ws;
+  Rng unused(0);  // no dropout outside training
+  classifier_forward(m, ws, held, /*training=*/false, unused);
+  const auto pred = predictions(ws, m.cfg.classes);
+  int64_t right = 0;
+  for (size_t i = 0; i < pred.size(); ++i) right += pred[i] == held.labels[i];
+  return double(right) / double(held.B);
+}
+
+TargetRun train_encdec_until(Trainer& tr, int64_t batch, uint64_t seed, const TargetPlan& plan) {
+  Epochs epochs(batch, seed);
+  return train_until(
+      plan,
+      [&](int64_t) {
+        int64_t e = 0, bi = 0;
+        tr.step(make_batch(epochs.next(&e, &bi)), Reduction::ArticleMean);  // forward, zero_grad, backward, Adam
+      },
+      [&] { return encdec_held_out(tr.model()); });
+}
+
+TargetRun train_gpt_until(Gpt& m, Adam& adam, int64_t batch, uint64_t seed, const TargetPlan& plan) {
+  Epochs epochs(batch, seed);
+  return train_until(
+      plan,
+      [&](int64_t) {
+        int64_t e = 0, bi = 0;
+        const SeqBatch b = make_seq_batch(epochs.next(&e, &bi));
+        m.forward(b, /*training=*/true);
+        m.zero_grad();
+        m.backward();
+        adam.update(m.params.data(), m.grads.data(), m.params.size());
+      },
+      [&] { return held_out_exact_match(m, Sampler{}, 0); });
+}
+
+TargetRun train_classifier_until(Classifier& m, Adam& adam, int64_t batch, uint64_t seed, const TargetPlan& plan) {
+  Epochs epochs(batch, seed);
+  ClsWorkspace ws;
+  Rng rng(seed * 1000003ull + 1);  // dropout masks, seeded as ch13 seeds them
+  return train_until(
+      plan,
+      [&](int64_t) {
+        int64_t e = 0, bi = 0;
+        const ClsBatch b = make_cls_batch(epochs.next(&e, &bi));
+        classifier_forward(m, ws, b, /*training=*/true, rng);
+        classifier_loss(ws, b, m.cfg.classes);
+        ws.grads.assign(m.layout.total, 0.0f);
+        classifier_backward(m, ws, b);
+        adam.update(m.params.data(), ws.grads.data(), m.params.size());
+      },
+      [&] { return classifier_held_out(m); });
+}
+
+}  // namespace ts::train
