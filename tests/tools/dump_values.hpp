@@ -1,11 +1,15 @@
-// dump_values.hpp: the random inputs and the safetensors entries the dump tools write for the
-// PyTorch twins (train_dump for ch11, gpt_dump for ch12).
+// dump_values.hpp: what the dump tools share (train_dump for ch11, gpt_dump for ch12,
+// classifier_dump for ch13): the random inputs, the safetensors entries they write for the
+// PyTorch twins, and their main.
 #pragma once
 
 #include <cmath>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
+#include "fast/blas_core.hpp"
 #include "train/ops.hpp"
 #include "train/safetensors.hpp"
 
@@ -25,6 +29,39 @@ inline std::vector<float> zeros(size_t n) { return std::vector<float>(n, 0.0f); 
 
 inline void put(StFile& f, const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
   f[name] = st_f32(v.data(), shape);
+}
+
+// One op's input and output with their gradients: P.x and P.dx of the input's shape, P.dout and
+// P.out of the output's (the twin feeds P.x and P.dout to autograd and compares P.out and P.dx).
+inline void put_op(StFile& f, const std::string& p, const std::vector<float>& x, const std::vector<float>& dx,
+                   const std::vector<int64_t>& in_shape, const std::vector<float>& out,
+                   const std::vector<float>& dout, const std::vector<int64_t>& out_shape) {
+  put(f, p + "x", x, in_shape);
+  put(f, p + "dx", dx, in_shape);
+  put(f, p + "out", out, out_shape);
+  put(f, p + "dout", dout, out_shape);
+}
+
+// A dump tool's main: `NAME DIR [--quick]`. Writes DIR/ops.safetensors from ops(), then runs
+// body(DIR, quick) on the widest BLAS core this CPU runs. Usage error: exit 2; any error: one
+// line on stderr, exit 1.
+template <class Ops, class Body>
+int main_of(int argc, char** argv, const char* name, Ops ops, Body body) {
+  ts::use_widest_blas_core();
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s DIR [--quick]\n", name);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
+  try {
+    save_safetensors(dir + "/ops.safetensors", ops(), {});
+    body(dir, quick);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace ts::train::dump

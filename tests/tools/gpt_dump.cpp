@@ -9,12 +9,10 @@
 //   DIR/losses.safetensors    the loss of each of the 20 Adam steps (tied, dropout off)
 //   DIR/trained/ + DIR/completions.txt   (not with --quick) a checkpoint after 300 steps and its
 //                             greedy completions of 50 held-out numbers
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "fast/blas_core.hpp"
 #include "train/gpt_ops.hpp"
 #include "train/sampling.hpp"
 #include "train/safetensors.hpp"
@@ -26,6 +24,7 @@ using namespace ts::train;
 namespace {
 
 using dump::put;
+using dump::put_op;
 using dump::randn;
 using dump::zeros;
 
@@ -36,10 +35,7 @@ StFile op_cases() {
     auto x = randn(rng, 40, 2.0f), dout = randn(rng, 40), y = zeros(40), dx = zeros(40);
     gelu_forward(y.data(), x.data(), 40);
     gelu_backward(dx.data(), dout.data(), x.data(), 40);
-    put(f, "gelu.x", x, {40});
-    put(f, "gelu.dout", dout, {40});
-    put(f, "gelu.out", y, {40});
-    put(f, "gelu.dx", dx, {40});
+    put_op(f, "gelu.", x, dx, {40}, y, dout, {40});
   }
   {  // learned positions: dout (2,3,4) -> dwpe rows 0..2 of a (5,4) table
     auto dout = randn(rng, 24), dwpe = zeros(20);
@@ -61,11 +57,8 @@ StFile op_cases() {
     auto x = randn(rng, 24), W = randn(rng, 28), dout = randn(rng, 42), out = zeros(42), dx = zeros(24), dW = zeros(28);
     lm_head_forward(out.data(), x.data(), W.data(), 6, 4, 7);
     lm_head_backward(dx.data(), dW.data(), dout.data(), x.data(), W.data(), 6, 4, 7);
-    put(f, "head.x", x, {6, 4});
+    put_op(f, "head.", x, dx, {6, 4}, out, dout, {6, 7});
     put(f, "head.W", W, {7, 4});
-    put(f, "head.dout", dout, {6, 7});
-    put(f, "head.out", out, {6, 7});
-    put(f, "head.dx", dx, {6, 4});
     put(f, "head.dW", dW, {7, 4});
   }
   return f;
@@ -90,15 +83,7 @@ StFile grads_of(Gpt& m, const SeqBatch& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ts::use_widest_blas_core();
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: gpt_dump DIR [--quick]\n");
-    return 2;
-  }
-  const std::string dir = argv[1];
-  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
-  try {
-    save_safetensors(dir + "/ops.safetensors", op_cases(), {});
+  return dump::main_of(argc, argv, "gpt_dump", op_cases, [](const std::string& dir, bool quick) {
     Gpt m(default_config(true), 3, 1), u(default_config(false), 3, 1);
     Adam adam, adam_u;
     adam.lr = 0.002;
@@ -127,7 +112,7 @@ int main(int argc, char** argv) {
     losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
     save_safetensors(dir + "/batches.safetensors", batches, {});
     save_safetensors(dir + "/losses.safetensors", losses, {});
-    if (quick) return 0;
+    if (quick) return;
     // a trained checkpoint and what it completes
     Gpt t(default_config(true), 4, 2);
     Adam at;
@@ -148,9 +133,5 @@ int main(int argc, char** argv) {
       out << n << "\t" << seq_vocab().decode(generate(t, encode_prompt(n), t.cfg.ctx, Sampler{}, rng)) << "\n";
     }
     if (!out) throw FileError("cannot write " + dir + "/completions.txt");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpt_dump: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }
