@@ -20,13 +20,9 @@
 #include "dump_values.hpp"
 
 using namespace ts::train;
+using namespace ts::train::dump;
 
 namespace {
-
-using dump::put;
-using dump::put_op;
-using dump::randn;
-using dump::zeros;
 
 StFile op_cases() {
   Rng rng(12);

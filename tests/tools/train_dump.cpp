@@ -19,13 +19,9 @@
 #include "dump_values.hpp"
 
 using namespace ts::train;
+using namespace ts::train::dump;
 
 namespace {
-
-using dump::put;
-using dump::put_op;
-using dump::randn;
-using dump::zeros;
 
 // Each op on small random inputs: outputs and gradients for a random upstream gradient.
 StFile op_cases() {

@@ -51,6 +51,17 @@ def leaf(t):
     return t.clone().requires_grad_(True)
 
 
+def check_op(ops, p, name, fn):
+    """An op the dump tool ran (tests/tools/dump_values.hpp put_op): fn on ops[P.x], backward from
+    ops[P.dout]; reports NAME out against P.out and NAME dx against P.dx, <= 1e-5 x max. Gives x."""
+    x = leaf(ops[p + "x"])
+    out = fn(x)
+    out.backward(ops[p + "dout"])
+    report(name + " out", ops[p + "out"], out, 1e-5)
+    report(name + " dx", ops[p + "dx"], x.grad, 1e-5)
+    return x
+
+
 def verdict(ok, text):
     """One OK / NOT OK line for a check that is not a tensor comparison."""
     print("%-6s %s" % ("OK" if ok else "NOT OK", text))

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from article000 import TransformerEncoder  # noqa: E402
-from autograd_twin import leaf, load_safetensors, main_of, report, verdict  # noqa: E402
+from autograd_twin import check_op, leaf, load_safetensors, main_of, report, verdict  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -66,11 +66,7 @@ def twin(ckpt_dir, mean_pool):
 def check_ops(ops):
     print("--- each new op's backward vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
     g = lambda k: ops[k]  # noqa: E731
-    x = leaf(g("gelu.x"))
-    out = F.gelu(x)
-    out.backward(g("gelu.dout"))
-    report("gelu out", g("gelu.out"), out, 1e-5)
-    report("gelu dx", g("gelu.dx"), x.grad, 1e-5)
+    check_op(ops, "gelu.", "gelu", F.gelu)
     x, w, b = leaf(g("layernorm.x")), leaf(g("layernorm.w")), leaf(g("layernorm.b"))
     out = F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
     out.backward(g("layernorm.dout"))
@@ -85,16 +81,9 @@ def check_ops(ops):
     report("token + position out", g("positions.out"), out, 1e-5)
     report("token + position dtok", g("positions.dtok"), tok.grad, 1e-5)
     report("token + position dpos", g("positions.dpos"), pos.grad, 1e-5)
-    for p in ("pool_cls.", "pool_mean."):
-        x = leaf(g(p + "x"))
-        if p == "pool_cls.":
-            out = x[:, 0, :]
-        else:
-            m = (ids != 0).unsqueeze(-1).float()
-            out = (x * m).sum(1) / m.sum(1)
-        out.backward(g(p + "dout"))
-        report(p[:-1] + " out", g(p + "out"), out, 1e-5)
-        report(p[:-1] + " dx", g(p + "dx"), x.grad, 1e-5)
+    m = (ids != 0).unsqueeze(-1).float()
+    check_op(ops, "pool_cls.", "pool_cls", lambda x: x[:, 0, :])
+    check_op(ops, "pool_mean.", "pool_mean", lambda x: (x * m).sum(1) / m.sum(1))
 
 
 def check_model(d, quick):

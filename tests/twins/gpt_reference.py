@@ -22,7 +22,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from autograd_twin import check_grads, check_losses, equal_words, leaf, load_safetensors, main_of, report  # noqa: E402
+from autograd_twin import (check_grads, check_losses, check_op, equal_words, leaf, load_safetensors,  # noqa: E402
+                           main_of, report)
 
 torch.set_num_threads(1)
 
@@ -110,11 +111,7 @@ def loss_fn(model, x, y, V):
 def check_ops(ops):
     print("--- ch12's new ops vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
     g = lambda k: ops[k]  # noqa: E731
-    x = leaf(g("gelu.x"))
-    out = F.gelu(x)
-    out.backward(g("gelu.dout"))
-    report("gelu out", g("gelu.out"), out, 1e-5)
-    report("gelu dx", g("gelu.dx"), x.grad, 1e-5)
+    check_op(ops, "gelu.", "gelu", F.gelu)
     wpe = leaf(torch.zeros(5, 4))
     (wpe[torch.arange(3)].unsqueeze(0).expand(2, 3, 4)).backward(g("positions.dout"))
     report("positions dwpe", g("positions.dwpe"), wpe.grad, 1e-5)

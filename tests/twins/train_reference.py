@@ -21,7 +21,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import article002  # noqa: E402
 from article002 import create_model, subsequent_mask  # noqa: E402
-from autograd_twin import check_grads, check_losses, equal_words, leaf, load_safetensors, main_of, report  # noqa: E402
+from autograd_twin import (check_grads, check_losses, check_op, equal_words, leaf, load_safetensors,  # noqa: E402
+                           main_of, report)
 
 torch.set_num_threads(1)
 
@@ -53,17 +54,9 @@ def check_ops(ops):
     report("layernorm da", g("layernorm.da"), ln.a_2.grad, 1e-5)
     report("layernorm db", g("layernorm.db"), ln.b_2.grad, 1e-5)
     # relu
-    x = leaf(g("relu.x"))
-    out = torch.relu(x)
-    out.backward(g("relu.dout"))
-    report("relu out", g("relu.out"), out, 1e-5)
-    report("relu dx", g("relu.dx"), x.grad, 1e-5)
+    check_op(ops, "relu.", "relu", torch.relu)
     # dropout with our keep mask
-    x = leaf(g("dropout.x"))
-    out = x * g("dropout.keep")
-    out.backward(g("dropout.dout"))
-    report("dropout out", g("dropout.out"), out, 1e-5)
-    report("dropout dx", g("dropout.dx"), x.grad, 1e-5)
+    check_op(ops, "dropout.", "dropout", lambda x: x * g("dropout.keep"))
     # residual
     x, r = leaf(g("residual.x")), leaf(g("residual.r"))
     out = x + r
