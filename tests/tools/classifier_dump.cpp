@@ -71,12 +71,6 @@ StFile op_cases() {
   return f;
 }
 
-StFile grads_of(const Classifier& m, const ClsWorkspace& w) {
-  StFile g;
-  for (const ParamSpec& p : m.layout.specs) g[p.name] = st_f32(w.grads.data() + p.offset, p.shape);
-  return g;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,8 +83,7 @@ int main(int argc, char** argv) {
     StFile batches, losses;
     std::vector<ClsBatch> bs;
     for (int s = 0; s < 20; ++s) {
-      int64_t e = 0, bi = 0;
-      bs.push_back(make_cls_batch(epochs.next(&e, &bi)));
+      bs.push_back(make_cls_batch(next_numbers(epochs)));
       batches["ids." + std::to_string(s)] = st_i64(bs.back().ids.data(), {bs.back().B, bs.back().T});
       batches["labels." + std::to_string(s)] = st_i64(bs.back().labels.data(), {bs.back().B});
     }
@@ -105,7 +98,7 @@ int main(int argc, char** argv) {
       classifier_loss(w, bs[0], cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, bs[0]);
-      save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"), grads_of(m, w), {});
+      save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"), per_param(m.layout.specs, w.grads.data()), {});
     }
     cfg.mean_pool = false;
     {  // 20 Adam steps, dropout off
@@ -131,8 +124,7 @@ int main(int argc, char** argv) {
     ClsWorkspace w;
     Epochs ep2(64, 4);
     for (int s = 0; s < 200; ++s) {
-      int64_t e = 0, bi = 0;
-      const ClsBatch b = make_cls_batch(ep2.next(&e, &bi));
+      const ClsBatch b = make_cls_batch(next_numbers(ep2));
       classifier_forward(m, w, b, true, rng);
       classifier_loss(w, b, cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "fast/blas_core.hpp"
+#include "train/model.hpp"
+#include "train/numbers.hpp"
 #include "train/ops.hpp"
 #include "train/safetensors.hpp"
 
@@ -29,6 +31,19 @@ inline std::vector<float> zeros(size_t n) { return std::vector<float>(n, 0.0f); 
 
 inline void put(StFile& f, const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
   f[name] = st_f32(v.data(), shape);
+}
+
+// Every parameter's value in `values` (a model's params or grads): one F32 entry per parameter.
+inline StFile per_param(const std::vector<ParamSpec>& specs, const float* values) {
+  StFile f;
+  for (const ParamSpec& p : specs) f[p.name] = st_f32(values + p.offset, p.shape);
+  return f;
+}
+
+// The number indices of the next batch (its epoch and batch counters are not needed here).
+inline std::vector<int64_t> next_numbers(Epochs& epochs) {
+  int64_t epoch = 0, batch = 0;
+  return epochs.next(&epoch, &batch);
 }
 
 // One op's input and output with their gradients: P.x and P.dx of the input's shape, P.dout and

@@ -71,9 +71,7 @@ StFile grads_of(Gpt& m, const SeqBatch& b) {
   m.forward(b, false);
   m.zero_grad();
   m.backward();
-  StFile g;
-  for (const ParamSpec& p : m.layout.specs) g[p.name] = st_f32(m.grads.data() + p.offset, p.shape);
-  return g;
+  return per_param(m.layout.specs, m.grads.data());
 }
 
 }  // namespace
@@ -90,8 +88,7 @@ int main(int argc, char** argv) {
     std::vector<float> loss;
     const int steps = quick ? 1 : 20;
     for (int s = 0; s < steps; ++s) {
-      int64_t e = 0, bi = 0;
-      const SeqBatch b = make_seq_batch(epochs.next(&e, &bi));
+      const SeqBatch b = make_seq_batch(next_numbers(epochs));
       const std::string k = std::to_string(s);
       batches["x." + k] = st_i64(b.x.data(), {b.B, b.T});
       batches["y." + k] = st_i64(b.y.data(), {b.B, b.T});
@@ -115,8 +112,7 @@ int main(int argc, char** argv) {
     at.lr = 0.002;
     Epochs ep2(64, 4);
     for (int s = 0; s < 300; ++s) {
-      int64_t e = 0, bi = 0;
-      t.forward(make_seq_batch(ep2.next(&e, &bi)), true);
+      t.forward(make_seq_batch(next_numbers(ep2)), true);
       t.zero_grad();
       t.backward();
       at.update(t.params.data(), t.grads.data(), t.params.size());

@@ -163,15 +163,13 @@ int main(int argc, char** argv) {
     std::vector<float> loss;
     const int steps = quick ? 1 : 20;
     for (int s = 0; s < steps; ++s) {
-      int64_t e = 0, bi = 0;
-      const Batch b = make_batch(epochs.next(&e, &bi));
+      const Batch b = make_batch(next_numbers(epochs));
       const std::string k = std::to_string(s);
       batches["inputs." + k] = st_i64(b.inputs.data(), {b.B, b.S});
       batches["tar_inp." + k] = st_i64(b.tar_inp.data(), {b.B, b.T});
       batches["tar_real." + k] = st_i64(b.tar_real.data(), {b.B, b.T});
       const StepStats st = tr.gradients(b, Reduction::ArticleMean, true);
-      if (s == 0)
-        for (const ParamSpec& p : tr.model().layout.specs) grads0[p.name] = st_f32(tr.grads().data() + p.offset, p.shape);
+      if (s == 0) grads0 = per_param(tr.model().layout.specs, tr.grads().data());
       tr.adam().update(tr.model().params.data(), tr.grads().data(), tr.model().params.size());
       loss.push_back(static_cast<float>(st.loss_article));
     }
@@ -185,8 +183,7 @@ int main(int argc, char** argv) {
     Trainer tt(init_model(cfg, 4), 2, 4);
     Epochs ep2(64, 4);
     for (int s = 0; s < 300; ++s) {
-      int64_t e = 0, bi = 0;
-      tt.step(make_batch(ep2.next(&e, &bi)), Reduction::ArticleMean);
+      tt.step(make_batch(next_numbers(ep2)), Reduction::ArticleMean);
     }
     save_checkpoint(dir + "/trained", tt.model(), tt.adam());
     const std::vector<int64_t> nums(number_split().held_out.begin(), number_split().held_out.begin() + 50);
