@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,6 +76,19 @@ class ReferenceRun {
   const fs::path& dir() const { return dir_; }
   fs::path operator/(const std::string& file) const { return dir_ / file; }
   std::vector<float> f32(const std::string& file) const { return read_f32(dir_ / file); }
+
+  // Calls each_case(fields) for each non-empty line of the manifest.txt the script wrote
+  // (fields: a stream over that line, one case of the script).
+  template <class F>
+  void each_manifest_line(F each_case) const {
+    std::ifstream m(dir_ / "manifest.txt");
+    std::string line;
+    while (std::getline(m, line)) {
+      if (line.empty()) continue;
+      std::istringstream fields(line);
+      each_case(fields);
+    }
+  }
 
  private:
   fs::path dir_;

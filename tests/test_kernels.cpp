@@ -41,11 +41,7 @@ struct Twin {
   fs::path dir = run.dir();
   std::vector<Case> cases;
   Twin() {
-    std::ifstream m(dir / "manifest.txt");
-    std::string line;
-    while (std::getline(m, line)) {
-      if (line.empty()) continue;
-      std::istringstream ss(line);
+    run.each_manifest_line([&](std::istringstream& ss) {
       Case c;
       ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
       c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
@@ -55,7 +51,7 @@ struct Twin {
         c.beta = ts_test::read_f32(dir / (c.name + ".b.f32"));
       }
       cases.push_back(std::move(c));
-    }
+    });
   }
 };
 

@@ -38,11 +38,7 @@ struct StatsTwin {
   fs::path dir = run.dir();
   std::vector<StatCase> cases;
   StatsTwin() {
-    std::ifstream m(dir / "manifest.txt");
-    std::string line;
-    while (std::getline(m, line)) {
-      if (line.empty()) continue;
-      std::istringstream ss(line);
+    run.each_manifest_line([&](std::istringstream& ss) {
       StatCase c;
       ss >> c.name >> c.op >> c.correction;
       size_t d;
@@ -50,7 +46,7 @@ struct StatsTwin {
       c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
       c.y = ts_test::read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
       cases.push_back(std::move(c));
-    }
+    });
   }
 };
 
