@@ -10,28 +10,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "twins"))
 from checkpoint_steps import Checkpoints, check, main_of, refused, run  # noqa: E402
-
-ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen").split()
-TENS = "- - twenty thirty forty fifty sixty seventy eighty ninety".split()
+from number_words import number_words  # noqa: E402
 
 
 def words(n):
-    """the task's own spelling, written again here: 2048 -> two thousand forty eight"""
-    if n == 0:
-        return "zero"
-    w = []
-    if n >= 1000:
-        w += [ONES[n // 1000], "thousand"]
-    if n // 100 % 10:
-        w += [ONES[n // 100 % 10], "hundred"]
-    r = n % 100
-    if r >= 20:
-        w += [TENS[r // 10]] + ([ONES[r % 10]] if r % 10 else [])
-    elif r:
-        w.append(ONES[r])
-    return " ".join(w)
+    """the task's own spelling (tests/twins/number_words.py): 2048 -> two thousand forty eight"""
+    return " ".join(number_words(n))
 
 
 def completions(text):
