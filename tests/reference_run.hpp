@@ -77,17 +77,19 @@ class ReferenceRun {
   fs::path operator/(const std::string& file) const { return dir_ / file; }
   std::vector<float> f32(const std::string& file) const { return read_f32(dir_ / file); }
 
-  // Calls each_case(fields) for each non-empty line of the manifest.txt the script wrote
-  // (fields: a stream over that line, one case of the script).
-  template <class F>
-  void each_manifest_line(F each_case) const {
+  // The script's cases: read(fields, dir()) for each non-empty line of the manifest.txt it wrote
+  // (fields: a stream over that line).
+  template <class Case, class Read>
+  std::vector<Case> manifest_cases(Read read) const {
+    std::vector<Case> cases;
     std::ifstream m(dir_ / "manifest.txt");
     std::string line;
     while (std::getline(m, line)) {
       if (line.empty()) continue;
       std::istringstream fields(line);
-      each_case(fields);
+      cases.push_back(read(fields, dir_));
     }
+    return cases;
   }
 
  private:

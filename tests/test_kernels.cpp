@@ -35,24 +35,22 @@ struct Case {
   std::vector<float> x, y, gamma, beta;
 };
 
+Case read_case(std::istringstream& ss, const fs::path& dir) {
+  Case c;
+  ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
+  c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
+  c.y = ts_test::read_f32(dir / (c.name + ".y.f32"));
+  if (c.op == "layer_norm") {
+    c.gamma = ts_test::read_f32(dir / (c.name + ".g.f32"));
+    c.beta = ts_test::read_f32(dir / (c.name + ".b.f32"));
+  }
+  return c;
+}
+
 // Runs the twin once per test binary; the temp dir is removed at exit.
 struct Twin {
   ts_test::ReferenceRun run{"kernels_reference.py"};  // torch writes its tensors into run.dir()
-  fs::path dir = run.dir();
-  std::vector<Case> cases;
-  Twin() {
-    run.each_manifest_line([&](std::istringstream& ss) {
-      Case c;
-      ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
-      c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
-      c.y = ts_test::read_f32(dir / (c.name + ".y.f32"));
-      if (c.op == "layer_norm") {
-        c.gamma = ts_test::read_f32(dir / (c.name + ".g.f32"));
-        c.beta = ts_test::read_f32(dir / (c.name + ".b.f32"));
-      }
-      cases.push_back(std::move(c));
-    });
-  }
+  std::vector<Case> cases = run.manifest_cases<Case>(read_case);
 };
 
 const Twin& twin() {

@@ -32,22 +32,20 @@ struct StatCase {
   std::vector<float> x, y;
 };
 
+StatCase read_case(std::istringstream& ss, const fs::path& dir) {
+  StatCase c;
+  ss >> c.name >> c.op >> c.correction;
+  size_t d;
+  while (ss >> d) c.shape.push_back(d);
+  c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
+  c.y = ts_test::read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
+  return c;
+}
+
 // Runs the twin once per test binary; the temp dir is removed at exit.
 struct StatsTwin {
   ts_test::ReferenceRun run{"stats_reference.py"};  // torch writes its tensors into run.dir()
-  fs::path dir = run.dir();
-  std::vector<StatCase> cases;
-  StatsTwin() {
-    run.each_manifest_line([&](std::istringstream& ss) {
-      StatCase c;
-      ss >> c.name >> c.op >> c.correction;
-      size_t d;
-      while (ss >> d) c.shape.push_back(d);
-      c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
-      c.y = ts_test::read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
-      cases.push_back(std::move(c));
-    });
-  }
+  std::vector<StatCase> cases = run.manifest_cases<StatCase>(read_case);
 };
 
 const StatsTwin& stats_twin() {
