@@ -80,12 +80,12 @@ int main(int argc, char** argv) {
     cfg.dropout = 0.0;
     Rng rng(3);
     Epochs epochs(64, 3);
-    StFile batches, losses;
+    StFile batches;
     std::vector<ClsBatch> bs;
     for (int s = 0; s < 20; ++s) {
       bs.push_back(make_cls_batch(next_numbers(epochs)));
-      batches["ids." + std::to_string(s)] = st_i64(bs.back().ids.data(), {bs.back().B, bs.back().T});
-      batches["labels." + std::to_string(s)] = st_i64(bs.back().labels.data(), {bs.back().B});
+      put_ids(batches, "ids", s, bs.back().ids, {bs.back().B, bs.back().T});
+      put_ids(batches, "labels", s, bs.back().labels, {bs.back().B});
     }
     save_safetensors(dir + "/batches.safetensors", batches, {});
     for (bool mean : {false, true}) {  // step 0 of each pooling
@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
       classifier_loss(w, bs[0], cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, bs[0]);
-      save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"), per_param(m.layout.specs, w.grads.data()), {});
+      save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"),
+                       per_param(m.layout.specs, w.grads.data()), {});
     }
     cfg.mean_pool = false;
     {  // 20 Adam steps, dropout off
@@ -113,8 +114,7 @@ int main(int argc, char** argv) {
         classifier_backward(m, w, b);
         adam.update(m.params.data(), w.grads.data(), m.params.size());
       }
-      losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
-      save_safetensors(dir + "/losses.safetensors", losses, {});
+      save_losses(dir, loss);
     }
     if (quick) return;
     // a trained checkpoint (dropout on) and its held-out logits

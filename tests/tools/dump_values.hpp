@@ -40,6 +40,19 @@ inline StFile per_param(const std::vector<ParamSpec>& specs, const float* values
   return f;
 }
 
+// f["NAME.STEP"]: one batch's ids (or labels) at Adam step `step`.
+inline void put_ids(StFile& f, const std::string& name, int step, const std::vector<int64_t>& ids,
+                    std::vector<int64_t> shape) {
+  f[name + "." + std::to_string(step)] = st_i64(ids.data(), shape);
+}
+
+// DIR/losses.safetensors: "loss", the loss of each Adam step.
+inline void save_losses(const std::string& dir, const std::vector<float>& loss) {
+  StFile f;
+  f["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
+  save_safetensors(dir + "/losses.safetensors", f, {});
+}
+
 // The number indices of the next batch (its epoch and batch counters are not needed here).
 inline std::vector<int64_t> next_numbers(Epochs& epochs) {
   int64_t epoch = 0, batch = 0;

@@ -84,14 +84,13 @@ int main(int argc, char** argv) {
     save_gpt(dir + "/init", m, adam);
     save_gpt(dir + "/untied", u, adam_u);
     Epochs epochs(64, 3);
-    StFile batches, losses;
+    StFile batches;
     std::vector<float> loss;
     const int steps = quick ? 1 : 20;
     for (int s = 0; s < steps; ++s) {
       const SeqBatch b = make_seq_batch(next_numbers(epochs));
-      const std::string k = std::to_string(s);
-      batches["x." + k] = st_i64(b.x.data(), {b.B, b.T});
-      batches["y." + k] = st_i64(b.y.data(), {b.B, b.T});
+      put_ids(batches, "x", s, b.x, {b.B, b.T});
+      put_ids(batches, "y", s, b.y, {b.B, b.T});
       if (s == 0) {
         save_safetensors(dir + "/grads0.safetensors", grads_of(m, b), {});
         save_safetensors(dir + "/grads0_untied.safetensors", grads_of(u, b), {});
@@ -102,9 +101,8 @@ int main(int argc, char** argv) {
       adam.update(m.params.data(), m.grads.data(), m.params.size());
       loss.push_back(static_cast<float>(l));
     }
-    losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
     save_safetensors(dir + "/batches.safetensors", batches, {});
-    save_safetensors(dir + "/losses.safetensors", losses, {});
+    save_losses(dir, loss);
     if (quick) return;
     // a trained checkpoint and what it completes
     Gpt t(default_config(true), 4, 2);

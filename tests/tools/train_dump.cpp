@@ -159,24 +159,22 @@ int main(int argc, char** argv) {
     Trainer tr(init_model(cfg, 3), 1, 3);
     save_checkpoint(dir + "/init", tr.model(), tr.adam());
     Epochs epochs(64, 3);
-    StFile batches, grads0, losses;
+    StFile batches, grads0;
     std::vector<float> loss;
     const int steps = quick ? 1 : 20;
     for (int s = 0; s < steps; ++s) {
       const Batch b = make_batch(next_numbers(epochs));
-      const std::string k = std::to_string(s);
-      batches["inputs." + k] = st_i64(b.inputs.data(), {b.B, b.S});
-      batches["tar_inp." + k] = st_i64(b.tar_inp.data(), {b.B, b.T});
-      batches["tar_real." + k] = st_i64(b.tar_real.data(), {b.B, b.T});
+      put_ids(batches, "inputs", s, b.inputs, {b.B, b.S});
+      put_ids(batches, "tar_inp", s, b.tar_inp, {b.B, b.T});
+      put_ids(batches, "tar_real", s, b.tar_real, {b.B, b.T});
       const StepStats st = tr.gradients(b, Reduction::ArticleMean, true);
       if (s == 0) grads0 = per_param(tr.model().layout.specs, tr.grads().data());
       tr.adam().update(tr.model().params.data(), tr.grads().data(), tr.model().params.size());
       loss.push_back(static_cast<float>(st.loss_article));
     }
-    losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
     save_safetensors(dir + "/batches.safetensors", batches, {});
     save_safetensors(dir + "/grads0.safetensors", grads0, {});
-    save_safetensors(dir + "/losses.safetensors", losses, {});
+    save_losses(dir, loss);
     if (quick) return;
     // a trained checkpoint (dropout on) and what it translates
     cfg.dropout = 0.1;
