@@ -40,6 +40,9 @@ inline StFile per_param(const std::vector<ParamSpec>& specs, const float* values
   return f;
 }
 
+// How many Adam steps the twins replay: 20, or 1 with --quick (step 0's gradients only).
+inline int adam_steps(bool quick) { return quick ? 1 : 20; }
+
 // f["NAME.STEP"]: one batch's ids (or labels) at Adam step `step`.
 inline void put_ids(StFile& f, const std::string& name, int step, const std::vector<int64_t>& ids,
                     std::vector<int64_t> shape) {

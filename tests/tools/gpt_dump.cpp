@@ -86,8 +86,7 @@ int main(int argc, char** argv) {
     Epochs epochs(64, 3);
     StFile batches;
     std::vector<float> loss;
-    const int steps = quick ? 1 : 20;
-    for (int s = 0; s < steps; ++s) {
+    for (int s = 0; s < adam_steps(quick); ++s) {
       const SeqBatch b = make_seq_batch(next_numbers(epochs));
       put_ids(batches, "x", s, b.x, {b.B, b.T});
       put_ids(batches, "y", s, b.y, {b.B, b.T});

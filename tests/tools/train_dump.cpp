@@ -161,8 +161,7 @@ int main(int argc, char** argv) {
     Epochs epochs(64, 3);
     StFile batches, grads0;
     std::vector<float> loss;
-    const int steps = quick ? 1 : 20;
-    for (int s = 0; s < steps; ++s) {
+    for (int s = 0; s < adam_steps(quick); ++s) {
       const Batch b = make_batch(next_numbers(epochs));
       put_ids(batches, "inputs", s, b.inputs, {b.B, b.S});
       put_ids(batches, "tar_inp", s, b.tar_inp, {b.B, b.T});
