@@ -60,7 +60,8 @@ inline bool init_on_widest_blas_core(int* argc, char** argv) {
 }
 
 // A row `name`/threads at 1 and 2 threads, `runs` timed runs per repetition, in ms of real time.
-inline void add_at_1_and_2_threads(const std::string& name, int runs, const std::function<void(benchmark::State&)>& fn) {
+inline void add_at_1_and_2_threads(const std::string& name, int runs,
+                                   const std::function<void(benchmark::State&)>& fn) {
   benchmark::RegisterBenchmark(name.c_str(), fn)
       ->Arg(1)
       ->Arg(2)

@@ -22,7 +22,8 @@ def checks(binary, tmp):
     first = c.save(200, ["--classify", "forty eight"])
     again = run(binary, ["--load", c.d, "--classify", "forty eight"])
     check("--load gives the same held-out accuracy and class",
-          again.returncode == 0 and len(answer_lines(first.stdout)) == 2 and answer_lines(again.stdout) == answer_lines(first.stdout),
+          again.returncode == 0 and len(answer_lines(first.stdout)) == 2
+          and answer_lines(again.stdout) == answer_lines(first.stdout),
           f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
     c.resume(10)
     c.truncated()
