@@ -189,16 +189,6 @@ bool check_fast_equals_exact() {
   return true;
 }
 
-// name/threads for threads 1..2 with a fixed number of runs per repetition
-void add(const std::string& name, int runs, const std::function<void(benchmark::State&)>& fn) {
-  benchmark::RegisterBenchmark(name.c_str(), fn)
-      ->Arg(1)
-      ->Arg(2)
-      ->Iterations(runs)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,15 +208,16 @@ int main(int argc, char** argv) {
     const std::string shape = std::to_string(bt.first) + "x" + std::to_string(bt.second);
     const int runs = bt.second == 5 ? 10 : bt.first == 1 ? 3 : 1;
     const int64_t B = bt.first, T = bt.second;
-    add("encoder_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_ptr, B, T); });
-    add("sgemmroute_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_sgemm_ptr, B, T); });
-    if (B == 1) add("exact_" + shape, runs, [=](benchmark::State& s) { exact(s, B, T); });
+    add_at_1_and_2_threads("encoder_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_ptr, B, T); });
+    add_at_1_and_2_threads("sgemmroute_" + shape, runs,
+                           [=](benchmark::State& s) { encoder(s, fast_sgemm_ptr, B, T); });
+    if (B == 1) add_at_1_and_2_threads("exact_" + shape, runs, [=](benchmark::State& s) { exact(s, B, T); });
   }
-  add("layer_8x128", 2, layer_8x128);
-  add("qk_8x128", 10, qk_8x128);
-  add("softmax_8x12x128x128", 20, softmax_8x12x128x128);
-  add("layernorm_8x128x768", 50, layernorm_8x128x768);
-  add("gelu_8x128x3072", 20, gelu_8x128x3072);
+  add_at_1_and_2_threads("layer_8x128", 2, layer_8x128);
+  add_at_1_and_2_threads("qk_8x128", 10, qk_8x128);
+  add_at_1_and_2_threads("softmax_8x12x128x128", 20, softmax_8x12x128x128);
+  add_at_1_and_2_threads("layernorm_8x128x768", 50, layernorm_8x128x768);
+  add_at_1_and_2_threads("gelu_8x128x3072", 20, gelu_8x128x3072);
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

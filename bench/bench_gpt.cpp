@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench_isa.hpp"
 #include "exact/matmul.hpp"
-#include "fast/blas_core.hpp"
 #include "train/sampling.hpp"
 
 using namespace ts::train;
@@ -29,11 +29,7 @@ static void gpt_train_step(benchmark::State& state) {
   Adam adam;
   adam.lr = 0.002;
   Epochs epochs(64, 0);
-  std::vector<SeqBatch> batches;
-  for (int i = 0; i < 8; ++i) {
-    int64_t e = 0, b = 0;
-    batches.push_back(make_seq_batch(epochs.next(&e, &b)));
-  }
+  const std::vector<SeqBatch> batches = first_batches(epochs, make_seq_batch, 8);
   size_t i = 0;
   for (auto _ : state) {
     m.forward(batches[i++ % batches.size()], true);
@@ -79,13 +75,8 @@ static void mem_read(benchmark::State& state) {
 }
 
 int main(int argc, char** argv) {
-  ts::use_widest_blas_core();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
-  benchmark::AddCustomContext("openblas_core", ts::blas_core());
-  benchmark::RegisterBenchmark("gpt_train_step_64", gpt_train_step)->Arg(1)->Arg(2)->Iterations(100)
-      ->Unit(benchmark::kMillisecond)->UseRealTime();
+  if (!init_on_widest_blas_core(&argc, argv)) return 2;
+  add_at_1_and_2_threads("gpt_train_step_64", 100, gpt_train_step);
   benchmark::RegisterBenchmark("gpt_gen_stories15m", gpt_generate)->Arg(1)->Iterations(1)
       ->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("mem_read_bw", mem_read)->Arg(1)->Iterations(5)->Unit(benchmark::kMillisecond)

@@ -118,12 +118,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::AddCustomContext("peak_isa", ts::isa_name(g_isa));
   benchmark::AddCustomContext("cpu_isa", ts::isa_name(ts::cpu_isa()));
-  benchmark::RegisterBenchmark("fma_peak", fma_peak)
-      ->Arg(1)
-      ->Arg(2)
-      ->Iterations(3)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  add_at_1_and_2_threads("fma_peak", 3, fma_peak);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -33,6 +33,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import article000  # noqa: E402
+from number_words import WORDS, number_words  # noqa: E402
 from twinlib import BERT_BASE  # noqa: E402
 
 C, H, FF = 768, 12, 3072
@@ -101,27 +102,6 @@ def workloads(model):
         "gpt_train_step_64": (gpt_train_step_64(), 20),
         "gpt_gen_stories15m": (gpt_gen_stories15m(), 1),
     }
-
-
-WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-         "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand").split()
-
-
-def number_words(n):
-    """src/train/numbers.cpp's number_to_words"""
-    if n == 0:
-        return ["zero"]
-    w = []
-    if n >= 1000:
-        w += [WORDS[n // 1000], "thousand"]
-    if n // 100 % 10:
-        w += [WORDS[n // 100 % 10], "hundred"]
-    r = n % 100
-    if r >= 20:
-        w += [WORDS[18 + r // 10]] + ([WORDS[r % 10]] if r % 10 else [])
-    elif r:
-        w += [WORDS[r]]
-    return w
 
 
 def train_step_64():

@@ -4,11 +4,10 @@
 // optimizer in eager mode. Row "train_step_64" of make bench; steps/s = 1000 / ms.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <vector>
 
+#include "bench_isa.hpp"
 #include "exact/matmul.hpp"
-#include "fast/blas_core.hpp"
 #include "train/trainer.hpp"
 
 using namespace ts::train;
@@ -21,11 +20,7 @@ static void train_step(benchmark::State& state) {
   Trainer tr(init_model(cfg, 0), threads, 0);
   if (threads == 1) ts::set_blas_threads(1);  // one core: no OpenBLAS helper thread either
   Epochs epochs(64, 0);
-  std::vector<Batch> batches;
-  for (int i = 0; i < 8; ++i) {
-    int64_t e = 0, b = 0;
-    batches.push_back(make_batch(epochs.next(&e, &b)));
-  }
+  const std::vector<Batch> batches = first_batches(epochs, make_batch, 8);
   size_t i = 0;
   for (auto _ : state) {
     tr.step(batches[i++ % batches.size()], Reduction::ArticleMean);
@@ -34,17 +29,8 @@ static void train_step(benchmark::State& state) {
 }
 
 int main(int argc, char** argv) {
-  ts::use_widest_blas_core();  // OpenBLAS on the widest kernel this CPU runs
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
-  benchmark::AddCustomContext("openblas_core", ts::blas_core());
-  benchmark::RegisterBenchmark("train_step_64", train_step)
-      ->Arg(1)
-      ->Arg(2)
-      ->Iterations(100)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  if (!init_on_widest_blas_core(&argc, argv)) return 2;
+  add_at_1_and_2_threads("train_step_64", 100, train_step);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -205,33 +205,21 @@ def main():
     # start while a previous row's threads (OpenBLAS's workers, our team) still spin on the other core
     enc_keys = [k for k in keys if not k.endswith("128x768x3072") and not k.startswith("train_") and k not in GPT_KEYS]
     ours, context = {}, {}
-    for part, part_keys in (("encoder", [k for k in enc_keys if k not in ROW_KERNELS]),
-                            ("rows", [k for k in enc_keys if k in ROW_KERNELS])):
+    parts = (("bench_encoder", "encoder", [k for k in enc_keys if k not in ROW_KERNELS]),
+             ("bench_encoder", "rows", [k for k in enc_keys if k in ROW_KERNELS]),
+             ("bench_matmul", "matmul", [k for k in keys if k.endswith("128x768x3072")]),
+             ("bench_train", "train", [k for k in keys if k.startswith("train_")]),
+             ("bench_gpt", "gpt", [k for k in keys if k in GPT_KEYS]))
+    for binary, part, part_keys in parts:
         if not part_keys:
             continue
-        got, ctx = google_bench(os.path.join(a.build, "bench_encoder"), os.path.join(out_dir, f"ours_{part}.json"),
+        got, ctx = google_bench(os.path.join(a.build, binary), os.path.join(out_dir, f"ours_{part}.json"),
                                 a.reps, "^(" + "|".join(part_keys) + ")/", env)
         if ctx.get("isa", isa) != isa:
-            sys.exit(f"bench: bench_encoder ran route {ctx['isa']} but bench_peak measured {isa}")
+            sys.exit(f"bench: {binary} ran route {ctx['isa']} but bench_peak measured {isa}")
         ours.update(got)
-        context = {**ctx, **context}
-    mm_keys = [k for k in keys if k.endswith("128x768x3072")]
-    if mm_keys:
-        mm, mm_context = google_bench(os.path.join(a.build, "bench_matmul"), os.path.join(out_dir, "ours_matmul.json"),
-                                      a.reps, "^(" + "|".join(mm_keys) + ")/", env)
-        ours.update(mm)
-        context = {**mm_context, **context}
-    train_keys = [k for k in keys if k.startswith("train_")]
-    if train_keys:
-        tr, _ = google_bench(os.path.join(a.build, "bench_train"), os.path.join(out_dir, "ours_train.json"),
-                             a.reps, "^(" + "|".join(train_keys) + ")/", env)
-        ours.update(tr)
-    gpt_keys = [k for k in keys if k in GPT_KEYS]
-    if gpt_keys:
-        gp, gp_context = google_bench(os.path.join(a.build, "bench_gpt"), os.path.join(out_dir, "ours_gpt.json"),
-                                      a.reps, "^(" + "|".join(gpt_keys) + ")/", env)
-        ours.update(gp)
-        context = {**gp_context, **context}
+        if part != "train":  # the first binary's context wins; bench_train's is not shown
+            context = {**ctx, **context}
     core = context.get("openblas_core", "")
 
     # 3) PyTorch, on the same OpenBLAS core and the matching ATen kernels

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,6 +76,21 @@ class ReferenceRun {
   const fs::path& dir() const { return dir_; }
   fs::path operator/(const std::string& file) const { return dir_ / file; }
   std::vector<float> f32(const std::string& file) const { return read_f32(dir_ / file); }
+
+  // The script's cases: read(fields, dir()) for each non-empty line of the manifest.txt it wrote
+  // (fields: a stream over that line).
+  template <class Case, class Read>
+  std::vector<Case> manifest_cases(Read read) const {
+    std::vector<Case> cases;
+    std::ifstream m(dir_ / "manifest.txt");
+    std::string line;
+    while (std::getline(m, line)) {
+      if (line.empty()) continue;
+      std::istringstream fields(line);
+      cases.push_back(read(fields, dir_));
+    }
+    return cases;
+  }
 
  private:
   fs::path dir_;

@@ -5,18 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "tensor_rows.hpp"
 #include "transformer/article004.hpp"
 
-namespace {
-
-ts::Tensor matrix(const std::vector<std::vector<float>>& rows) {
-  ts::Tensor m = ts::Tensor::from_shape({rows.size(), rows[0].size()});
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
-  return m;
-}
-
-}  // namespace
+using ts_test::matrix;
 
 TEST_CASE("article 004: create_padding_mask and create_look_ahead_mask as the article prints them",
           "[article004]") {

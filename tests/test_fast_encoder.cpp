@@ -10,7 +10,9 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "exact/kernels.hpp"
@@ -39,8 +41,9 @@ struct Switches {
 
 // Runs the rest of the test once per SIMD route (isa.hpp): avx512, avx2, scalar. A route this
 // CPU cannot run is reported and skipped, so an AVX-512 machine checks all three and an AVX2
-// machine avx2 and scalar. Needs a Switches in scope first (it restores the route).
+// machine avx2 and scalar. Its Switches restores the route and every other switch at the end.
 #define FOR_EACH_ROUTE()                                                                     \
+  Switches keep;                                                                             \
   const ts::Isa route_isa = GENERATE(ts::Isa::Avx512, ts::Isa::Avx2, ts::Isa::Scalar);       \
   if (int(route_isa) > int(ts::cpu_isa())) {                                                 \
     WARN("route " << ts::isa_name(route_isa) << ": this CPU cannot run it, not tested here"); \
@@ -95,9 +98,11 @@ ts::Tensor padding_mask(int64_t B, int64_t T) {
   return m;
 }
 
+constexpr int64_t kSmallVocab = 97;
+
 ts::Config small_config(int64_t C, int64_t H, int64_t F, int64_t layers) {
   ts::Config c;
-  c.vocab_size = 97;
+  c.vocab_size = kSmallVocab;
   c.hidden_size = C;
   c.num_attention_heads = H;
   c.intermediate_size = F;
@@ -113,10 +118,23 @@ ts::TransformerEncoder make_encoder(const ts::Config& config, uint64_t seed) {
   return enc;
 }
 
+ts::TransformerEncoder small_encoder(int64_t C, int64_t H, int64_t F, int64_t layers, uint64_t seed) {
+  return make_encoder(small_config(C, H, F, layers), seed);
+}
+
+// fast() at 1 and at 2 threads is within 1e-4 of the exact encoder's `want`; `what` names the case.
+template <class Fast>
+void check_at_1_and_2_threads(Fast fast, const ts::Tensor& want, const std::string& what) {
+  for (int threads : {1, 2}) {
+    ts::set_num_threads(threads);
+    INFO(what << " threads " << threads);
+    CHECK(max_abs_diff(fast(), want) <= 1e-4);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fast encoder equals the exact encoder on small sizes, every tail", "[fast_encoder]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   // (C, H, F): D = 16 with F a multiple of 16; then sizes no vector width divides
   const int64_t dims[][3] = {{64, 4, 128}, {48, 3, 80}, {36, 4, 50}};
@@ -129,13 +147,10 @@ TEST_CASE("fast encoder equals the exact encoder on small sizes, every tail", "[
       ts::FastEncoder fast(enc, gemm);
       for (const auto& bt : {std::pair<int64_t, int64_t>{1, 1}, {1, 5}, {2, 4}, {3, 3}, {1, 9}, {2, 17}, {3, 33}}) {
         const ts::ITensor ids = random_ids(bt.first, bt.second, config.vocab_size, unsigned(bt.second));
-        const ts::Tensor want = enc(ids);
-        for (int threads : {1, 2}) {
-          ts::set_num_threads(threads);
-          INFO("C " << d[0] << " H " << d[1] << " F " << d[2] << " B " << bt.first << " T " << bt.second
-                    << " threads " << threads << " backend " << fast.backend());
-          CHECK(max_abs_diff(fast(ids), want) <= 1e-4);
-        }
+        std::ostringstream what;
+        what << "C " << d[0] << " H " << d[1] << " F " << d[2] << " B " << bt.first << " T " << bt.second
+             << " backend " << fast.backend();
+        check_at_1_and_2_threads([&] { return fast(ids); }, enc(ids), what.str());
       }
     }
   }
@@ -144,45 +159,30 @@ TEST_CASE("fast encoder equals the exact encoder on small sizes, every tail", "[
 TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fast_encoder]") {
   // C = 784 > 768 steps per pass: Q/K/V, the output and FFN1 take two passes over k (the
   // bias goes in with the first, FFN1's GELU after the last)
-  Switches keep;
   FOR_EACH_ROUTE();
-  const ts::Config config = small_config(784, 4, 40, 1);
-  ts::TransformerEncoder enc = make_encoder(config, 2);
+  ts::TransformerEncoder enc = small_encoder(784, 4, 40, 1, 2);
   ts::FastEncoder fast(enc);
   for (int64_t T : {3, 13}) {
-    const ts::ITensor ids = random_ids(2, T, config.vocab_size, 6);
-    const ts::Tensor want = enc(ids);
-    for (int threads : {1, 2}) {
-      ts::set_num_threads(threads);
-      INFO("T " << T << " threads " << threads);
-      CHECK(max_abs_diff(fast(ids), want) <= 1e-4);
-    }
+    const ts::ITensor ids = random_ids(2, T, kSmallVocab, 6);
+    check_at_1_and_2_threads([&] { return fast(ids); }, enc(ids), "T " + std::to_string(T));
   }
 }
 
 TEST_CASE("fast encoder equals the exact encoder with masks", "[fast_encoder]") {
-  Switches keep;
   FOR_EACH_ROUTE();
-  const ts::Config config = small_config(64, 4, 128, 2);
-  ts::TransformerEncoder enc = make_encoder(config, 3);
+  ts::TransformerEncoder enc = small_encoder(64, 4, 128, 2, 3);
   ts::FastEncoder fast(enc);
   for (int64_t T : {5, 12}) {
     const int64_t B = 3;
-    const ts::ITensor ids = random_ids(B, T, config.vocab_size, 11);
+    const ts::ITensor ids = random_ids(B, T, kSmallVocab, 11);
     const ts::Tensor causal = causal_mask(T), padding = padding_mask(B, T);
-    for (const ts::Tensor* mask : {&causal, &padding}) {
-      const ts::Tensor want = enc(ids, mask);
-      for (int threads : {1, 2}) {
-        ts::set_num_threads(threads);
-        INFO("T " << T << " mask batch " << mask->shape()[0] << " threads " << threads);
-        CHECK(max_abs_diff(fast(ids, mask), want) <= 1e-4);
-      }
-    }
+    for (const ts::Tensor* mask : {&causal, &padding})
+      check_at_1_and_2_threads([&] { return fast(ids, mask); }, enc(ids, mask),
+                               "T " + std::to_string(T) + " mask batch " + std::to_string(mask->shape()[0]));
   }
 }
 
 TEST_CASE("fast encoder equals the exact encoder at BERT-base size", "[fast_encoder][slow]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   ts::TransformerEncoder enc = make_encoder(ts::Config{}, 0);  // 12 layers, C 768, H 12, F 3072
   ts::FastEncoder fast(enc), fast_sgemm(enc, ts::FastEncoder::Gemm::Sgemm);
@@ -204,7 +204,6 @@ TEST_CASE("fast encoder equals the exact encoder at BERT-base size", "[fast_enco
 }
 
 TEST_CASE("fast encoder on the --naive paths equals the exact encoder", "[fast_encoder][slow]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   SECTION("small sizes, both switches and each alone") {
     const ts::Config config = small_config(48, 3, 80, 2);
@@ -241,12 +240,10 @@ TEST_CASE("fast encoder on the --naive paths equals the exact encoder", "[fast_e
 }
 
 TEST_CASE("fast encoder: the thread count does not change the result beyond rounding", "[fast_encoder]") {
-  Switches keep;
   FOR_EACH_ROUTE();
-  const ts::Config config = small_config(64, 4, 128, 2);
-  ts::TransformerEncoder enc = make_encoder(config, 1);
+  ts::TransformerEncoder enc = small_encoder(64, 4, 128, 2, 1);
   ts::FastEncoder fast(enc);
-  const ts::ITensor ids = random_ids(4, 20, config.vocab_size, 4);
+  const ts::ITensor ids = random_ids(4, 20, kSmallVocab, 4);
   ts::set_num_threads(1);
   const ts::Tensor one = fast(ids);
   ts::set_num_threads(2);
@@ -254,16 +251,15 @@ TEST_CASE("fast encoder: the thread count does not change the result beyond roun
   CHECK(max_abs_diff(one, two) <= 1e-5);
   CHECK(ts::num_threads() == 2);
   // a second forward on other shapes reuses (and grows) the buffers
-  const ts::ITensor small = random_ids(1, 3, config.vocab_size, 5);
+  const ts::ITensor small = random_ids(1, 3, kSmallVocab, 5);
   CHECK(max_abs_diff(fast(small), enc(small)) <= 1e-4);
   CHECK(max_abs_diff(fast(ids), two) == 0.0);
 }
 
 TEST_CASE("fast encoder rejects what it cannot compute", "[fast_encoder]") {
-  const ts::Config config = small_config(32, 2, 64, 1);
-  ts::TransformerEncoder enc = make_encoder(config, 0);
+  ts::TransformerEncoder enc = small_encoder(32, 2, 64, 1, 0);
   ts::FastEncoder fast(enc);
-  const ts::ITensor ids = random_ids(1, 4, config.vocab_size, 0);
+  const ts::ITensor ids = random_ids(1, 4, kSmallVocab, 0);
   const ts::Tensor bad_mask = ts::zeros({1, 4, 5});
   CHECK_THROWS_AS(fast(ids, &bad_mask), std::invalid_argument);
   CHECK_THROWS_AS(fast.layer(1, random_tensor({1, 4, 32}, 0)), std::out_of_range);
@@ -273,7 +269,7 @@ TEST_CASE("fast encoder rejects what it cannot compute", "[fast_encoder]") {
 }
 
 TEST_CASE("fast encoder: flops() counts the products of one forward", "[fast_encoder]") {
-  ts::TransformerEncoder enc = make_encoder(small_config(64, 4, 128, 3), 0);
+  ts::TransformerEncoder enc = small_encoder(64, 4, 128, 3, 0);
   ts::FastEncoder fast(enc);
   const double N = 2 * 10, C = 64, F = 128, D = 16, H = 4;
   const double layer = 2 * N * C * 3 * C + 2 * N * C * C + 4 * N * C * F + 4 * 2 * H * 10 * 10 * D;
@@ -282,7 +278,6 @@ TEST_CASE("fast encoder: flops() counts the products of one forward", "[fast_enc
 }
 
 TEST_CASE("fast row kernels agree with the torch-exact kernels", "[fast_encoder]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   for (int64_t n : {1, 7, 16, 17, 64, 128, 131, 768, 3072}) {
     const int64_t rows = 5;

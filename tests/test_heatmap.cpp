@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "course/heatmap.hpp"
+#include "tensor_rows.hpp"
 
 namespace {
 
@@ -27,14 +28,9 @@ bool is_ascii(const std::string& s) {
   return true;
 }
 
-ts::Tensor matrix(const std::vector<std::vector<float>>& rows) {
-  ts::Tensor m = ts::Tensor::from_shape({rows.size(), rows[0].size()});
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
-  return m;
-}
-
 }  // namespace
+
+using ts_test::matrix;
 
 TEST_CASE("heatmap: ASCII mode is plain ASCII, labelled, with a legend", "[heatmap]") {
   ts::HeatmapOptions opt;

@@ -35,33 +35,22 @@ struct Case {
   std::vector<float> x, y, gamma, beta;
 };
 
-// Runs the twin once per test binary; the temp dir is removed at exit.
-struct Twin {
-  ts_test::ReferenceRun run{"kernels_reference.py"};  // torch writes its tensors into run.dir()
-  fs::path dir = run.dir();
-  std::vector<Case> cases;
-  Twin() {
-    std::ifstream m(dir / "manifest.txt");
-    std::string line;
-    while (std::getline(m, line)) {
-      if (line.empty()) continue;
-      std::istringstream ss(line);
-      Case c;
-      ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
-      c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
-      c.y = ts_test::read_f32(dir / (c.name + ".y.f32"));
-      if (c.op == "layer_norm") {
-        c.gamma = ts_test::read_f32(dir / (c.name + ".g.f32"));
-        c.beta = ts_test::read_f32(dir / (c.name + ".b.f32"));
-      }
-      cases.push_back(std::move(c));
-    }
+Case read_case(std::istringstream& ss, const fs::path& dir) {
+  Case c;
+  ss >> c.name >> c.op >> c.rows >> c.n >> c.eps >> c.naive_tol;
+  c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
+  c.y = ts_test::read_f32(dir / (c.name + ".y.f32"));
+  if (c.op == "layer_norm") {
+    c.gamma = ts_test::read_f32(dir / (c.name + ".g.f32"));
+    c.beta = ts_test::read_f32(dir / (c.name + ".b.f32"));
   }
-};
+  return c;
+}
 
-const Twin& twin() {
-  static Twin t;
-  return t;
+// torch's cases: the twin runs once per test binary, its temporary folder goes once they are read.
+const std::vector<Case>& twin_cases() {
+  static const std::vector<Case> cases = ts_test::ReferenceRun("kernels_reference.py").manifest_cases<Case>(read_case);
+  return cases;
 }
 
 // Runs one case through the ts:: dispatch (so kernel_path() decides).
@@ -120,11 +109,10 @@ struct PathGuard {
 
 TEST_CASE("exact kernels match torch 1.13 bit for bit", "[kernels]") {
   PathGuard guard(ts::KernelPath::Exact);
-  const Twin& t = twin();
-  REQUIRE(t.cases.size() > 50);
+  REQUIRE(twin_cases().size() > 50);
   size_t bad_cases = 0;
   std::string report;
-  for (const Case& c : t.cases) {
+  for (const Case& c : twin_cases()) {
     const std::vector<float> y = run(c);
     REQUIRE(y.size() == c.y.size());
     const Diff d = compare(y, c.y, 0.0);
@@ -141,10 +129,9 @@ TEST_CASE("exact kernels match torch 1.13 bit for bit", "[kernels]") {
 
 TEST_CASE("naive kernels are close to torch", "[kernels]") {
   PathGuard guard(ts::KernelPath::Naive);
-  const Twin& t = twin();
   size_t bad_cases = 0, differing_cases = 0;
   std::string report;
-  for (const Case& c : t.cases) {
+  for (const Case& c : twin_cases()) {
     const std::vector<float> y = run(c);
     const Diff d = compare(y, c.y, c.naive_tol);
     if (d.bit_mismatches != 0) ++differing_cases;

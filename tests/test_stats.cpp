@@ -32,31 +32,21 @@ struct StatCase {
   std::vector<float> x, y;
 };
 
-// Runs the twin once per test binary; the temp dir is removed at exit.
-struct StatsTwin {
-  ts_test::ReferenceRun run{"stats_reference.py"};  // torch writes its tensors into run.dir()
-  fs::path dir = run.dir();
-  std::vector<StatCase> cases;
-  StatsTwin() {
-    std::ifstream m(dir / "manifest.txt");
-    std::string line;
-    while (std::getline(m, line)) {
-      if (line.empty()) continue;
-      std::istringstream ss(line);
-      StatCase c;
-      ss >> c.name >> c.op >> c.correction;
-      size_t d;
-      while (ss >> d) c.shape.push_back(d);
-      c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
-      c.y = ts_test::read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
-      cases.push_back(std::move(c));
-    }
-  }
-};
+StatCase read_case(std::istringstream& ss, const fs::path& dir) {
+  StatCase c;
+  ss >> c.name >> c.op >> c.correction;
+  size_t d;
+  while (ss >> d) c.shape.push_back(d);
+  c.x = ts_test::read_f32(dir / (c.name + ".x.f32"));
+  c.y = ts_test::read_f32(dir / fmt::format("{}.{}.{}.f32", c.name, c.op, c.correction));
+  return c;
+}
 
-const StatsTwin& stats_twin() {
-  static StatsTwin t;
-  return t;
+// torch's cases: the twin runs once per test binary, its temporary folder goes once they are read.
+const std::vector<StatCase>& stats_cases() {
+  static const std::vector<StatCase> cases =
+      ts_test::ReferenceRun("stats_reference.py").manifest_cases<StatCase>(read_case);
+  return cases;
 }
 
 ts::Tensor to_tensor(const std::vector<float>& v, const ts::Shape& shape) {
@@ -74,11 +64,10 @@ bool same_bits(float a, float b) {
 }  // namespace
 
 TEST_CASE("var / std / mean along the last dim match torch 1.13 bit for bit", "[stats]") {
-  const StatsTwin& t = stats_twin();
-  REQUIRE(t.cases.size() >= 60);
+  REQUIRE(stats_cases().size() >= 60);
   size_t bad_cases = 0;
   std::string report;
-  for (const StatCase& c : t.cases) {
+  for (const StatCase& c : stats_cases()) {
     const ts::Tensor x = to_tensor(c.x, c.shape);
     ts::Tensor y;
     if (c.op == "var") y = ts::var_lastdim(x, c.correction);
@@ -110,9 +99,8 @@ TEST_CASE("the one-row and many-row algorithms really differ (the test can fail)
   // torch runs Welford per row when the result has several values and a two-pass sum
   // when it has one; on shifted data they round differently. Feeding the 200 rows one
   // at a time (rows = 1, the two-pass path) must then disagree with torch's Welford result.
-  const StatsTwin& t = stats_twin();
   const StatCase* c = nullptr;
-  for (const StatCase& k : t.cases)
+  for (const StatCase& k : stats_cases())
     if (k.name == "shifted_200x37" && k.op == "var" && k.correction == 1) c = &k;
   REQUIRE(c != nullptr);
   const int64_t rows = 200, n = 37;

@@ -12,42 +12,14 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 
-results = []
-
-
-def run(binary, args, timeout=900):
-    return subprocess.run([binary, "--no-color"] + args, capture_output=True, text=True, timeout=timeout)
-
-
-def check(label, ok, detail=""):
-    print(f"{'OK    ' if ok else 'NOT OK'}  {label}" + (f": {detail}" if detail and not ok else ""))
-    results.append(ok)
-
-
-def refused(binary, label, args, expect=None):
-    try:
-        p = run(binary, args, timeout=60)
-    except subprocess.TimeoutExpired:
-        check(label, False, "still running after 60 s (it hangs)")
-        return
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    ok = p.returncode == 2 and len(lines) == 1 and "error" in lines[0] and (expect is None or expect in lines[0])
-    print(f"{'OK    ' if ok else 'NOT OK'}  {label} -> exit {p.returncode}: {lines[0] if lines else '(no message)'}")
-    results.append(ok)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checkpoint_steps import Checkpoints, check, main_of, refused, run  # noqa: E402
 
 
 def answer_lines(text):
     return [l for l in text.splitlines() if l.startswith("held-out exact match") or l.startswith("预测输出")]
-
-
-def step_of(path):
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        return json.loads(f.read(n))["__metadata__"]["step"]
 
 
 def read_st(path):
@@ -222,68 +194,24 @@ def settings_cases(binary, tmp):
     refused(binary, "--load --no-scale of a scaled checkpoint", ["--load", pre, "--no-scale"], "--no-scale")
 
 
-def main():
-    binary = sys.argv[1]
-    tmp = tempfile.mkdtemp(prefix="ts_ckpt_")
-    try:
-        d = os.path.join(tmp, "ckpt")
-        first = run(binary, ["--steps", "40", "--save", d, "--translate", "1234"])
-        check("--save after 40 steps", first.returncode == 0, first.stderr)
-        check("the folder holds exactly the two files",
-              sorted(os.listdir(d)) == ["model.safetensors", "optimizer.safetensors"], str(os.listdir(d)))
-        again = run(binary, ["--load", d, "--translate", "1234"])
-        check("--load gives the same held-out score and translations",
-              again.returncode == 0 and answer_lines(again.stdout) == answer_lines(first.stdout),
-              f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
-        # resume: 10 more steps continue from step 40
-        d2 = os.path.join(tmp, "resumed")
-        r = run(binary, ["--load", d, "--steps", "10", "--save", d2])
-        check("--load + --steps 10 resumes at step 40 and saves step 50",
-              r.returncode == 0 and step_of(os.path.join(d2, "model.safetensors")) == "50", r.stderr)
-        # truncated
-        t = os.path.join(tmp, "truncated")
-        shutil.copytree(d, t)
-        mp = os.path.join(t, "model.safetensors")
-        with open(mp, "r+b") as f:
-            f.truncate(os.path.getsize(mp) - 100)
-        refused(binary, "--load of a truncated checkpoint", ["--load", t])
-        with open(mp, "r+b") as f:
-            f.truncate(6)
-        refused(binary, "--load of a 6-byte model file", ["--load", t])
-        # missing file
-        m = os.path.join(tmp, "missing")
-        shutil.copytree(d, m)
-        os.remove(os.path.join(m, "optimizer.safetensors"))
-        refused(binary, "--load without optimizer.safetensors", ["--load", m])
-        # mismatched shapes and keys
-        refused(binary, "--load into a wider model (wrong shapes)", ["--load", d, "--d-model", "32"], "--d-model 64")
-        refused(binary, "--load into a deeper model (missing keys)", ["--load", d, "--layers", "3"], "--layers 2")
-        refused(binary, "--load into a shallower model (extra keys)", ["--load", d, "--layers", "1"], "--layers 2")
-        # inconsistent: the optimizer of another save
-        mix = os.path.join(tmp, "mixed")
-        shutil.copytree(d, mix)
-        shutil.copy(os.path.join(d2, "optimizer.safetensors"), os.path.join(mix, "optimizer.safetensors"))
-        refused(binary, "--load of a model and an optimizer from two saves", ["--load", mix])
-        # a symlink target is refused, the link and its target stay as they were
-        s = os.path.join(tmp, "symlinked")
-        os.makedirs(s)
-        target = os.path.join(tmp, "elsewhere.bin")
-        open(target, "wb").write(b"keep me")
-        os.symlink(target, os.path.join(s, "model.safetensors"))
-        refused(binary, "--save over a symlink", ["--steps", "1", "--save", s])
-        check("the symlink and its target are untouched, no temporary file left",
-              os.path.islink(os.path.join(s, "model.safetensors")) and open(target, "rb").read() == b"keep me"
-              and sorted(os.listdir(s)) == ["model.safetensors"], str(os.listdir(s)))
-        check("no temporary folder left beside the checkpoints", not [n for n in os.listdir(tmp) if ".ts-save-" in n],
-              str(os.listdir(tmp)))
-        hostile_cases(binary, tmp, d)
-        settings_cases(binary, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    bad = results.count(False)
-    print(f"{len(results) - bad} passed, {bad} failed")
-    return 0 if bad == 0 else 1
+def checks(binary, tmp):
+    c = Checkpoints(binary, tmp)
+    first = c.save(40, ["--translate", "1234"])
+    again = run(binary, ["--load", c.d, "--translate", "1234"])
+    check("--load gives the same held-out score and translations",
+          again.returncode == 0 and answer_lines(again.stdout) == answer_lines(first.stdout),
+          f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
+    c.resume(10)
+    c.truncated()
+    c.missing()
+    c.mismatched()
+    c.mixed()
+    c.symlinked()
+    check("no temporary folder left beside the checkpoints", not [n for n in os.listdir(tmp) if ".ts-save-" in n],
+          str(os.listdir(tmp)))
+    hostile_cases(binary, tmp, c.d)
+    settings_cases(binary, tmp)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_of("ts_ckpt_", lambda tmp: checks(sys.argv[1], tmp)))

@@ -10,35 +10,19 @@
 //   DIR/losses.safetensors     the loss of each of the 20 Adam steps ([CLS], dropout off)
 //   DIR/trained/ + DIR/logits.safetensors   (not with --quick) a checkpoint after 200 steps with
 //                              dropout, and its logits for the 500 held-out numbers
-#include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
-#include "fast/blas_core.hpp"
 #include "train/classifier.hpp"
 #include "train/encoder_ops.hpp"
 #include "train/numbers.hpp"
 
+#include "dump_values.hpp"
+
 using namespace ts::train;
+using namespace ts::train::dump;
 
 namespace {
-
-// N(0, 1) values (Box-Muller on the course's xoshiro generator)
-std::vector<float> randn(Rng& rng, size_t n, float scale = 1.0f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-    v[i] = scale * static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-  }
-  return v;
-}
-
-std::vector<float> zeros(size_t n) { return std::vector<float>(n, 0.0f); }
-
-void put(StFile& f, const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
-  f[name] = st_f32(v.data(), shape);
-}
 
 StFile op_cases() {
   Rng rng(17);
@@ -47,10 +31,7 @@ StFile op_cases() {
     auto x = randn(rng, 40, 2.5f), dout = randn(rng, 40), y = zeros(40), dx = zeros(40);
     gelu_forward(y.data(), x.data(), 40);
     gelu_backward(dx.data(), dout.data(), x.data(), 40);
-    put(f, "gelu.x", x, {40});
-    put(f, "gelu.dout", dout, {40});
-    put(f, "gelu.out", y, {40});
-    put(f, "gelu.dx", dx, {40});
+    put_op(f, "gelu.", x, dx, {40}, y, dout, {40});
   }
   {  // nn.LayerNorm: x (6,8), eps 1e-5
     auto x = randn(rng, 48, 3.0f), w = randn(rng, 8), b = randn(rng, 8), dout = randn(rng, 48);
@@ -58,12 +39,9 @@ StFile op_cases() {
     torch_layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), 6, 8, 1e-5f);
     torch_layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), mean.data(), rstd.data(),
                              w.data(), 6, 8);
-    put(f, "layernorm.x", x, {6, 8});
+    put_op(f, "layernorm.", x, dx, {6, 8}, y, dout, {6, 8});
     put(f, "layernorm.w", w, {8});
     put(f, "layernorm.b", b, {8});
-    put(f, "layernorm.dout", dout, {6, 8});
-    put(f, "layernorm.out", y, {6, 8});
-    put(f, "layernorm.dx", dx, {6, 8});
     put(f, "layernorm.dw", dw, {8});
     put(f, "layernorm.db", db, {8});
   }
@@ -88,44 +66,26 @@ StFile op_cases() {
     auto x = randn(rng, 24), dout = randn(rng, 6), out = zeros(6), dx = zeros(24);
     pool_forward(out.data(), x.data(), ids.data(), 2, 4, 3, mean, kPad);
     pool_backward(dx.data(), dout.data(), ids.data(), 2, 4, 3, mean, kPad);
-    put(f, p + "x", x, {2, 4, 3});
-    put(f, p + "dout", dout, {2, 3});
-    put(f, p + "out", out, {2, 3});
-    put(f, p + "dx", dx, {2, 4, 3});
+    put_op(f, p, x, dx, {2, 4, 3}, out, dout, {2, 3});
   }
   return f;
-}
-
-StFile grads_of(const Classifier& m, const ClsWorkspace& w) {
-  StFile g;
-  for (const ParamSpec& p : m.layout.specs) g[p.name] = st_f32(w.grads.data() + p.offset, p.shape);
-  return g;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  ts::use_widest_blas_core();
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: classifier_dump DIR [--quick]\n");
-    return 2;
-  }
-  const std::string dir = argv[1];
-  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
-  try {
-    save_safetensors(dir + "/ops.safetensors", op_cases(), {});
+  return dump::main_of(argc, argv, "classifier_dump", op_cases, [](const std::string& dir, bool quick) {
     ClassifierConfig cfg;
     cfg.vocab = classifier_vocab();
     cfg.dropout = 0.0;
     Rng rng(3);
     Epochs epochs(64, 3);
-    StFile batches, losses;
+    StFile batches;
     std::vector<ClsBatch> bs;
     for (int s = 0; s < 20; ++s) {
-      int64_t e = 0, bi = 0;
-      bs.push_back(make_cls_batch(epochs.next(&e, &bi)));
-      batches["ids." + std::to_string(s)] = st_i64(bs.back().ids.data(), {bs.back().B, bs.back().T});
-      batches["labels." + std::to_string(s)] = st_i64(bs.back().labels.data(), {bs.back().B});
+      bs.push_back(make_cls_batch(next_numbers(epochs)));
+      put_ids(batches, "ids", s, bs.back().ids, {bs.back().B, bs.back().T});
+      put_ids(batches, "labels", s, bs.back().labels, {bs.back().B});
     }
     save_safetensors(dir + "/batches.safetensors", batches, {});
     for (bool mean : {false, true}) {  // step 0 of each pooling
@@ -138,7 +98,8 @@ int main(int argc, char** argv) {
       classifier_loss(w, bs[0], cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, bs[0]);
-      save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"), grads_of(m, w), {});
+      save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"),
+                       per_param(m.layout.specs, w.grads.data()), {});
     }
     cfg.mean_pool = false;
     {  // 20 Adam steps, dropout off
@@ -153,10 +114,9 @@ int main(int argc, char** argv) {
         classifier_backward(m, w, b);
         adam.update(m.params.data(), w.grads.data(), m.params.size());
       }
-      losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
-      save_safetensors(dir + "/losses.safetensors", losses, {});
+      save_losses(dir, loss);
     }
-    if (quick) return 0;
+    if (quick) return;
     // a trained checkpoint (dropout on) and its held-out logits
     cfg.dropout = 0.1;
     Classifier m = init_classifier(cfg, 4);
@@ -164,8 +124,7 @@ int main(int argc, char** argv) {
     ClsWorkspace w;
     Epochs ep2(64, 4);
     for (int s = 0; s < 200; ++s) {
-      int64_t e = 0, bi = 0;
-      const ClsBatch b = make_cls_batch(ep2.next(&e, &bi));
+      const ClsBatch b = make_cls_batch(next_numbers(ep2));
       classifier_forward(m, w, b, true, rng);
       classifier_loss(w, b, cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);
@@ -179,9 +138,5 @@ int main(int argc, char** argv) {
     out["ids"] = st_i64(held.ids.data(), {held.B, held.T});
     out["logits"] = st_f32(w.logits.data(), {held.B, cfg.classes});
     save_safetensors(dir + "/logits.safetensors", out, {});
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "classifier_dump: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

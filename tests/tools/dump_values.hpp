@@ -1,11 +1,17 @@
-// dump_values.hpp: the random inputs and the safetensors entries the dump tools write for the
-// PyTorch twins (train_dump for ch11, gpt_dump for ch12).
+// dump_values.hpp: what the dump tools share (train_dump for ch11, gpt_dump for ch12,
+// classifier_dump for ch13): the random inputs, the safetensors entries they write for the
+// PyTorch twins, and their main.
 #pragma once
 
 #include <cmath>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
+#include "fast/blas_core.hpp"
+#include "train/model.hpp"
+#include "train/numbers.hpp"
 #include "train/ops.hpp"
 #include "train/safetensors.hpp"
 
@@ -25,6 +31,68 @@ inline std::vector<float> zeros(size_t n) { return std::vector<float>(n, 0.0f); 
 
 inline void put(StFile& f, const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
   f[name] = st_f32(v.data(), shape);
+}
+
+// Every parameter's value in `values` (a model's params or grads): one F32 entry per parameter.
+inline StFile per_param(const std::vector<ParamSpec>& specs, const float* values) {
+  StFile f;
+  for (const ParamSpec& p : specs) f[p.name] = st_f32(values + p.offset, p.shape);
+  return f;
+}
+
+// How many Adam steps the twins replay: 20, or 1 with --quick (step 0's gradients only).
+inline int adam_steps(bool quick) { return quick ? 1 : 20; }
+
+// f["NAME.STEP"]: one batch's ids (or labels) at Adam step `step`.
+inline void put_ids(StFile& f, const std::string& name, int step, const std::vector<int64_t>& ids,
+                    std::vector<int64_t> shape) {
+  f[name + "." + std::to_string(step)] = st_i64(ids.data(), shape);
+}
+
+// DIR/losses.safetensors: "loss", the loss of each Adam step.
+inline void save_losses(const std::string& dir, const std::vector<float>& loss) {
+  StFile f;
+  f["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
+  save_safetensors(dir + "/losses.safetensors", f, {});
+}
+
+// The number indices of the next batch (its epoch and batch counters are not needed here).
+inline std::vector<int64_t> next_numbers(Epochs& epochs) {
+  int64_t epoch = 0, batch = 0;
+  return epochs.next(&epoch, &batch);
+}
+
+// One op's input and output with their gradients: P.x and P.dx of the input's shape, P.dout and
+// P.out of the output's (the twin feeds P.x and P.dout to autograd and compares P.out and P.dx).
+inline void put_op(StFile& f, const std::string& p, const std::vector<float>& x, const std::vector<float>& dx,
+                   const std::vector<int64_t>& in_shape, const std::vector<float>& out,
+                   const std::vector<float>& dout, const std::vector<int64_t>& out_shape) {
+  put(f, p + "x", x, in_shape);
+  put(f, p + "dx", dx, in_shape);
+  put(f, p + "out", out, out_shape);
+  put(f, p + "dout", dout, out_shape);
+}
+
+// A dump tool's main: `NAME DIR [--quick]`. Writes DIR/ops.safetensors from ops(), then runs
+// body(DIR, quick) on the widest BLAS core this CPU runs. Usage error: exit 2; any error: one
+// line on stderr, exit 1.
+template <class Ops, class Body>
+int main_of(int argc, char** argv, const char* name, Ops ops, Body body) {
+  ts::use_widest_blas_core();
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s DIR [--quick]\n", name);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
+  try {
+    save_safetensors(dir + "/ops.safetensors", ops(), {});
+    body(dir, quick);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace ts::train::dump

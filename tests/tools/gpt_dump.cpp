@@ -9,12 +9,10 @@
 //   DIR/losses.safetensors    the loss of each of the 20 Adam steps (tied, dropout off)
 //   DIR/trained/ + DIR/completions.txt   (not with --quick) a checkpoint after 300 steps and its
 //                             greedy completions of 50 held-out numbers
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "fast/blas_core.hpp"
 #include "train/gpt_ops.hpp"
 #include "train/sampling.hpp"
 #include "train/safetensors.hpp"
@@ -22,12 +20,9 @@
 #include "dump_values.hpp"
 
 using namespace ts::train;
+using namespace ts::train::dump;
 
 namespace {
-
-using dump::put;
-using dump::randn;
-using dump::zeros;
 
 StFile op_cases() {
   Rng rng(12);
@@ -36,10 +31,7 @@ StFile op_cases() {
     auto x = randn(rng, 40, 2.0f), dout = randn(rng, 40), y = zeros(40), dx = zeros(40);
     gelu_forward(y.data(), x.data(), 40);
     gelu_backward(dx.data(), dout.data(), x.data(), 40);
-    put(f, "gelu.x", x, {40});
-    put(f, "gelu.dout", dout, {40});
-    put(f, "gelu.out", y, {40});
-    put(f, "gelu.dx", dx, {40});
+    put_op(f, "gelu.", x, dx, {40}, y, dout, {40});
   }
   {  // learned positions: dout (2,3,4) -> dwpe rows 0..2 of a (5,4) table
     auto dout = randn(rng, 24), dwpe = zeros(20);
@@ -61,11 +53,8 @@ StFile op_cases() {
     auto x = randn(rng, 24), W = randn(rng, 28), dout = randn(rng, 42), out = zeros(42), dx = zeros(24), dW = zeros(28);
     lm_head_forward(out.data(), x.data(), W.data(), 6, 4, 7);
     lm_head_backward(dx.data(), dW.data(), dout.data(), x.data(), W.data(), 6, 4, 7);
-    put(f, "head.x", x, {6, 4});
+    put_op(f, "head.", x, dx, {6, 4}, out, dout, {6, 7});
     put(f, "head.W", W, {7, 4});
-    put(f, "head.dout", dout, {6, 7});
-    put(f, "head.out", out, {6, 7});
-    put(f, "head.dx", dx, {6, 4});
     put(f, "head.dW", dW, {7, 4});
   }
   return f;
@@ -82,38 +71,25 @@ StFile grads_of(Gpt& m, const SeqBatch& b) {
   m.forward(b, false);
   m.zero_grad();
   m.backward();
-  StFile g;
-  for (const ParamSpec& p : m.layout.specs) g[p.name] = st_f32(m.grads.data() + p.offset, p.shape);
-  return g;
+  return per_param(m.layout.specs, m.grads.data());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  ts::use_widest_blas_core();
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: gpt_dump DIR [--quick]\n");
-    return 2;
-  }
-  const std::string dir = argv[1];
-  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
-  try {
-    save_safetensors(dir + "/ops.safetensors", op_cases(), {});
+  return dump::main_of(argc, argv, "gpt_dump", op_cases, [](const std::string& dir, bool quick) {
     Gpt m(default_config(true), 3, 1), u(default_config(false), 3, 1);
     Adam adam, adam_u;
     adam.lr = 0.002;
     save_gpt(dir + "/init", m, adam);
     save_gpt(dir + "/untied", u, adam_u);
     Epochs epochs(64, 3);
-    StFile batches, losses;
+    StFile batches;
     std::vector<float> loss;
-    const int steps = quick ? 1 : 20;
-    for (int s = 0; s < steps; ++s) {
-      int64_t e = 0, bi = 0;
-      const SeqBatch b = make_seq_batch(epochs.next(&e, &bi));
-      const std::string k = std::to_string(s);
-      batches["x." + k] = st_i64(b.x.data(), {b.B, b.T});
-      batches["y." + k] = st_i64(b.y.data(), {b.B, b.T});
+    for (int s = 0; s < adam_steps(quick); ++s) {
+      const SeqBatch b = make_seq_batch(next_numbers(epochs));
+      put_ids(batches, "x", s, b.x, {b.B, b.T});
+      put_ids(batches, "y", s, b.y, {b.B, b.T});
       if (s == 0) {
         save_safetensors(dir + "/grads0.safetensors", grads_of(m, b), {});
         save_safetensors(dir + "/grads0_untied.safetensors", grads_of(u, b), {});
@@ -124,18 +100,16 @@ int main(int argc, char** argv) {
       adam.update(m.params.data(), m.grads.data(), m.params.size());
       loss.push_back(static_cast<float>(l));
     }
-    losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
     save_safetensors(dir + "/batches.safetensors", batches, {});
-    save_safetensors(dir + "/losses.safetensors", losses, {});
-    if (quick) return 0;
+    save_losses(dir, loss);
+    if (quick) return;
     // a trained checkpoint and what it completes
     Gpt t(default_config(true), 4, 2);
     Adam at;
     at.lr = 0.002;
     Epochs ep2(64, 4);
     for (int s = 0; s < 300; ++s) {
-      int64_t e = 0, bi = 0;
-      t.forward(make_seq_batch(ep2.next(&e, &bi)), true);
+      t.forward(make_seq_batch(next_numbers(ep2)), true);
       t.zero_grad();
       t.backward();
       at.update(t.params.data(), t.grads.data(), t.params.size());
@@ -148,9 +122,5 @@ int main(int argc, char** argv) {
       out << n << "\t" << seq_vocab().decode(generate(t, encode_prompt(n), t.cfg.ctx, Sampler{}, rng)) << "\n";
     }
     if (!out) throw FileError("cannot write " + dir + "/completions.txt");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpt_dump: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

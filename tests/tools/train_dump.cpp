@@ -8,26 +8,20 @@
 //   DIR/losses.safetensors    the loss of each of the 20 steps (dropout off, article's loss_fun)
 //   DIR/trained/ + DIR/translations.txt   (not with --quick) a checkpoint after 300 steps with
 //                             dropout, and its greedy translations of 50 held-out numbers
-#include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "exact/matmul.hpp"
-#include "fast/blas_core.hpp"
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
 #include "dump_values.hpp"
 
 using namespace ts::train;
+using namespace ts::train::dump;
 
 namespace {
-
-using dump::put;
-using dump::randn;
-using dump::zeros;
 
 // Each op on small random inputs: outputs and gradients for a random upstream gradient.
 StFile op_cases() {
@@ -51,12 +45,9 @@ StFile op_cases() {
     auto out = zeros(30), dx = zeros(24), dW = zeros(20), db = zeros(5);
     linear_forward(out.data(), x.data(), W.data(), b.data(), 6, 4, 5);
     linear_backward(dx.data(), dW.data(), db.data(), dout.data(), x.data(), W.data(), 6, 4, 5);
-    put(f, "linear.x", x, {2, 3, 4});
+    put_op(f, "linear.", x, dx, {2, 3, 4}, out, dout, {2, 3, 5});
     put(f, "linear.W", W, {5, 4});
     put(f, "linear.b", b, {5});
-    put(f, "linear.dout", dout, {2, 3, 5});
-    put(f, "linear.out", out, {2, 3, 5});
-    put(f, "linear.dx", dx, {2, 3, 4});
     put(f, "linear.dW", dW, {5, 4});
     put(f, "linear.db", db, {5});
   }
@@ -65,12 +56,9 @@ StFile op_cases() {
     auto y = zeros(48), mean = zeros(6), rstd = zeros(6), dx = zeros(48), da = zeros(8), db = zeros(8);
     layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), a.data(), b.data(), 6, 8, 1e-6f);
     layernorm_backward(dx.data(), da.data(), db.data(), dout.data(), x.data(), mean.data(), rstd.data(), a.data(), 6, 8);
-    put(f, "layernorm.x", x, {6, 8});
+    put_op(f, "layernorm.", x, dx, {6, 8}, y, dout, {6, 8});
     put(f, "layernorm.a", a, {8});
     put(f, "layernorm.b", b, {8});
-    put(f, "layernorm.dout", dout, {6, 8});
-    put(f, "layernorm.out", y, {6, 8});
-    put(f, "layernorm.dx", dx, {6, 8});
     put(f, "layernorm.da", da, {8});
     put(f, "layernorm.db", db, {8});
   }
@@ -78,30 +66,21 @@ StFile op_cases() {
     auto x = randn(rng, 24), dout = randn(rng, 24), y = zeros(24), dx = zeros(24);
     relu_forward(y.data(), x.data(), 24);
     relu_backward(dx.data(), dout.data(), x.data(), 24);
-    put(f, "relu.x", x, {24});
-    put(f, "relu.dout", dout, {24});
-    put(f, "relu.out", y, {24});
-    put(f, "relu.dx", dx, {24});
+    put_op(f, "relu.", x, dx, {24}, y, dout, {24});
   }
   {  // dropout p = 0.5: the twin multiplies by our mask
     auto x = randn(rng, 32), dout = randn(rng, 32), y = zeros(32), keep = zeros(32), dx = zeros(32);
     dropout_forward(y.data(), keep.data(), x.data(), 32, 0.5, true, rng);
     dropout_backward(dx.data(), dout.data(), keep.data(), 32);
-    put(f, "dropout.x", x, {32});
+    put_op(f, "dropout.", x, dx, {32}, y, dout, {32});
     put(f, "dropout.keep", keep, {32});
-    put(f, "dropout.dout", dout, {32});
-    put(f, "dropout.out", y, {32});
-    put(f, "dropout.dx", dx, {32});
   }
   {  // residual add
     auto x = randn(rng, 12), r = randn(rng, 12), dout = randn(rng, 12), y = zeros(12), dx = zeros(12), dr = zeros(12);
     residual_forward(y.data(), x.data(), r.data(), 12);
     residual_backward(dx.data(), dr.data(), dout.data(), 12);
-    put(f, "residual.x", x, {12});
+    put_op(f, "residual.", x, dx, {12}, y, dout, {12});
     put(f, "residual.r", r, {12});
-    put(f, "residual.dout", dout, {12});
-    put(f, "residual.out", y, {12});
-    put(f, "residual.dx", dx, {12});
     put(f, "residual.dr", dr, {12});
   }
   {  // split / merge heads: x (2,3,8), H = 2
@@ -171,15 +150,7 @@ StFile op_cases() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ts::use_widest_blas_core();  // OpenBLAS on the widest kernel this CPU runs
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: train_dump DIR [--quick]\n");
-    return 2;
-  }
-  const std::string dir = argv[1];
-  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
-  try {
-    save_safetensors(dir + "/ops.safetensors", op_cases(), {});
+  return dump::main_of(argc, argv, "train_dump", op_cases, [](const std::string& dir, bool quick) {
     // the whole model: default sizes, dropout off, seed 3, one thread (the twin runs one too)
     ModelConfig cfg;
     cfg.src_vocab = source_vocab().size();
@@ -188,34 +159,28 @@ int main(int argc, char** argv) {
     Trainer tr(init_model(cfg, 3), 1, 3);
     save_checkpoint(dir + "/init", tr.model(), tr.adam());
     Epochs epochs(64, 3);
-    StFile batches, grads0, losses;
+    StFile batches, grads0;
     std::vector<float> loss;
-    const int steps = quick ? 1 : 20;
-    for (int s = 0; s < steps; ++s) {
-      int64_t e = 0, bi = 0;
-      const Batch b = make_batch(epochs.next(&e, &bi));
-      const std::string k = std::to_string(s);
-      batches["inputs." + k] = st_i64(b.inputs.data(), {b.B, b.S});
-      batches["tar_inp." + k] = st_i64(b.tar_inp.data(), {b.B, b.T});
-      batches["tar_real." + k] = st_i64(b.tar_real.data(), {b.B, b.T});
+    for (int s = 0; s < adam_steps(quick); ++s) {
+      const Batch b = make_batch(next_numbers(epochs));
+      put_ids(batches, "inputs", s, b.inputs, {b.B, b.S});
+      put_ids(batches, "tar_inp", s, b.tar_inp, {b.B, b.T});
+      put_ids(batches, "tar_real", s, b.tar_real, {b.B, b.T});
       const StepStats st = tr.gradients(b, Reduction::ArticleMean, true);
-      if (s == 0)
-        for (const ParamSpec& p : tr.model().layout.specs) grads0[p.name] = st_f32(tr.grads().data() + p.offset, p.shape);
+      if (s == 0) grads0 = per_param(tr.model().layout.specs, tr.grads().data());
       tr.adam().update(tr.model().params.data(), tr.grads().data(), tr.model().params.size());
       loss.push_back(static_cast<float>(st.loss_article));
     }
-    losses["loss"] = st_f32(loss.data(), {static_cast<int64_t>(loss.size())});
     save_safetensors(dir + "/batches.safetensors", batches, {});
     save_safetensors(dir + "/grads0.safetensors", grads0, {});
-    save_safetensors(dir + "/losses.safetensors", losses, {});
-    if (quick) return 0;
+    save_losses(dir, loss);
+    if (quick) return;
     // a trained checkpoint (dropout on) and what it translates
     cfg.dropout = 0.1;
     Trainer tt(init_model(cfg, 4), 2, 4);
     Epochs ep2(64, 4);
     for (int s = 0; s < 300; ++s) {
-      int64_t e = 0, bi = 0;
-      tt.step(make_batch(ep2.next(&e, &bi)), Reduction::ArticleMean);
+      tt.step(make_batch(next_numbers(ep2)), Reduction::ArticleMean);
     }
     save_checkpoint(dir + "/trained", tt.model(), tt.adam());
     const std::vector<int64_t> nums(number_split().held_out.begin(), number_split().held_out.begin() + 50);
@@ -223,9 +188,5 @@ int main(int argc, char** argv) {
     std::ofstream out(dir + "/translations.txt");
     for (size_t i = 0; i < nums.size(); ++i) out << nums[i] << "\t" << target_vocab().decode(pred[i]) << "\n";
     if (!out) throw FileError("cannot write {path}", fmt::arg("path", dir + "/translations.txt"));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_dump: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

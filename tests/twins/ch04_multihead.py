@@ -13,17 +13,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from twinlib import ARTICLE, BERT_BASE, TWIN, Twin, tf_shape, tf_str
+from twinlib import ARTICLE, BERT_BASE, D_MODEL, HEADS, TWIN, Twin, tf_shape, tf_str
 from article000 import MultiHeadAttention
 from article002 import MultiHeadedAttention, attention
 from article004 import MutilHeadAttention
 
-tw = Twin(__doc__, [(("--d-model",), dict(type=int, default=BERT_BASE.hidden_size)),
-                    (("--heads",), dict(type=int, default=BERT_BASE.num_attention_heads)),
-                    (("--seq-len",), dict(type=int, default=60))])
-config = copy(BERT_BASE)
-config.hidden_size = tw.args.d_model
-config.num_attention_heads = tw.args.heads
+tw = Twin(__doc__, [D_MODEL, HEADS, (("--seq-len",), dict(type=int, default=60))])
+config = tw.bert_config()
 
 # Step 1: ids -> embeddings; q = k = v
 input_ids = tw.input_ids()

@@ -8,13 +8,12 @@ Order of the random draws (the issue's scenario, then the demonstrations):
   the merged nn.Linear(C, C) (drawn, then overwritten).
 """
 import warnings
-from copy import copy
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from twinlib import BERT_BASE, TWIN, Twin
+from twinlib import D_FF, D_MODEL, HEADS, TWIN, Twin
 from article000 import FeedForward, MultiHeadAttention
 from article002 import PositionwiseFeedForward
 
@@ -34,13 +33,8 @@ class PositionWiseFFN(nn.Module):
         return self.dense2(self.relu(self.dense1(X)))
 
 
-tw = Twin(__doc__, [(("--d-model",), dict(type=int, default=BERT_BASE.hidden_size)),
-                    (("--heads",), dict(type=int, default=BERT_BASE.num_attention_heads)),
-                    (("--d-ff",), dict(type=int, default=BERT_BASE.intermediate_size))])
-config = copy(BERT_BASE)
-config.hidden_size = tw.args.d_model
-config.num_attention_heads = tw.args.heads
-config.intermediate_size = tw.args.d_ff
+tw = Twin(__doc__, [D_MODEL, HEADS, D_FF])
+config = tw.bert_config()
 
 # Step 1: chapter 4's multi-head attention output
 input_ids = tw.input_ids()

@@ -7,24 +7,16 @@ the same two sublayers; then article 000's TransformerEncoder(config) (Embedding
 applied to input_ids, one layer at a time; article 002's final LayerNorm on its output; and the
 post-LN stack on the same weights, from the same embedding output."""
 from copy import deepcopy
-from types import SimpleNamespace
 
 import torch
 from torch import nn
 
-from twinlib import ARTICLE, BERT_BASE, TWIN, Twin
+from twinlib import ARTICLE, D_FF, D_MODEL, HEADS, LAYERS, TWIN, Twin
 from article000 import TransformerEncoder, TransformerEncoderLayer
 from article002 import LayerNorm, SublayerConnection
 
-tw = Twin(__doc__, [(("--layers",), dict(type=int, default=BERT_BASE.num_hidden_layers)),
-                    (("--d-model",), dict(type=int, default=BERT_BASE.hidden_size)),
-                    (("--heads",), dict(type=int, default=BERT_BASE.num_attention_heads)),
-                    (("--d-ff",), dict(type=int, default=BERT_BASE.intermediate_size))])
-config = SimpleNamespace(**vars(BERT_BASE))
-config.num_hidden_layers = tw.args.layers
-config.hidden_size = tw.args.d_model
-config.num_attention_heads = tw.args.heads
-config.intermediate_size = tw.args.d_ff
+tw = Twin(__doc__, [LAYERS, D_MODEL, HEADS, D_FF])
+config = tw.bert_config()
 C = config.hidden_size
 
 

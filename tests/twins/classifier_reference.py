@@ -12,10 +12,7 @@ Runs classifier_dump into a temporary folder, then checks what it wrote against 
 Printed llm.c-style: first values side by side, then OK / NOT OK with the max difference.
 """
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from types import SimpleNamespace
 
 import torch
@@ -24,7 +21,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from article000 import TransformerEncoder  # noqa: E402
-from train_reference import leaf, load_safetensors, report, results  # noqa: E402
+from autograd_twin import check_op, leaf, load_safetensors, main_of, report, verdict  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -69,11 +66,7 @@ def twin(ckpt_dir, mean_pool):
 def check_ops(ops):
     print("--- each new op's backward vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
     g = lambda k: ops[k]  # noqa: E731
-    x = leaf(g("gelu.x"))
-    out = F.gelu(x)
-    out.backward(g("gelu.dout"))
-    report("gelu out", g("gelu.out"), out, 1e-5)
-    report("gelu dx", g("gelu.dx"), x.grad, 1e-5)
+    check_op(ops, "gelu.", "gelu", F.gelu)
     x, w, b = leaf(g("layernorm.x")), leaf(g("layernorm.w")), leaf(g("layernorm.b"))
     out = F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
     out.backward(g("layernorm.dout"))
@@ -88,16 +81,9 @@ def check_ops(ops):
     report("token + position out", g("positions.out"), out, 1e-5)
     report("token + position dtok", g("positions.dtok"), tok.grad, 1e-5)
     report("token + position dpos", g("positions.dpos"), pos.grad, 1e-5)
-    for p in ("pool_cls.", "pool_mean."):
-        x = leaf(g(p + "x"))
-        if p == "pool_cls.":
-            out = x[:, 0, :]
-        else:
-            m = (ids != 0).unsqueeze(-1).float()
-            out = (x * m).sum(1) / m.sum(1)
-        out.backward(g(p + "dout"))
-        report(p[:-1] + " out", g(p + "out"), out, 1e-5)
-        report(p[:-1] + " dx", g(p + "dx"), x.grad, 1e-5)
+    m = (ids != 0).unsqueeze(-1).float()
+    check_op(ops, "pool_cls.", "pool_cls", lambda x: x[:, 0, :])
+    check_op(ops, "pool_mean.", "pool_mean", lambda x: (x * m).sum(1) / m.sum(1))
 
 
 def check_model(d, quick):
@@ -134,31 +120,8 @@ def check_model(d, quick):
         logits = model(held["ids"])
     report("held-out logits", held["logits"], logits, 1e-4)
     same = int((logits.argmax(-1) == held["logits"].argmax(-1)).sum())
-    ok = same == logits.shape[0]
-    print("%-6s held-out predictions: %d of %d the same" % ("OK" if ok else "NOT OK", same, logits.shape[0]))
-    results.append(ok)
-
-
-def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    tool, quick = sys.argv[1], "--quick" in sys.argv[2:]
-    d = tempfile.mkdtemp(prefix="ts_classifier_")
-    try:
-        p = subprocess.run([tool, d] + (["--quick"] if quick else []), capture_output=True, text=True)
-        if p.returncode != 0:
-            print("NOT OK: %s exited %d\n%s" % (tool, p.returncode, p.stderr))
-            return 1
-        ops, _ = load_safetensors(os.path.join(d, "ops.safetensors"))
-        check_ops(ops)
-        check_model(d, quick)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    bad = results.count(False)
-    print("%s: %d checks, %d failed" % ("OK" if bad == 0 else "NOT OK", len(results), bad))
-    return 0 if bad == 0 else 1
+    verdict(same == logits.shape[0], "held-out predictions: %d of %d the same" % (same, logits.shape[0]))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_of(__doc__, "ts_classifier_", check_ops, check_model))

@@ -15,18 +15,15 @@ self-attention and a GELU MLP, ln_f, lm_head tied to wte) with the course's Laye
 """
 import math
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import train_reference as tr  # noqa: E402  (load_safetensors, report, results)
-from train_reference import load_safetensors, report, leaf  # noqa: E402
+from autograd_twin import (check_grads, check_losses, check_op, equal_words, leaf, load_safetensors,  # noqa: E402
+                           main_of, report)
 
 torch.set_num_threads(1)
 
@@ -114,11 +111,7 @@ def loss_fn(model, x, y, V):
 def check_ops(ops):
     print("--- ch12's new ops vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
     g = lambda k: ops[k]  # noqa: E731
-    x = leaf(g("gelu.x"))
-    out = F.gelu(x)
-    out.backward(g("gelu.dout"))
-    report("gelu out", g("gelu.out"), out, 1e-5)
-    report("gelu dx", g("gelu.dx"), x.grad, 1e-5)
+    check_op(ops, "gelu.", "gelu", F.gelu)
     wpe = leaf(torch.zeros(5, 4))
     (wpe[torch.arange(3)].unsqueeze(0).expand(2, 3, 4)).backward(g("positions.dout"))
     report("positions dwpe", g("positions.dwpe"), wpe.grad, 1e-5)
@@ -141,14 +134,7 @@ def check_grads0(model, V, batches, grads0, label):
           "<= 1e-4 x max |grad|" % label)
     model.zero_grad()
     loss_fn(model, batches["x.0"], batches["y.0"], V).backward()
-    named = dict(model.named_parameters())  # a tied lm_head.weight is wte.weight: listed once
-    floor = 1e-4 * max(float(p.grad.abs().max()) for p in named.values())
-    for name in grads0:
-        report(name, grads0[name], named[name].grad, 1e-4, floor)
-    if set(grads0) != set(named):
-        print("NOT OK  parameter names differ:", sorted(set(grads0) ^ set(named)))
-        tr.results.append(False)
-
+    check_grads(grads0, dict(model.named_parameters()))  # a tied lm_head.weight is wte.weight: listed once
 
 def check_model(d, quick):
     batches, _ = load_safetensors(os.path.join(d, "batches.safetensors"))
@@ -167,13 +153,7 @@ def check_model(d, quick):
         loss.backward()
         opt.step()
         ref.append(float(loss))
-    print("--- the losses of the first %d Adam steps (dropout off), within 1e-4" % steps)
-    worst = max(abs(float(a) - b) for a, b in zip(losses["loss"], ref))
-    for s in (0, 1, 2, steps - 1):
-        print("step %2d  ours %.6f  torch %.6f" % (s, float(losses["loss"][s]), ref[s]))
-    ok = worst <= 1e-4
-    print("%-6s losses of %d steps: maxdiff %.3e" % ("OK" if ok else "NOT OK", steps, worst))
-    tr.results.append(ok)
+    check_losses([float(a) for a in losses["loss"]], ref)
     print("--- a C++-trained checkpoint loaded into the twin: greedy completions")
     model, V = twin_model(os.path.join(d, "trained"))
     words = ["<pad>"] + [str(i) for i in range(10)] + ["="] + (
@@ -181,7 +161,7 @@ def check_model(d, quick):
         "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand").split()
     words.append("<end>")
     assert len(words) == V, (len(words), V)
-    same = total = 0
+    rows = []
     for line in open(os.path.join(d, "completions.txt"), encoding="utf-8"):
         number, theirs = line.rstrip("\n").split("\t")
         ids = [1 + int(c) for c in number] + [11]
@@ -193,35 +173,9 @@ def check_model(d, quick):
                     break
                 pred.append(nxt)
                 ids.append(nxt)
-        mine = " ".join(words[i] for i in pred if 11 < i < V - 1)
-        total += 1
-        same += mine == theirs
-        if mine != theirs:
-            print("NOT OK  %s: C++ '%s', twin '%s'" % (number, theirs, mine))
-    ok = same == total and total > 0
-    print("%-6s %d/%d completions equal" % ("OK" if ok else "NOT OK", same, total))
-    tr.results.append(ok)
-
-
-def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    tool, quick = sys.argv[1], "--quick" in sys.argv[2:]
-    d = tempfile.mkdtemp(prefix="ts_gpt_")
-    try:
-        p = subprocess.run([tool, d] + (["--quick"] if quick else []), capture_output=True, text=True)
-        if p.returncode != 0:
-            print("NOT OK: %s exited %d\n%s" % (tool, p.returncode, p.stderr))
-            return 1
-        check_ops(load_safetensors(os.path.join(d, "ops.safetensors"))[0])
-        check_model(d, quick)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    bad = tr.results.count(False)
-    print("%s: %d checks, %d failed" % ("OK" if bad == 0 else "NOT OK", len(tr.results), bad))
-    return 0 if bad == 0 else 1
+        rows.append((number, theirs, " ".join(words[i] for i in pred if 11 < i < V - 1)))
+    equal_words(rows, "completions")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_of(__doc__, "ts_gpt_", check_ops, check_model))

@@ -12,57 +12,19 @@ Printed llm.c-style: first values side by side, then OK / NOT OK with the max di
 The twin's model is article 002's create_model (tests/twins/article002.py) with article 004's
 ReLU in the feed-forward, as src/train/model.hpp describes.
 """
-import json
-import math
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import article002  # noqa: E402
 from article002 import create_model, subsequent_mask  # noqa: E402
+from autograd_twin import (check_grads, check_losses, check_op, equal_words, leaf, load_safetensors,  # noqa: E402
+                           main_of, report)
 
 torch.set_num_threads(1)
-DTYPES = {"F32": np.float32, "I64": np.int64}
-results = []
-
-
-def load_safetensors(path):
-    """{name: tensor}, metadata: the format is 8 bytes of header length, a JSON header, raw bytes."""
-    with open(path, "rb") as f:
-        data = f.read()
-    n = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    out = {}
-    for name, e in header.items():
-        a, b = e["data_offsets"]
-        arr = np.frombuffer(data[8 + n + a:8 + n + b], dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
-        out[name] = torch.from_numpy(arr.copy())
-    return out, meta
-
-
-def report(name, ours, ref, rel, floor=0.0):
-    """llm.c's check_tensor: first values side by side, then OK / NOT OK and the max difference.
-    The bound is rel * max(max |ref|, floor)."""
-    ours, ref = ours.detach().double().flatten(), ref.detach().double().flatten()
-    maxdiff = float((ours - ref).abs().max()) if ours.numel() else 0.0
-    scale = max(float(ref.abs().max()) if ref.numel() else 0.0, floor)
-    ok = ours.shape == ref.shape and maxdiff <= rel * max(scale, 1e-12)
-    firsts = "  ".join("%+.5e/%+.5e" % (float(a), float(b)) for a, b in zip(ours[:3], ref[:3]))
-    print("%-6s %-46s %s  maxdiff %.3e (max |ref| %.3e)" % ("OK" if ok else "NOT OK", name, firsts, maxdiff, scale))
-    results.append(ok)
-    return ok
-
-
-def leaf(t):
-    return t.clone().requires_grad_(True)
 
 
 def check_ops(ops):
@@ -92,17 +54,9 @@ def check_ops(ops):
     report("layernorm da", g("layernorm.da"), ln.a_2.grad, 1e-5)
     report("layernorm db", g("layernorm.db"), ln.b_2.grad, 1e-5)
     # relu
-    x = leaf(g("relu.x"))
-    out = torch.relu(x)
-    out.backward(g("relu.dout"))
-    report("relu out", g("relu.out"), out, 1e-5)
-    report("relu dx", g("relu.dx"), x.grad, 1e-5)
+    check_op(ops, "relu.", "relu", torch.relu)
     # dropout with our keep mask
-    x = leaf(g("dropout.x"))
-    out = x * g("dropout.keep")
-    out.backward(g("dropout.dout"))
-    report("dropout out", g("dropout.out"), out, 1e-5)
-    report("dropout dx", g("dropout.dx"), x.grad, 1e-5)
+    check_op(ops, "dropout.", "dropout", lambda x: x * g("dropout.keep"))
     # residual
     x, r = leaf(g("residual.x")), leaf(g("residual.r"))
     out = x + r
@@ -188,28 +142,13 @@ def check_model(d, quick):
         loss = loss_fun(model, batches["inputs.%d" % s], batches["tar_inp.%d" % s], batches["tar_real.%d" % s], V)
         loss.backward()
         if s == 0:
-            named = dict(model.named_parameters())
-            # The key projection's bias has a true gradient of exactly 0 (softmax ignores a constant
-            # added to a whole row of scores): both sides show only rounding noise (~1e-10), so no
-            # tensor's scale is taken below 1e-4 x the largest gradient of the model.
-            floor = 1e-4 * max(float(p.grad.abs().max()) for p in named.values())
-            for name in grads0:
-                report(name, grads0[name], named[name].grad, 1e-4, floor)
-            if set(grads0) != set(named):
-                print("NOT OK  parameter names differ:", sorted(set(grads0) ^ set(named)))
-                results.append(False)
+            check_grads(grads0, dict(model.named_parameters()))
         opt.step()
         ours_losses.append(float(losses["loss"][s]))
         ref_losses.append(float(loss))
     if quick:
         return
-    print("--- the losses of the first %d Adam steps (dropout off), within 1e-4" % steps)
-    worst = max(abs(a - b) for a, b in zip(ours_losses, ref_losses))
-    for s in (0, 1, 2, steps - 1):
-        print("step %2d  ours %.6f  torch %.6f" % (s, ours_losses[s], ref_losses[s]))
-    ok = worst <= 1e-4
-    print("%-6s losses of %d steps: maxdiff %.3e" % ("OK" if ok else "NOT OK", steps, worst))
-    results.append(ok)
+    check_losses(ours_losses, ref_losses)
     # a C++-trained checkpoint in the twin: the same greedy translations
     print("--- a C++-trained checkpoint loaded into the twin: greedy translations")
     model, V = twin_model(os.path.join(d, "trained"), 0.1)
@@ -218,7 +157,7 @@ def check_model(d, quick):
                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
                          "eighty ninety hundred thousand").split()
     start, end = len(words), len(words) + 1
-    same = total = 0
+    rows = []
     for line in open(os.path.join(d, "translations.txt"), encoding="utf-8"):
         number, theirs = line.rstrip("\n").split("\t")
         src = torch.tensor([[11] + [1 + int(c) for c in number] + [12]])
@@ -234,36 +173,9 @@ def check_model(d, quick):
                     break
                 pred.append(nxt)
                 ys = torch.cat([ys, torch.tensor([[nxt]])], dim=1)
-        mine = " ".join(words[i] for i in pred if 0 < i < start)
-        total += 1
-        same += mine == theirs
-        if mine != theirs:
-            print("NOT OK  %s: C++ '%s', twin '%s'" % (number, theirs, mine))
-    ok = same == total and total > 0
-    print("%-6s %d/%d translations equal" % ("OK" if ok else "NOT OK", same, total))
-    results.append(ok)
-
-
-def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    tool, quick = sys.argv[1], "--quick" in sys.argv[2:]
-    d = tempfile.mkdtemp(prefix="ts_train_")
-    try:
-        p = subprocess.run([tool, d] + (["--quick"] if quick else []), capture_output=True, text=True)
-        if p.returncode != 0:
-            print("NOT OK: %s exited %d\n%s" % (tool, p.returncode, p.stderr))
-            return 1
-        ops, _ = load_safetensors(os.path.join(d, "ops.safetensors"))
-        check_ops(ops)
-        check_model(d, quick)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    bad = results.count(False)
-    print("%s: %d checks, %d failed" % ("OK" if bad == 0 else "NOT OK", len(results), bad))
-    return 0 if bad == 0 else 1
+        rows.append((number, theirs, " ".join(words[i] for i in pred if 0 < i < start)))
+    equal_words(rows, "translations")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_of(__doc__, "ts_train_", check_ops, check_model))

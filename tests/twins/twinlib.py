@@ -9,6 +9,7 @@ tests/twin_compare.py runs a chapter and its twin in both modes and diffs them.
 import argparse
 import os
 import sys
+from copy import copy
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,6 +23,15 @@ ARTICLE, TWIN = "article", "twin"
 BERT_BASE = SimpleNamespace(
     vocab_size=30522, hidden_size=768, num_attention_heads=12, intermediate_size=3072,
     hidden_dropout_prob=0.1, max_position_embeddings=512, num_hidden_layers=12)
+
+# The size knobs the chapters share (Twin's extra_args), each defaulting to bert-base-uncased's size,
+# and the config field each sets in Twin.bert_config().
+D_MODEL = (("--d-model",), dict(type=int, default=BERT_BASE.hidden_size))
+HEADS = (("--heads",), dict(type=int, default=BERT_BASE.num_attention_heads))
+D_FF = (("--d-ff",), dict(type=int, default=BERT_BASE.intermediate_size))
+LAYERS = (("--layers",), dict(type=int, default=BERT_BASE.num_hidden_layers))
+SIZE_FIELDS = (("d_model", "hidden_size"), ("heads", "num_attention_heads"), ("d_ff", "intermediate_size"),
+               ("layers", "num_hidden_layers"))
 
 DEFAULT_TEXT = "time flies like an arrow"
 DEFAULT_VOCAB = os.path.join(HERE, "..", "..", "data", "bert-base-uncased-vocab.txt")
@@ -43,6 +53,14 @@ class Twin:
         if not (self.args.plain or self.args.transcript):
             self.args.transcript = True
         torch.manual_seed(self.args.seed)
+
+    def bert_config(self):
+        """A copy of BERT_BASE with the size knobs this twin takes (--d-model, --heads, --d-ff, --layers)."""
+        config = copy(BERT_BASE)
+        for knob, field in SIZE_FIELDS:
+            if hasattr(self.args, knob):
+                setattr(config, field, getattr(self.args, knob))
+        return config
 
     @property
     def training(self):
