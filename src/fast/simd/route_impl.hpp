@@ -193,6 +193,22 @@ void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t l
   }
 }
 
+// dx += dy * (Phi(x) + x phi(x)): Phi(x) = (1 + erf(x / sqrt 2)) / 2, phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  const int64_t nW = n / W * W;
+  auto grad = [](V xv) {
+    const V cdf = xsimd::fma(V(0.5f), erf_of_x_over_sqrt2(xv), V(0.5f));
+    const V pdf = V(0.3989422804014327f) * exp_v(V(-0.5f) * xv * xv);
+    return xsimd::fma(xv, pdf, cdf);
+  };
+  for (int64_t i = 0; i < nW; i += W)
+    xsimd::fma(V::load_unaligned(dy + i), grad(V::load_unaligned(x + i)), V::load_unaligned(dx + i)).store_unaligned(dx + i);
+  if (nW < n) {
+    const int64_t k = n - nW;
+    store_tail(dx + nW, k, xsimd::fma(load_tail(dy + nW, k, 0.0f), grad(load_tail(x + nW, k, 0.0f)), load_tail(dx + nW, k, 0.0f)));
+  }
+}
+
 // ================================================================================
 // A few rows: y (R, M) += x (R, K) W^T, W streamed once
 // ================================================================================
@@ -395,6 +411,7 @@ Route make_route(Isa isa) {
   r.softmax_rows = softmax_rows;
   r.layer_norm_rows = layer_norm_rows;
   r.bias_gelu_rows = bias_gelu_rows;
+  r.gelu_backward = gelu_backward;
   r.few_rows = few_rows;
   r.mr = kMR;
   r.nr = kNR;
