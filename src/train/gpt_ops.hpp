@@ -32,7 +32,9 @@ void lm_head_backward(F* dx, F* dW, const F* dlogits, const F* x, const F* W, in
 
 // ---------------------------------------------------------------- GELU on the SIMD route (training in float)
 // encoder_ops.hpp's gelu_forward / gelu_backward on the active route (src/fast/simd/), erf to
-// ~5e-7 (fast/simd/erf_fit.hpp) instead of std::erf per value; under --naive those plain loops.
+// ~5e-7 (fast/simd/erf_fit.hpp) instead of std::erf per value; under --naive, or when a probe of a
+// few points finds that gelu_forward / gelu_backward no longer compute what the route does (an
+// edit of encoder_ops.cpp: the ReLU exercise), those plain loops, so the edit is what runs.
 // y = x Phi(x)   (n)
 void gelu_forward_fast(float* y, const float* x, int64_t n);
 // dx += dy * (Phi(x) + x phi(x))   (n)
