@@ -104,7 +104,7 @@ def workloads(model):
 
 
 # batch-1 generation: one token's products are too small to split over threads (torch's own threads
-# only make its loop slower: 8x at 2 threads on the 2-vCPU VM of docs/performance.md), and our row is
+# only made its loop slower: 8x at 2 threads in a run on the shared 2-vCPU VM), and our row is
 # 1 thread too; timing the other settings would cost minutes and compare nothing
 ONE_THREAD = {"gpt_gen_stories15m"}
 

@@ -28,7 +28,9 @@ usage: python3 bench/report.py BUILD_DIR [--reps 7] [--filter REGEX] [--no-docs]
    Runtime (ms), ours / ONNX Runtime, GFLOP/s (ours), % of peak = GFLOP/s / the measured
    peak at that many threads. Written to BUILD_DIR/bench/results.csv and, between the
    markers <!-- bench:begin ISA --> and <!-- bench:end ISA --> of the route in use (one table
-   per CPU kind: avx512, avx2, scalar), into docs/performance.md with the machine it ran on.
+   per CPU kind: avx512, avx2, scalar), into docs/performance.md with the machine it ran on;
+   ch12's GPT rows (bench_gpt, and bench_peak's mem_read_bw: the generation bound) go between
+   <!-- bench:begin gpt ISA --> and <!-- bench:end gpt ISA --> instead.
    The checks under the table (the issues' targets) are computed from its rows.
 """
 import argparse
