@@ -56,6 +56,7 @@ inline bool init_on_widest_blas_core(int* argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(*argc, argv)) return false;
   std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
   benchmark::AddCustomContext("openblas_core", ts::blas_core());
+  benchmark::AddCustomContext("openblas_core_reason", ts::blas_core_reason());
   return true;
 }
 

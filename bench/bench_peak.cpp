@@ -16,10 +16,19 @@
 // This file is compiled for baseline x86-64 (CMakeLists.txt: -march=x86-64, no contraction),
 // and each wide function's target attribute names exactly the instruction set it uses.
 // Counter "flop": floating-point operations of one run, all threads together.
+//
+// mem_read_bw/<threads>  the memory's read bandwidth, the bound of one-token generation (ch12):
+//                     <threads> threads each read their share of a 256 MB buffer (8x the L3 of
+//                     the machines we ran on: DRAM, not cache) once, with the same route's widest
+//                     loads (avx512: _mm512_load_ps, avx2: _mm256_load_ps, scalar: 4-float SSE2
+//                     loads), added into kChains independent vector sums so the adds never wait
+//                     on each other: only the loads can limit it. Counter "bytes": bytes of one run.
 // Context "peak_isa": the route measured; "cpu_isa": the widest this CPU runs (TS_ISA unset).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +100,54 @@ float chains(ts::Isa isa, int64_t iters) {
   return chains_scalar(iters);
 }
 
+// the sum of n floats at p (64-byte aligned, n a multiple of kChains * 16), read once in kChains sums
+#if defined(__x86_64__)
+__attribute__((target("avx512f"), noinline)) float read_avx512(const float* p, int64_t n) {
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < n; k += 16 * kChains) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_add_ps(acc[i], _mm512_load_ps(p + k + 16 * i));
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+  float t[16];
+  _mm512_storeu_ps(t, acc[0]);
+  return t[0] + t[15];
+}
+
+__attribute__((target("avx2"), noinline)) float read_avx2(const float* p, int64_t n) {
+  __m256 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < n; k += 8 * kChains) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_add_ps(acc[i], _mm256_load_ps(p + k + 8 * i));
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
+  float t[8];
+  _mm256_storeu_ps(t, acc[0]);
+  return t[0] + t[7];
+}
+#endif
+
+__attribute__((noinline)) float read_scalar(const float* p, int64_t n) {
+  v4sf acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = v4sf{};
+  for (int64_t k = 0; k < n; k += 4 * kChains) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] += *reinterpret_cast<const v4sf*>(p + k + 4 * i);
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] += acc[i];
+  return acc[0][0] + acc[0][3];
+}
+
+float read_all(ts::Isa isa, const float* p, int64_t n) {
+#if defined(__x86_64__)
+  if (isa == ts::Isa::Avx512) return read_avx512(p, n);
+  if (isa == ts::Isa::Avx2) return read_avx2(p, n);
+#endif
+  return read_scalar(p, n);
+}
+
 ts::Isa g_isa = ts::Isa::Scalar;  // the route, read once in main
 
 // state.range(0) threads, each running the chains kFlopPerThread / (2 * lanes * kChains) times
@@ -110,6 +167,32 @@ void fma_peak(benchmark::State& state) {
   state.counters["flop"] = double(threads) * double(iters) * kChains * lanes(g_isa) * 2.0;
 }
 
+// state.range(0) threads, each reading its contiguous share of the buffer once per run
+void mem_read_bw(benchmark::State& state) {
+  constexpr int64_t kFloats = int64_t(64) << 20;  // 256 MB
+  constexpr int64_t kBlock = 16 * kChains;        // every share a whole number of steps
+  static float* buf = [] {
+    float* p = static_cast<float*>(std::aligned_alloc(64, size_t(kFloats) * sizeof(float)));
+    if (!p) throw std::bad_alloc();
+    for (int64_t i = 0; i < kFloats; ++i) p[i] = 1.0f;  // touched: real pages, not the shared zero page
+    return p;
+  }();
+  const int threads = int(state.range(0));
+  std::vector<float> sink(static_cast<size_t>(threads));
+  auto share = [&](int t) {
+    const int64_t b = kFloats / kBlock * t / threads * kBlock, e = kFloats / kBlock * (t + 1) / threads * kBlock;
+    sink[size_t(t)] = read_all(g_isa, buf + b, e - b);
+  };
+  for (auto _ : state) {
+    std::vector<std::thread> team;
+    for (int t = 1; t < threads; ++t) team.emplace_back(share, t);
+    share(0);
+    for (auto& th : team) th.join();
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.counters["bytes"] = double(kFloats) * sizeof(float);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,6 +202,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("peak_isa", ts::isa_name(g_isa));
   benchmark::AddCustomContext("cpu_isa", ts::isa_name(ts::cpu_isa()));
   add_at_1_and_2_threads("fma_peak", 3, fma_peak);
+  add_at_1_and_2_threads("mem_read_bw", 5, mem_read_bw);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -2,7 +2,7 @@
 # make bench: our Google Benchmark side and both peers (PyTorch, ONNX Runtime) in one run, one table.
 #   scripts/bench.sh [BUILD_DIR] [report.py options, e.g. --reps 9 --filter encoder]
 #   TS_ISA=avx2 scripts/bench.sh     (on an AVX-512 CPU: emulate an AVX2-only machine)
-# Builds bench_peak, bench_encoder, bench_matmul and bench_train (Release, -march=native; libbenchmark-dev
+# Builds bench_peak, bench_encoder, bench_matmul, bench_train and bench_gpt (Release, -march=native; libbenchmark-dev
 # from make deps), then bench/report.py runs them, bench/bench_pytorch.py on the same OpenBLAS
 # core and ONNX Runtime (the pinned onnxruntime-node of bench/ort/, installed by npm into
 # BUILD_DIR/bench/ort on first use), prints the table and writes BUILD_DIR/bench/results.csv
@@ -25,5 +25,5 @@ if ! grep -q '^benchmark_DIR:PATH=/' "$build/CMakeCache.txt"; then
   echo "bench: Google Benchmark not found (libbenchmark-dev): run 'make deps' first" >&2
   exit 1
 fi
-cmake --build "$build" -j "$(nproc)" --target bench_peak bench_encoder bench_matmul bench_train
+cmake --build "$build" -j "$(nproc)" --target bench_peak bench_encoder bench_matmul bench_train bench_gpt
 exec "$python" "$here/bench/report.py" "$build" "$@"

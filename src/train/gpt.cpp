@@ -137,6 +137,12 @@ static void fit(std::vector<F>& v, int64_t n) {
   v.resize(size_t(n));
 }
 
+// GELU: on the SIMD route in float (training), the plain loops in double (--check-grads)
+static void gelu_forward_of(float* y, const float* x, int64_t n) { gelu_forward_fast(y, x, n); }
+static void gelu_forward_of(double* y, const double* x, int64_t n) { gelu_forward(y, x, n); }
+static void gelu_backward_of(float* dx, const float* dy, const float* x, int64_t n) { gelu_backward_fast(dx, dy, x, n); }
+static void gelu_backward_of(double* dx, const double* dy, const double* x, int64_t n) { gelu_backward(dx, dy, x, n); }
+
 template <class F>
 F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, bool training,
               Rng& rng) {
@@ -179,7 +185,7 @@ F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& 
     layernorm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.x_mid.data(), P + p.ln2_w, P + p.ln2_b, N,
                       C, eps);
     linear_forward(k.fc.data(), k.ln2.data(), P + p.fc_w, P + p.fc_b, N, C, FF);                // (B,T,F)
-    gelu_forward(k.act.data(), k.fc.data(), N * FF);
+    gelu_forward_of(k.act.data(), k.fc.data(), N * FF);
     linear_forward(k.mlp.data(), k.act.data(), P + p.fc2_w, P + p.fc2_b, N, FF, C);              // (B,T,C)
     dropout_forward(k.mlp_d.data(), k.mlp_keep.data(), k.mlp.data(), N * C, p_drop, training, rng);
     residual_forward(k.x_out.data(), k.x_mid.data(), k.mlp_d.data(), N * C);
@@ -203,46 +209,55 @@ void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<
                 V = cfg.vocab;
   const F att_scale = F(1.0 / std::sqrt(double(D)));
   F* G = w.grads.data();
-  auto zeros = [](int64_t n) { return std::vector<F>(size_t(n), F(0)); };
+  auto& d = w.d;
+  // a gradient buffer of n zeros, reusing its storage from the last step
+  auto zeros = [](std::vector<F>& v, int64_t n) -> std::vector<F>& {
+    v.assign(size_t(n), F(0));
+    return v;
+  };
   // 5) cross-entropy, 4) the LM head and ln_f
-  std::vector<F> dloss(size_t(N), scale), dlogits = zeros(N * V), dlnf = zeros(N * C), dx = zeros(N * C);
-  cross_entropy_backward(dlogits.data(), w.probs.data(), b.y.data(), dloss.data(), N, V, kPad, F(0));
-  lm_head_backward(dlnf.data(), G + L.head, dlogits.data(), w.lnf.data(), P + L.head, N, C, V);
+  d.dloss.assign(size_t(N), scale);
+  zeros(d.dlogits, N * V), zeros(d.dlnf, N * C), zeros(d.dx, N * C);
+  cross_entropy_backward(d.dlogits.data(), w.probs.data(), b.y.data(), d.dloss.data(), N, V, kPad, F(0));
+  lm_head_backward(d.dlnf.data(), G + L.head, d.dlogits.data(), w.lnf.data(), P + L.head, N, C, V);
   const F* x_last = cfg.layers ? w.blocks.back().x_out.data() : w.x0.data();
-  layernorm_backward(dx.data(), G + L.lnf_w, G + L.lnf_b, dlnf.data(), x_last, w.lnf_mean.data(), w.lnf_rstd.data(),
-                     P + L.lnf_w, N, C);
+  layernorm_backward(d.dx.data(), G + L.lnf_w, G + L.lnf_b, d.dlnf.data(), x_last, w.lnf_mean.data(),
+                     w.lnf_rstd.data(), P + L.lnf_w, N, C);
   // dx: the gradient of the residual stream, block by block from the last
   for (int64_t l = cfg.layers - 1; l >= 0; --l) {
     const GptLayout::Block& p = L.h[size_t(l)];
     auto& k = w.blocks[size_t(l)];
     const F* x_in = l ? w.blocks[size_t(l - 1)].x_out.data() : w.x0.data();
     // 3) x_out = x_mid + dropout(mlp):  dx_mid = dx + (the mlp branch's gradient)
-    std::vector<F> dmlp = zeros(N * C), dact = zeros(N * FF), dfc = zeros(N * FF), dln2 = zeros(N * C), dx_mid = dx;
-    dropout_backward(dmlp.data(), dx.data(), k.mlp_keep.data(), N * C);
-    linear_backward(dact.data(), G + p.fc2_w, G + p.fc2_b, dmlp.data(), k.act.data(), P + p.fc2_w, N, FF, C);
-    gelu_backward(dfc.data(), dact.data(), k.fc.data(), N * FF);
-    linear_backward(dln2.data(), G + p.fc_w, G + p.fc_b, dfc.data(), k.ln2.data(), P + p.fc_w, N, C, FF);
-    layernorm_backward(dx_mid.data(), G + p.ln2_w, G + p.ln2_b, dln2.data(), k.x_mid.data(), k.ln2_mean.data(),
+    zeros(d.dmlp, N * C), zeros(d.dact, N * FF), zeros(d.dfc, N * FF), zeros(d.dln2, N * C);
+    d.dx_mid = d.dx;
+    dropout_backward(d.dmlp.data(), d.dx.data(), k.mlp_keep.data(), N * C);
+    linear_backward(d.dact.data(), G + p.fc2_w, G + p.fc2_b, d.dmlp.data(), k.act.data(), P + p.fc2_w, N, FF, C);
+    gelu_backward_of(d.dfc.data(), d.dact.data(), k.fc.data(), N * FF);
+    linear_backward(d.dln2.data(), G + p.fc_w, G + p.fc_b, d.dfc.data(), k.ln2.data(), P + p.fc_w, N, C, FF);
+    layernorm_backward(d.dx_mid.data(), G + p.ln2_w, G + p.ln2_b, d.dln2.data(), k.x_mid.data(), k.ln2_mean.data(),
                        k.ln2_rstd.data(), P + p.ln2_w, N, C);
     // 2) x_mid = x_in + dropout(attn):  dx_in = dx_mid + (the attention branch's gradient)
-    std::vector<F> dattn = zeros(N * C), dctx = zeros(N * C), dctxh = zeros(N * C), dq = zeros(N * C),
-                   dk = zeros(N * C), dv = zeros(N * C), dqkv = zeros(N * 3 * C), dln1 = zeros(N * C), dx_in = dx_mid;
-    dropout_backward(dattn.data(), dx_mid.data(), k.attn_keep.data(), N * C);
-    linear_backward(dctx.data(), G + p.proj_w, G + p.proj_b, dattn.data(), k.ctx.data(), P + p.proj_w, N, C, C);
-    merge_heads_backward(dctxh.data(), dctx.data(), B, T, H, D);
-    attention_backward(dq.data(), dk.data(), dv.data(), dctxh.data(), k.q.data(), k.k.data(), k.v.data(), k.p.data(),
-                       k.keep.data(), B, H, T, T, D, att_scale);
-    split_qkv_backward(dqkv.data(), dq.data(), dk.data(), dv.data(), B, T, H, D);
-    linear_backward(dln1.data(), G + p.attn_w, G + p.attn_b, dqkv.data(), k.ln1.data(), P + p.attn_w, N, C, 3 * C);
-    layernorm_backward(dx_in.data(), G + p.ln1_w, G + p.ln1_b, dln1.data(), x_in, k.ln1_mean.data(), k.ln1_rstd.data(),
-                       P + p.ln1_w, N, C);
-    dx = std::move(dx_in);
+    for (auto* v : {&d.dattn, &d.dctx, &d.dctxh, &d.dq, &d.dk, &d.dv, &d.dln1}) zeros(*v, N * C);
+    zeros(d.dqkv, N * 3 * C);
+    d.dx_in = d.dx_mid;
+    dropout_backward(d.dattn.data(), d.dx_mid.data(), k.attn_keep.data(), N * C);
+    linear_backward(d.dctx.data(), G + p.proj_w, G + p.proj_b, d.dattn.data(), k.ctx.data(), P + p.proj_w, N, C, C);
+    merge_heads_backward(d.dctxh.data(), d.dctx.data(), B, T, H, D);
+    attention_backward(d.dq.data(), d.dk.data(), d.dv.data(), d.dctxh.data(), k.q.data(), k.k.data(), k.v.data(),
+                       k.p.data(), k.keep.data(), B, H, T, T, D, att_scale);
+    split_qkv_backward(d.dqkv.data(), d.dq.data(), d.dk.data(), d.dv.data(), B, T, H, D);
+    linear_backward(d.dln1.data(), G + p.attn_w, G + p.attn_b, d.dqkv.data(), k.ln1.data(), P + p.attn_w, N, C,
+                    3 * C);
+    layernorm_backward(d.dx_in.data(), G + p.ln1_w, G + p.ln1_b, d.dln1.data(), x_in, k.ln1_mean.data(),
+                       k.ln1_rstd.data(), P + p.ln1_w, N, C);
+    std::swap(d.dx, d.dx_in);
   }
   // 1) x0 = dropout(wte[ids] + wpe[t])
-  std::vector<F> demb = zeros(N * C);
-  dropout_backward(demb.data(), dx.data(), w.emb_keep.data(), N * C);
-  embedding_backward(G + L.wte, demb.data(), b.x.data(), N, C, F(1));
-  positions_backward(G + L.wpe, demb.data(), B, T, C);
+  zeros(d.demb, N * C);
+  dropout_backward(d.demb.data(), d.dx.data(), w.emb_keep.data(), N * C);
+  embedding_backward(G + L.wte, d.demb.data(), b.x.data(), N, C, F(1));
+  positions_backward(G + L.wpe, d.demb.data(), B, T, C);
 }
 
 template float gpt_forward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
@@ -341,38 +356,39 @@ void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits) {
   const int64_t C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff, pos = cache.len, S = pos + 1;
   if (pos >= cfg.ctx) throw std::invalid_argument(fmt::format("gpt_step: the context of {} tokens is full", cfg.ctx));
   const float eps = 1e-6f, scale = float(1.0 / std::sqrt(double(D)));
+  // one token: every product is a matrix-vector product (matvec, train/gpt_ops.hpp), W read once
   const auto buf = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n)); };
   std::vector<float> x = buf(C), ln = buf(C), qkv = buf(3 * C), ctx = buf(C), out = buf(C), fc = buf(FF), act = buf(FF),
-                     p = buf(S), keep = buf(S);
+                     p = buf(S);
   float mean = 0, rstd = 0;
-  Rng unused(0);
   embedding_forward(x.data(), &token, P + L.wte, P + L.wpe + pos * C, 1, 1, C, 1.0f);
   for (int64_t l = 0; l < cfg.layers; ++l) {
     const GptLayout::Block& b = L.h[size_t(l)];
     float* kc = cache.k.data() + l * cfg.ctx * C;  // (H, T_ctx, D)
     float* vc = cache.v.data() + l * cfg.ctx * C;
+    // 1) x = x + c_proj(attention(ln_1(x)))
     layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln1_w, P + b.ln1_b, 1, C, eps);
-    linear_forward(qkv.data(), ln.data(), P + b.attn_w, P + b.attn_b, 1, C, 3 * C);
+    matvec(qkv.data(), ln.data(), P + b.attn_w, P + b.attn_b, 3 * C, C);  // (3C)
     // append this token's key and value to the cache, then attend over all S of them
+    for (int64_t h = 0; h < H; ++h) {
+      std::copy_n(qkv.data() + C + h * D, D, kc + (h * cfg.ctx + pos) * D);
+      std::copy_n(qkv.data() + 2 * C + h * D, D, vc + (h * cfg.ctx + pos) * D);
+    }
     for (int64_t h = 0; h < H; ++h)
-      for (int64_t d = 0; d < D; ++d) {
-        kc[(h * cfg.ctx + pos) * D + d] = qkv[size_t(C + h * D + d)];
-        vc[(h * cfg.ctx + pos) * D + d] = qkv[size_t(2 * C + h * D + d)];
-      }
-    for (int64_t h = 0; h < H; ++h)
-      attention_forward(ctx.data() + h * D, p.data(), keep.data(), qkv.data() + h * D, kc + h * cfg.ctx * D,
-                        vc + h * cfg.ctx * D, static_cast<const float*>(nullptr), 1, 1, 1, S, D, scale, 0.0, false,
-                        unused);
-    linear_forward(out.data(), ctx.data(), P + b.proj_w, P + b.proj_b, 1, C, C);
+      attend_cached(ctx.data() + h * D, p.data(), qkv.data() + h * D, kc + h * cfg.ctx * D, vc + h * cfg.ctx * D, S, D,
+                    scale);
+    matvec(out.data(), ctx.data(), P + b.proj_w, P + b.proj_b, C, C);
     residual_forward(x.data(), x.data(), out.data(), C);
+    // 2) x = x + c_proj(gelu(c_fc(ln_2(x))))
     layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln2_w, P + b.ln2_b, 1, C, eps);
-    linear_forward(fc.data(), ln.data(), P + b.fc_w, P + b.fc_b, 1, C, FF);
-    gelu_forward(act.data(), fc.data(), FF);
-    linear_forward(out.data(), act.data(), P + b.fc2_w, P + b.fc2_b, 1, FF, C);
+    matvec(fc.data(), ln.data(), P + b.fc_w, P + b.fc_b, FF, C);
+    gelu_forward_fast(act.data(), fc.data(), FF);
+    matvec(out.data(), act.data(), P + b.fc2_w, P + b.fc2_b, C, FF);
     residual_forward(x.data(), x.data(), out.data(), C);
   }
+  // 3) logits = ln_f(x) W^T   (V): the largest product, V rows split over the threads
   layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + L.lnf_w, P + L.lnf_b, 1, C, eps);
-  lm_head_forward(logits, ln.data(), P + L.head, 1, C, cfg.vocab);
+  matvec(logits, ln.data(), P + L.head, static_cast<const float*>(nullptr), cfg.vocab, C);
   ++cache.len;
 }
 

@@ -83,6 +83,11 @@ struct GptWork {
   std::vector<Block> blocks;
   std::vector<F> lnf, lnf_mean, lnf_rstd, logits, probs, loss;
   std::vector<F> grads;                  // (total)
+  // the backward's gradients of activations, kept from step to step: sized once, then only zeroed
+  struct Backward {
+    std::vector<F> dloss, dlogits, dlnf, dx, dx_mid, dx_in, dmlp, dact, dfc, dln2;  // (N), (N,V), (N,C), (N,F)
+    std::vector<F> dattn, dctx, dctxh, dq, dk, dv, dqkv, dln1, demb;                // (N,C), (N,3C)
+  } d;
 };
 
 // forward: fills w, returns the SUM of the per-token losses over the answer tokens

@@ -295,7 +295,8 @@ void attention_forward(F* out, F* p, F* keep, const F* q, const F* k, const F* v
   // 2) p = masked_softmax(scores)   (in place)
   masked_softmax_forward(p, p, mask, B, H, T, S);
   // 3) keep = dropout mask   4) out = (p * keep) v   (B,H,T,D)
-  std::vector<F> pd(static_cast<size_t>(B * H * T * S));
+  thread_local std::vector<F> pd;  // scratch kept per thread: no allocation per call
+  pd.resize(static_cast<size_t>(B * H * T * S));
   dropout_forward(pd.data(), keep, p, B * H * T * S, dropout, training, rng);
   for (int64_t bh = 0; bh < B * H; ++bh)
     for (int64_t t = 0; t < T; ++t) {

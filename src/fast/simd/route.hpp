@@ -33,6 +33,9 @@ struct Route {
                           const float* beta, float eps);
   // y = GELU(x [+ bias]), erf form; x, y (rows, n) rows ld apart (in place allowed); bias (n) or nullptr
   void (*bias_gelu_rows)(const float* x, float* y, int64_t rows, int64_t n, int64_t ld, const float* bias);
+  // dx += dy * (Phi(x) + x phi(x)): GELU's gradient (training, ch12), n contiguous values;
+  // Phi from the same erf as bias_gelu_rows, phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+  void (*gelu_backward)(const float* x, const float* dy, float* dx, int64_t n);
 
   // ---- a few rows: y (R, M), rows ldy apart, += x (R, K) W^T, W (M, K); 1 <= R <= 8 ----
   void (*few_rows)(const float* x, int64_t R, int64_t K, const float* w, int64_t M, float* y, int64_t ldy);

@@ -193,32 +193,50 @@ void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t l
   }
 }
 
+// dx += dy * (Phi(x) + x phi(x)): Phi(x) = (1 + erf(x / sqrt 2)) / 2, phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  const int64_t nW = n / W * W;
+  auto grad = [](V xv) {
+    const V cdf = xsimd::fma(V(0.5f), erf_of_x_over_sqrt2(xv), V(0.5f));
+    const V pdf = V(0.3989422804014327f) * exp_v(V(-0.5f) * xv * xv);
+    return xsimd::fma(xv, pdf, cdf);
+  };
+  for (int64_t i = 0; i < nW; i += W)
+    xsimd::fma(V::load_unaligned(dy + i), grad(V::load_unaligned(x + i)), V::load_unaligned(dx + i)).store_unaligned(dx + i);
+  if (nW < n) {
+    const int64_t k = n - nW;
+    store_tail(dx + nW, k, xsimd::fma(load_tail(dy + nW, k, 0.0f), grad(load_tail(x + nW, k, 0.0f)), load_tail(dx + nW, k, 0.0f)));
+  }
+}
+
 // ================================================================================
 // A few rows: y (R, M) += x (R, K) W^T, W streamed once
 // ================================================================================
-// With a few rows a product is bound by reading W from memory. W is read 4 rows (4
-// outputs) at a time, each dotted with the R rows of x (in L1): R x 4 vector sums.
-template <int R>
+// With a few rows a product is bound by reading W from memory. W is read G rows (G
+// outputs) at a time, each dotted with the R rows of x (in L1): R x G vector sums; one row of
+// x (generation's matrix-vector products) takes 8 rows of W at a time: more loads in flight.
+template <int R, int G = R == 1 ? 8 : 4>
 void few_rows_r(const float* __restrict x, int64_t K, const float* __restrict w, int64_t M, float* __restrict y,
                 int64_t ldy) {
   const int64_t KW = K / W * W;
   int64_t o = 0;
-  for (; o + 4 <= M; o += 4) {
+  for (; o + G <= M; o += G) {
     const float* w0 = w + o * K;
-    V acc[R][4];
+    V acc[R][G];
     for (int r = 0; r < R; ++r)
-      for (int q = 0; q < 4; ++q) acc[r][q] = V(0.0f);
+      for (int q = 0; q < G; ++q) acc[r][q] = V(0.0f);
     for (int64_t k = 0; k < KW; k += W) {
-      for (int q = 0; q < 4; ++q) __builtin_prefetch(w0 + q * K + k + 128);  // 512 bytes ahead
-      V wq[4];
-      for (int q = 0; q < 4; ++q) wq[q] = V::load_unaligned(w0 + q * K + k);
+      if constexpr (R > 1)
+        for (int q = 0; q < G; ++q) __builtin_prefetch(w0 + q * K + k + 128);  // 512 bytes ahead
+      V wq[G];
+      for (int q = 0; q < G; ++q) wq[q] = V::load_unaligned(w0 + q * K + k);
       for (int r = 0; r < R; ++r) {
         const V xr = V::load_unaligned(x + r * K + k);
-        for (int q = 0; q < 4; ++q) acc[r][q] = xsimd::fma(wq[q], xr, acc[r][q]);
+        for (int q = 0; q < G; ++q) acc[r][q] = xsimd::fma(wq[q], xr, acc[r][q]);
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int q = 0; q < 4; ++q) {
+      for (int q = 0; q < G; ++q) {
         float sum = xsimd::hadd(acc[r][q]);
         for (int64_t k = KW; k < K; ++k) sum = std::fma(w0[q * K + k], x[r * K + k], sum);
         y[r * ldy + o + q] += sum;
@@ -395,6 +413,7 @@ Route make_route(Isa isa) {
   r.softmax_rows = softmax_rows;
   r.layer_norm_rows = layer_norm_rows;
   r.bias_gelu_rows = bias_gelu_rows;
+  r.gelu_backward = gelu_backward;
   r.few_rows = few_rows;
   r.mr = kMR;
   r.nr = kNR;

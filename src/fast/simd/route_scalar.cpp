@@ -102,6 +102,15 @@ void bias_gelu_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t l
     for (int64_t i = 0; i < n; ++i) y[r * ld + i] = gelu_fast(x[r * ld + i] + (bias ? bias[i] : 0.0f));
 }
 
+// dx += dy * (Phi(x) + x phi(x)),  Phi(x) = (1 + erf(x / sqrt 2)) / 2,  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float cdf = 0.5f * (1.0f + erf_fast(x[i] * 0.70710678118654752f));
+    const float pdf = 0.3989422804014327f * exp_fast(-0.5f * x[i] * x[i]);
+    dx[i] += dy[i] * (cdf + x[i] * pdf);
+  }
+}
+
 // y (R, M) += x (R, K) W^T, one dot product per output
 void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, float* y, int64_t ldy) {
   for (int64_t o = 0; o < M; ++o)
@@ -120,6 +129,7 @@ const Route& route_scalar() {
     s.softmax_rows = softmax_rows;
     s.layer_norm_rows = layer_norm_rows;
     s.bias_gelu_rows = bias_gelu_rows;
+    s.gelu_backward = gelu_backward;
     s.few_rows = few_rows;
     return s;
   }();
