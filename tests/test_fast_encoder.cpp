@@ -355,7 +355,6 @@ TEST_CASE("fast row kernels agree with the torch-exact kernels", "[fast_encoder]
 
 // ---- ch12's generation and training kernels (train/gpt_ops.hpp) beside their plain loops ----
 TEST_CASE("gpt: matvec equals matvec_plain on every route, 1 and 2 threads, every tail", "[fast_encoder][gpt]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   const int threads = GENERATE(1, 2);
   ts::set_num_threads(threads);
@@ -376,7 +375,6 @@ TEST_CASE("gpt: matvec equals matvec_plain on every route, 1 and 2 threads, ever
 }
 
 TEST_CASE("gpt: attend_cached equals attention_forward for one query", "[fast_encoder][gpt]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   for (int64_t S : {1, 2, 17, 256})
     for (int64_t D : {1, 16, 48}) {
@@ -394,7 +392,6 @@ TEST_CASE("gpt: attend_cached equals attention_forward for one query", "[fast_en
 }
 
 TEST_CASE("gpt: GELU and its gradient on the route equal the plain loops", "[fast_encoder][gpt]") {
-  Switches keep;
   FOR_EACH_ROUTE();
   for (int64_t n : {1, 7, 16, 17, 256, 1000}) {
     INFO("n " << n);
