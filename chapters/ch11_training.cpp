@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
           [&](const std::vector<int64_t>& t) { return tv.decode(t); });
       const std::vector<int64_t> some(split.held_out.begin(), split.held_out.begin() + 10);
       show_beam_cache_check(ch, check_translation_cache(trained, some, {std::max<int64_t>(beam, 4), length_penalty, max_new}),
-                            "TranslationBeams", "forward", decoder_row_step_site(),
+                            "TranslationBeams", "forward", decoder_row_step_site(), translation_reorder_site(),
                             trained.cfg.look_ahead ? "" : _("without the look-ahead mask the full pass lets each position "
                                                             "read the tokens after it, which a cache of the past cannot hold"));
     }

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
           [&](const std::vector<int64_t>& t) { return vocab.decode(t); });
       show_beam_cache_check(ch, check_gpt_cache(model, std::vector<int64_t>(held.begin(), held.begin() + 10),
                                                 {std::max<int64_t>(beam, 4), length_penalty, 0}),
-                            "gpt_step", "gpt_forward", gpt_step_site(model),
+                            "gpt_step", "gpt_forward", gpt_step_site(model), gpt_reorder_site(),
                             cfg.causal ? "" : _("without the causal mask every position's keys and values change when a "
                                                 "token is appended, so the cached ones are stale"));
     }

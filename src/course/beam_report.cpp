@@ -130,11 +130,13 @@ void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const
 }
 
 void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::string& cached_name,
-                           const std::string& full_name, const std::string& edit, const std::string& stale) {
+                           const std::string& full_name, const std::string& edit, const std::string& reorder,
+                           const std::string& stale) {
   const bool ok = c.maxdiff <= kBeamCacheTolerance && c.argmax_differ == 0;
   ch.show(trf("max |log p({a}) - log p({b})|", fmt::arg("a", cached_name), fmt::arg("b", full_name)),
           fmt::format("{:.3e}", c.maxdiff),
-          trf("{r} beam rows of {n} searches with K = {K}; pruning copied {m} caches from another beam",
+          trf("{r} beam rows of {n} numbers, each searched with K = 1 and K = {K}; pruning copied {m} caches from "
+              "another beam",
               fmt::arg("r", c.rows), fmt::arg("n", c.numbers), fmt::arg("K", c.K), fmt::arg("m", c.moved)),
           Shown::Info);
   const std::string what = trf("{r} rows, {d} with another argmax", fmt::arg("r", c.rows), fmt::arg("d", c.argmax_differ));
@@ -146,10 +148,19 @@ void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::s
                                          ? trf("cached and recomputed log-probabilities differ by up to {d:.3e} ({what}): "
                                                "{stale}",
                                                fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("stale", stale))
-                                         : trf("cached and recomputed log-probabilities differ by up to {d:.3e} ({what}): "
-                                               "the cached decoding step no longer computes what the model computes; make "
-                                               "the same change in {edit}",
-                                               fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("edit", edit))));
+                                         : c.maxdiff_one > kBeamCacheTolerance
+                                               ? trf("cached and recomputed log-probabilities differ by up to {d:.3e} "
+                                                     "({what}), already with one beam: the cached decoding step no "
+                                                     "longer computes what the model computes; make the same change in "
+                                                     "{edit}",
+                                                     fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("edit", edit))
+                                               : trf("with one beam the cached step matches (max |diff| {one:.2e}), with "
+                                                     "K = {K} cached and recomputed log-probabilities differ by up to "
+                                                     "{d:.3e} ({what}): a beam's cache no longer follows its parent when "
+                                                     "the beams are pruned ({reorder})",
+                                                     fmt::arg("one", c.maxdiff_one), fmt::arg("K", c.K),
+                                                     fmt::arg("d", c.maxdiff), fmt::arg("what", what),
+                                                     fmt::arg("reorder", reorder))));
 }
 
 }  // namespace ts

@@ -42,12 +42,14 @@ void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers,
                          const std::function<std::string(const std::vector<int64_t>&)>& words);
 
 // The cache check: the cached model with its reordered per-beam caches against recomputing
-// every prefix, over `numbers` searches of width K. `edit` names the cached code (file:line) a
-// learner who edits the model must also change; `stale` is non-empty when the run's
-// configuration makes cached rows differ by construction (no look-ahead / causal mask): then
-// it is the cause the NOT OK gives.
+// every prefix (train::CacheCheck: one-beam and K-beam searches). `edit` names the cached step
+// (file:line) a learner who edits the model must also change, `reorder` the code that copies
+// a parent's cache; `stale` is non-empty when the run's configuration makes cached rows differ
+// by construction (no look-ahead / causal mask). The NOT OK's cause: `stale` if given; else the
+// step if the one-beam searches already differ; else the reorder (only the K-beam ones differ).
 void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::string& cached_name,
-                           const std::string& full_name, const std::string& edit, const std::string& stale);
+                           const std::string& full_name, const std::string& edit, const std::string& reorder,
+                           const std::string& stale);
 // the tolerance of that check on log-probabilities (float rows one at a time vs a batch)
 constexpr double kBeamCacheTolerance = 1e-4;
 

@@ -101,9 +101,8 @@ void decoder_row_step(const Model<float>& m, RowCache cache, int64_t token, int6
 
 }  // namespace
 
-std::string decoder_row_step_site() {
-  return code_site_path(kRowStepSite.file) + ":" + std::to_string(kRowStepSite.line) + " " + kRowStepSite.func;
-}
+static std::string site(const CodeSite& s) { return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func; }
+std::string decoder_row_step_site() { return site(kRowStepSite); }
 
 TranslationBeams::TranslationBeams(const Model<float>& m, int64_t number) : m_(m) {
   const ModelConfig& cfg = m.cfg;
@@ -157,6 +156,8 @@ std::vector<double> TranslationBeams::log_probs(const std::vector<std::vector<in
   return out;
 }
 
+// the line below: TranslationBeams::reorder's own
+const CodeSite kTranslationReorderSite{__FILE__, __LINE__ + 1, "TranslationBeams::reorder"};
 void TranslationBeams::reorder(const std::vector<int64_t>& parent) {
   std::vector<SelfCache> next;
   for (int64_t p : parent) next.push_back(beams_[size_t(p)]);  // a copy: two children may share a parent
@@ -221,6 +222,8 @@ std::vector<double> GptBeams::log_probs(const std::vector<std::vector<int64_t>>&
   return out;
 }
 
+// the line below: GptBeams::reorder's own
+const CodeSite kGptReorderSite{__FILE__, __LINE__ + 1, "GptBeams::reorder"};
 void GptBeams::reorder(const std::vector<int64_t>& parent) {
   std::vector<KvCache> next;
   for (int64_t p : parent) next.push_back(beams_[size_t(p)]);
@@ -267,36 +270,43 @@ std::string gpt_step_site(const Gpt& m) {
   return "src/train/gpt.cpp gpt_step";
 }
 
+std::string translation_reorder_site() { return site(kTranslationReorderSite); }
+std::string gpt_reorder_site() { return site(kGptReorderSite); }
+
 // ================================================================ the cache check
-static void add(CacheCheck& c, const CompareBeams& b) {
+static void add(CacheCheck& c, const CompareBeams& b, int64_t K) {
   c.maxdiff = std::max(c.maxdiff, b.maxdiff);
-  c.rows += b.rows, c.argmax_differ += b.argmax_differ, c.moved += b.moved, ++c.numbers;
+  if (K == 1) c.maxdiff_one = std::max(c.maxdiff_one, b.maxdiff);
+  c.rows += b.rows, c.argmax_differ += b.argmax_differ, c.moved += b.moved;
 }
 
 CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int64_t>& numbers, const BeamOptions& opt) {
   CacheCheck c;
   c.K = opt.K;
-  for (int64_t n : numbers) {
-    TranslationBeams cached(m, n);
-    TranslationRecompute full(m, n);
-    CompareBeams both(cached, full);
-    beam_search(both, opt);
-    add(c, both);
-  }
+  c.numbers = static_cast<int64_t>(numbers.size());
+  for (int64_t n : numbers)
+    for (int64_t K : {int64_t(1), opt.K}) {
+      TranslationBeams cached(m, n);
+      TranslationRecompute full(m, n);
+      CompareBeams both(cached, full);
+      beam_search(both, BeamOptions{K, opt.alpha, opt.max_len});
+      add(c, both, K);
+    }
   return c;
 }
 
 CacheCheck check_gpt_cache(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt) {
   CacheCheck c;
   c.K = opt.K;
-  for (int64_t n : numbers) {
-    GptBeams cached(m, n);
-    GptRecompute full(m, n);
-    CompareBeams both(cached, full);
-    opt.max_len = cached.max_len();
-    beam_search(both, opt);
-    add(c, both);
-  }
+  c.numbers = static_cast<int64_t>(numbers.size());
+  for (int64_t n : numbers)
+    for (int64_t K : {int64_t(1), opt.K}) {
+      GptBeams cached(m, n);
+      GptRecompute full(m, n);
+      CompareBeams both(cached, full);
+      beam_search(both, BeamOptions{K, opt.alpha, cached.max_len()});
+      add(c, both, K);
+    }
   return c;
 }
 

@@ -60,6 +60,9 @@ class TranslationRecompute : public BeamModel {
 // decoder_row_step's file and line as the compiler gave them ("src/train/beam_models.cpp:LINE
 // decoder_row_step"): the cached copy of the decoder an edit of model.cpp must also change.
 std::string decoder_row_step_site();
+// TranslationBeams::reorder's and GptBeams::reorder's file and line, the same way
+std::string translation_reorder_site();
+std::string gpt_reorder_site();
 
 // The best hypothesis of every number (its tokens, without <end>): the cached model.
 std::vector<std::vector<int64_t>> beam_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
@@ -101,8 +104,11 @@ std::string gpt_step_site(const Gpt& m);
 // ---------------------------------------------------------------- the cache check
 // Searches of width opt.K on `numbers`, the cached model beside the one that recomputes
 // (CompareBeams): the largest |log p cached - log p recomputed| and what was compared.
+// Each number is searched twice: with one beam (no cache ever changes slot: the step alone) and
+// with K beams (pruning copies caches: the step and the reorder).
 struct CacheCheck {
-  double maxdiff = 0;
+  double maxdiff = 0;      // over both searches
+  double maxdiff_one = 0;  // over the one-beam searches only
   int64_t rows = 0, argmax_differ = 0, moved = 0, numbers = 0, K = 0;
 };
 CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int64_t>& numbers, const BeamOptions& opt);
