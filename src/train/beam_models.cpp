@@ -10,8 +10,35 @@
 
 namespace ts::train {
 
-// ================================================================ ch11
+// ================================================================ both: a cache per beam
 namespace {
+
+// Every live beam's next-token log-probabilities (L,V), one cached step per beam: the beam's
+// last token (or `first` while it has written none) fed by step(cache, token, logits).
+template <class Cache, class Step>
+std::vector<double> cached_log_probs(std::vector<Cache>& beams, const std::vector<std::vector<int64_t>>& prefixes,
+                                     int64_t first, int64_t V, const Step& step) {
+  if (prefixes.size() != beams.size()) throw std::logic_error("beam search: one cache per beam");
+  std::vector<double> out;
+  std::vector<float> logits(static_cast<size_t>(V));
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    step(beams[i], prefixes[i].empty() ? first : prefixes[i].back(), logits.data());
+    const std::vector<double> row = log_softmax_row(logits.data(), V);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+// New beam i continues old beam parent[i]: its cache becomes a copy of the parent's (a copy,
+// not a move: two children may share a parent).
+template <class Cache>
+void reorder_caches(std::vector<Cache>& beams, const std::vector<int64_t>& parent) {
+  std::vector<Cache> next;
+  for (int64_t p : parent) next.push_back(beams[size_t(p)]);
+  beams = std::move(next);
+}
+
+// ================================================================ ch11
 
 // The decoder of src/train/model.cpp's forward, for ONE new token of one beam, in eval mode:
 //   y = lut(token) * sqrt(C) + pe[pos]
@@ -139,30 +166,17 @@ TranslationBeams::TranslationBeams(const Model<float>& m, int64_t number) : m_(m
 int64_t TranslationBeams::end_id() const { return target_vocab().end(); }
 
 std::vector<double> TranslationBeams::log_probs(const std::vector<std::vector<int64_t>>& prefixes) {
-  if (prefixes.size() != beams_.size()) throw std::logic_error("TranslationBeams: one cache per beam");
-  const int64_t V = vocab();
-  std::vector<double> out;
-  std::vector<float> logits(static_cast<size_t>(V));
-  for (size_t i = 0; i < prefixes.size(); ++i) {
-    // the decoder input is [start] + prefix: feed its last token at position len
-    SelfCache& c = beams_[i];
-    const int64_t token = prefixes[i].empty() ? target_vocab().start() : prefixes[i].back();
-    decoder_row_step(m_, RowCache{c.k.data(), c.v.data()}, token, c.len, mem_k_.data(), mem_v_.data(),
-                     src_mask_.data(), S_, logits.data());
-    ++c.len;
-    const std::vector<double> row = log_softmax_row(logits.data(), V);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  return out;
+  // the decoder input is [start] + prefix: feed its last token at position len
+  return cached_log_probs(beams_, prefixes, target_vocab().start(), vocab(),
+                          [&](SelfCache& c, int64_t token, float* logits) {
+                            decoder_row_step(m_, RowCache{c.k.data(), c.v.data()}, token, c.len++, mem_k_.data(),
+                                             mem_v_.data(), src_mask_.data(), S_, logits);
+                          });
 }
 
 // the line below: TranslationBeams::reorder's own
 const CodeSite kTranslationReorderSite{__FILE__, __LINE__ + 1, "TranslationBeams::reorder"};
-void TranslationBeams::reorder(const std::vector<int64_t>& parent) {
-  std::vector<SelfCache> next;
-  for (int64_t p : parent) next.push_back(beams_[size_t(p)]);  // a copy: two children may share a parent
-  beams_ = std::move(next);
-}
+void TranslationBeams::reorder(const std::vector<int64_t>& parent) { reorder_caches(beams_, parent); }
 
 int64_t TranslationRecompute::end_id() const { return target_vocab().end(); }
 
@@ -210,25 +224,14 @@ int64_t GptBeams::end_id() const { return seq_vocab().end; }
 int64_t GptBeams::max_len() const { return m_.cfg.ctx - static_cast<int64_t>(prompt_.size()) + 1; }
 
 std::vector<double> GptBeams::log_probs(const std::vector<std::vector<int64_t>>& prefixes) {
-  if (prefixes.size() != beams_.size()) throw std::logic_error("GptBeams: one cache per beam");
-  const int64_t V = vocab();
-  std::vector<double> out;
-  std::vector<float> logits(static_cast<size_t>(V));
-  for (size_t i = 0; i < prefixes.size(); ++i) {
-    gpt_step(m_, beams_[i], prefixes[i].empty() ? prompt_.back() : prefixes[i].back(), logits.data());
-    const std::vector<double> row = log_softmax_row(logits.data(), V);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  return out;
+  // the prompt but its last token is in the cache: feed that token first, then the beam's
+  return cached_log_probs(beams_, prefixes, prompt_.back(), vocab(),
+                          [&](KvCache& c, int64_t token, float* logits) { gpt_step(m_, c, token, logits); });
 }
 
 // the line below: GptBeams::reorder's own
 const CodeSite kGptReorderSite{__FILE__, __LINE__ + 1, "GptBeams::reorder"};
-void GptBeams::reorder(const std::vector<int64_t>& parent) {
-  std::vector<KvCache> next;
-  for (int64_t p : parent) next.push_back(beams_[size_t(p)]);
-  beams_ = std::move(next);
-}
+void GptBeams::reorder(const std::vector<int64_t>& parent) { reorder_caches(beams_, parent); }
 
 GptRecompute::GptRecompute(const Gpt& m, int64_t number) : m_(m), prompt_(encode_prompt(number)) {}
 
@@ -280,34 +283,31 @@ static void add(CacheCheck& c, const CompareBeams& b, int64_t K) {
   c.rows += b.rows, c.argmax_differ += b.argmax_differ, c.moved += b.moved;
 }
 
-CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int64_t>& numbers, const BeamOptions& opt) {
+// each number searched with one beam and with opt.K, the cached model beside the recomputing one
+template <class Cached, class Full, class M, class MaxLen>
+static CacheCheck check_cache(const M& m, const std::vector<int64_t>& numbers, const BeamOptions& opt,
+                              const MaxLen& max_len) {
   CacheCheck c;
   c.K = opt.K;
   c.numbers = static_cast<int64_t>(numbers.size());
   for (int64_t n : numbers)
     for (int64_t K : {int64_t(1), opt.K}) {
-      TranslationBeams cached(m, n);
-      TranslationRecompute full(m, n);
+      Cached cached(m, n);
+      Full full(m, n);
       CompareBeams both(cached, full);
-      beam_search(both, BeamOptions{K, opt.alpha, opt.max_len});
+      beam_search(both, BeamOptions{K, opt.alpha, max_len(cached)});
       add(c, both, K);
     }
   return c;
 }
 
+CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int64_t>& numbers, const BeamOptions& opt) {
+  return check_cache<TranslationBeams, TranslationRecompute>(m, numbers, opt,
+                                                             [&](const TranslationBeams&) { return opt.max_len; });
+}
+
 CacheCheck check_gpt_cache(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt) {
-  CacheCheck c;
-  c.K = opt.K;
-  c.numbers = static_cast<int64_t>(numbers.size());
-  for (int64_t n : numbers)
-    for (int64_t K : {int64_t(1), opt.K}) {
-      GptBeams cached(m, n);
-      GptRecompute full(m, n);
-      CompareBeams both(cached, full);
-      beam_search(both, BeamOptions{K, opt.alpha, cached.max_len()});
-      add(c, both, K);
-    }
-  return c;
+  return check_cache<GptBeams, GptRecompute>(m, numbers, opt, [](const GptBeams& b) { return b.max_len(); });
 }
 
 }  // namespace ts::train
