@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
   ModelConfig cfg;  // create_model's sizes (the knobs below change them)
   cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.d_ff = 256, cfg.label_smoothing = 0.0;
   int64_t steps = -1, batch = 64, log_every = 50, threads = 2;
-  double dropout = 0.1, lr = 0.001, length_penalty = 0.0;
-  int64_t beam = 0;  // 0: greedy only
+  double dropout = 0.1, lr = 0.001;
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;
   std::string translate_text = "\x01", save_dir, load_dir, loss_name = "article";  // \x01: not given
   ch.option("--steps", steps, _("training steps (batches) (default 1000; 0 more with --load unless given)"));
@@ -94,6 +93,8 @@ int main(int argc, char** argv) {
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));
   ch.option("--translate", translate_text, _("also translate this number (0..9999) with the trained model"));
+  int64_t beam = 0;  // 0: greedy only
+  double length_penalty = 0.0;
   ch.option("--beam", beam, _("decode with beam search of width K, 1..16 (translate() and the held-out numbers), shown step by step"));
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty (default 0: the sum)"));

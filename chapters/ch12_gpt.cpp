@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
              _("article 002 §9.1.3 (decoder-only); article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试"));
   int64_t steps = -1, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
-  int64_t top_k = 0, samples = 20, beam = 0;  // beam 0: greedy only
-  double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0, length_penalty = 0.0;
+  int64_t top_k = 0, samples = 20;
+  double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
   bool untied = false, no_causal = false, check_grads = false, no_cache = false, vs_ch11 = false;
   std::string save_dir, load_dir, prompt_text;
   ch.option("--steps", steps, _("training steps (default 400; 0 after --load unless given)"));
@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   ch.option("--top-k", top_k, _("keep the k most likely tokens, 0 = all (default 0)"), 0, 1000000);
   ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1] (default 1)"));
   ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs (default 20)"), 1, 1000);
+  int64_t beam = 0;  // 0: greedy only
+  double length_penalty = 0.0;
   ch.option("--beam", beam, _("also complete with beam search of width K, 1..16 (the held-out numbers, --prompt), step by step"));
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty (default 0: the sum)"));
