@@ -15,6 +15,7 @@
 // Run:     ./build/ch11_training                         # train ~1000 steps, evaluate, look inside
 //          ./build/ch11_training --save ckpt && ./build/ch11_training --load ckpt --translate 1234
 //          ./build/ch11_training --check-grads           # every gradient vs finite differences
+//          ./build/ch11_training --steps 300 --beam 4 --translate 2007   # beam search, step by step
 #include <unistd.h>
 
 #include <algorithm>

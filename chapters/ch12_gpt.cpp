@@ -12,6 +12,7 @@
 // Run:     ./build/ch12_gpt                                # train, evaluate, sample, time the cache
 //          ./build/ch12_gpt --save ckpt && ./build/ch12_gpt --load ckpt --prompt 1234 --temperature 0.8
 //          ./build/ch12_gpt --check-grads                  # every gradient vs finite differences
+//          ./build/ch12_gpt --steps 100 --beam 4           # beam search with a KvCache per beam
 #include <unistd.h>
 
 #include <algorithm>
