@@ -15,6 +15,7 @@
 // Run:     ./build/ch11_training                         # train ~1000 steps, evaluate, look inside
 //          ./build/ch11_training --save ckpt && ./build/ch11_training --load ckpt --translate 1234
 //          ./build/ch11_training --check-grads           # every gradient vs finite differences
+//          ./build/ch11_training --steps 300 --beam 4 --translate 2007   # beam search, step by step
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,11 +29,13 @@
 
 #include <fmt/format.h>
 
+#include "course/beam_report.hpp"
 #include "course/chapter.hpp"
 #include "course/i18n.hpp"
 #include "exact/print.hpp"
 #include "course/plot.hpp"
 #include "course/train_views.hpp"
+#include "train/beam_models.hpp"
 #include "train/budget.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gradcheck.hpp"
@@ -79,12 +82,18 @@ int main(int argc, char** argv) {
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));
   ch.option("--translate", translate_text, _("also translate this number (0..9999) with the trained model"));
+  int64_t beam = 0;  // 0: greedy only
+  double length_penalty = 0.0;
+  ch.option("--beam", beam, _("decode with beam search of width K, 1..16 (translate() and the held-out numbers), shown step by step"));
+  ch.option("--length-penalty", length_penalty,
+            _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty (default 0: the sum)"));
   ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
   ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     const int64_t number = check_knobs(ch, steps, cfg, dropout, lr, loss_name, translate_text);
+    check_beam_knobs(ch, beam, length_penalty);
     for (const auto& [flag, dir] : {std::pair{"--save", &save_dir}, std::pair{"--load", &load_dir}})
       if (ch.given(flag) && dir->empty()) throw UsageError(trf("{flag} needs a folder, got ''", fmt::arg("flag", flag)));
     const Vocab& sv = source_vocab();
@@ -241,8 +250,12 @@ int main(int argc, char** argv) {
     ch.section(_("Step 3: evaluate() on the held-out numbers, translate()"), _("article 004 §模型训练和测试, 4) 模型测试"));
     const Model<float>& trained = trainer.model();
     const int64_t max_new = 10;  // MAX_LENGTH: the longest answer has 6 words + <end>
-    const auto t_eval = std::chrono::steady_clock::now();
-    const auto pred = greedy_translate(trained, split.held_out, max_new);
+    const BeamOptions beam_opt{beam, length_penalty, max_new};
+    auto t_eval = std::chrono::steady_clock::now();
+    const auto greedy = greedy_translate(trained, split.held_out, max_new);
+    if (beam > 0) t_eval = std::chrono::steady_clock::now();
+    // beam search: the encoder once per number, a self-attention cache per beam (train/beam_models.hpp)
+    const auto pred = beam > 0 ? beam_translate(trained, split.held_out, beam_opt) : greedy;
     int64_t exact = 0;
     std::vector<size_t> wrong;
     for (size_t i = 0; i < pred.size(); ++i) {
@@ -254,8 +267,10 @@ int main(int argc, char** argv) {
     ch.show("held-out exact match",
             fmt::format("held-out exact match: {}/{} ({:.1f} %)", exact, split.held_out.size(),
                         100.0 * double(exact) / double(split.held_out.size())),
-            trf("greedy decoding, all {n} numbers at once, in {s:.2f} s; a number counts only if every word is right",
-                fmt::arg("n", split.held_out.size()), fmt::arg("s", eval_s)),
+            beam > 0 ? trf("{how}, one number at a time, a cache per beam, in {s:.2f} s", fmt::arg("how", beam_name(beam_opt)),
+                           fmt::arg("s", eval_s))
+                     : trf("greedy decoding, all {n} numbers at once, in {s:.2f} s; a number counts only if every word "
+                           "is right", fmt::arg("n", split.held_out.size()), fmt::arg("s", eval_s)),
             Shown::Article);
     {
       // translate(): a few held-out numbers (and the wrong ones first, if any)
@@ -270,7 +285,25 @@ int main(int argc, char** argv) {
     else
       ch.say(trf("  {n} held-out numbers are wrong (e.g. {first}).", fmt::arg("n", wrong.size()),
                  fmt::arg("first", split.held_out[wrong[0]])));
-    if (number >= 0) translation(ch, number, tv.decode(greedy_translate(trained, {number}, max_new)[0]));
+    if (number >= 0)
+      translation(ch, number, tv.decode(beam > 0 ? beam_translate(trained, {number}, beam_opt)[0]
+                                                 : greedy_translate(trained, {number}, max_new)[0]));
+    if (beam > 0) {
+      // one number step by step; beam 1 against greedy; the reordered caches against recomputing
+      const int64_t n = number >= 0 ? number : split.held_out[0];
+      TranslationBeams beams(trained, n);
+      show_beam_steps(ch, fmt::format("translate('{}')", n), beam_search(beams, beam_opt, true), beam_opt, tv.words);
+      const auto beam1 = beam == 1 ? pred : beam_translate(trained, split.held_out, BeamOptions{1, length_penalty, max_new});
+      show_beam_vs_greedy(
+          ch, split.held_out, greedy, beam1, pred, beam_opt,
+          [&](size_t i, const std::vector<int64_t>& t) { return tv.decode(t) == number_to_words(split.held_out[i]); },
+          [&](const std::vector<int64_t>& t) { return tv.decode(t); });
+      const std::vector<int64_t> some(split.held_out.begin(), split.held_out.begin() + 10);
+      show_beam_cache_check(ch, check_translation_cache(trained, some, {std::max<int64_t>(beam, 4), length_penalty, max_new}),
+                            "TranslationBeams", "forward", decoder_row_step_site(), translation_reorder_site(),
+                            trained.cfg.look_ahead ? "" : _("without the look-ahead mask the full pass lets each position "
+                                                            "read the tokens after it, which a cache of the past cannot hold"));
+    }
 
     // ---------------------------------------------------------------- 4) look inside
     ch.section(_("Step 4: what the cross-attention learned"),

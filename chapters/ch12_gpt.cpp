@@ -12,6 +12,7 @@
 // Run:     ./build/ch12_gpt                                # train, evaluate, sample, time the cache
 //          ./build/ch12_gpt --save ckpt && ./build/ch12_gpt --load ckpt --prompt 1234 --temperature 0.8
 //          ./build/ch12_gpt --check-grads                  # every gradient vs finite differences
+//          ./build/ch12_gpt --steps 100 --beam 4           # beam search with a KvCache per beam
 
 #include <algorithm>
 #include <chrono>
@@ -22,11 +23,13 @@
 
 #include <fmt/format.h>
 
+#include "course/beam_report.hpp"
 #include "course/chapter.hpp"
 #include "train/checkpoint.hpp"
 #include "course/i18n.hpp"
 #include "course/gpt_report.hpp"
 #include "course/plot.hpp"
+#include "train/beam_models.hpp"
 #include "train/sampling.hpp"
 #include "train/until_target.hpp"
 
@@ -64,6 +67,11 @@ int main(int argc, char** argv) {
   ch.option("--top-k", top_k, _("keep the k most likely tokens, 0 = all (default 0)"), 0, 1000000);
   ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1] (default 1)"));
   ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs (default 20)"), 1, 1000);
+  int64_t beam = 0;  // 0: greedy only
+  double length_penalty = 0.0;
+  ch.option("--beam", beam, _("also complete with beam search of width K, 1..16 (the held-out numbers, --prompt), step by step"));
+  ch.option("--length-penalty", length_penalty,
+            _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty (default 0: the sum)"));
   ch.option("--prompt", prompt_text, _("also complete the prompt 'N =' for this number (0..9999)"));
   ch.flag("--vs-ch11", vs_ch11, _("also train ch11's encoder-decoder here until 95 % held-out, and compare the two"));
   ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
@@ -73,6 +81,7 @@ int main(int argc, char** argv) {
   return ch.run(argc, argv, [&](Chapter& ch) {
     const Sampler sampler{temperature, top_k, top_p};
     check_knobs(ch, dropout, lr, sampler);
+    check_beam_knobs(ch, beam, length_penalty);
     if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
     check_model_dims(d_model, heads, 2);
     const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
@@ -131,6 +140,28 @@ int main(int argc, char** argv) {
     const double exact = held_out_exact_match(model, Sampler{}, 0, &wrong);
     show_held_out(ch, model, exact, wrong, seconds_since(t_eval));
     if (number >= 0) show_completion(ch, model, number, sampler, ch.seed, !no_cache);
+    if (beam > 0) {
+      // beam search: a KvCache per beam, copied from its parent when the beams are pruned
+      const BeamOptions opt{beam, length_penalty, 0};  // max_len: until the context is full (GptBeams)
+      const auto& held = number_split().held_out;
+      const int64_t n = number >= 0 ? number : held[0];
+      GptBeams beams(model, n);
+      show_beam_steps(ch, fmt::format("'{} ='", n), beam_search(beams, {beam, length_penalty, beams.max_len()}, true), opt,
+                      vocab.words);
+      std::vector<std::vector<int64_t>> greedy;
+      Rng rng(0);
+      for (int64_t h : held) greedy.push_back(generate(model, encode_prompt(h), cfg.ctx, Sampler{}, rng));
+      const auto beamK = beam_complete(model, held, opt);
+      show_beam_vs_greedy(
+          ch, held, greedy, beam == 1 ? beamK : beam_complete(model, held, {1, length_penalty, 0}), beamK, opt,
+          [&](size_t i, const std::vector<int64_t>& t) { return vocab.decode(t) == number_to_words(held[i]); },
+          [&](const std::vector<int64_t>& t) { return vocab.decode(t); });
+      show_beam_cache_check(ch, check_gpt_cache(model, std::vector<int64_t>(held.begin(), held.begin() + 10),
+                                                {std::max<int64_t>(beam, 4), length_penalty, 0}),
+                            "gpt_step", "gpt_forward", gpt_step_site(model), gpt_reorder_site(),
+                            cfg.causal ? "" : _("without the causal mask every position's keys and values change when a "
+                                                "token is appended, so the cached ones are stale"));
+    }
 
     // ---------------------------------------------------------------- 4) sampling
     ch.section(_("Step 4: one generation step, transform by transform: temperature, top-k, top-p"),

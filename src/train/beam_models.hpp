@@ -1,0 +1,117 @@
+// train/beam_models.hpp: ch11's and ch12's models as beam search sees them (train/beam.hpp),
+// each twice: with a cache per beam (fast), and recomputing every prefix (the reference the
+// cache is checked against). Introduced in ch11 (--beam), used by ch12.
+//
+// ch11 (TranslationBeams), per source number:
+//   memory = encoder(source)                          once        (S,C)
+//   K_l, V_l = memory W_k, memory W_v  per layer      once        (H,S,D) the cross-attention's keys/values
+//   per beam, per step: the new token's row through the decoder (decoder_row_step), its
+//   self-attention keys/values appended to the beam's own cache            (layers, H, max_len, D)
+//   pruning: beam i's cache becomes a copy of its parent's
+// ch12 (GptBeams): one KvCache (train/gpt.hpp) per beam, fed by gpt_step; the prompt is fed once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/beam.hpp"
+#include "train/gpt.hpp"
+#include "train/model.hpp"
+
+namespace ts::train {
+
+// ---------------------------------------------------------------- ch11: the encoder-decoder
+class TranslationBeams : public BeamModel {
+ public:
+  TranslationBeams(const Model<float>& m, int64_t number);  // runs the encoder once
+  int64_t vocab() const override { return m_.cfg.tgt_vocab; }
+  int64_t end_id() const override;
+  std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
+  void reorder(const std::vector<int64_t>& parent) override;
+
+ private:
+  struct SelfCache {
+    int64_t len = 0;           // positions fed so far
+    std::vector<float> k, v;   // (layers, H, max_len, D)
+  };
+  const Model<float>& m_;
+  int64_t S_ = 0;
+  std::vector<float> src_mask_;              // (S) 1 = hide (source padding)
+  std::vector<float> mem_k_, mem_v_;         // (layers, H, S, D) cross-attention keys, values
+  std::vector<SelfCache> beams_;             // one per live beam
+};
+
+// The same log-probabilities by ch11's forward (src/train/model.cpp) on [start] + prefix, all
+// the live beams as one batch: no cache, nothing to reorder.
+class TranslationRecompute : public BeamModel {
+ public:
+  TranslationRecompute(const Model<float>& m, int64_t number) : m_(m), number_(number) {}
+  int64_t vocab() const override { return m_.cfg.tgt_vocab; }
+  int64_t end_id() const override;
+  std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
+  void reorder(const std::vector<int64_t>&) override {}
+
+ private:
+  const Model<float>& m_;
+  int64_t number_;
+};
+
+// decoder_row_step's file and line as the compiler gave them ("src/train/beam_models.cpp:LINE
+// decoder_row_step"): the cached copy of the decoder an edit of model.cpp must also change.
+std::string decoder_row_step_site();
+// TranslationBeams::reorder's and GptBeams::reorder's file and line, the same way
+std::string translation_reorder_site();
+std::string gpt_reorder_site();
+
+// The best hypothesis of every number (its tokens, without <end>): the cached model.
+std::vector<std::vector<int64_t>> beam_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
+                                                 const BeamOptions& opt);
+
+// ---------------------------------------------------------------- ch12: the GPT
+class GptBeams : public BeamModel {
+ public:
+  GptBeams(const Gpt& m, int64_t number);  // feeds the prompt "N =" but its last token
+  int64_t vocab() const override { return m_.cfg.vocab; }
+  int64_t end_id() const override;
+  std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
+  void reorder(const std::vector<int64_t>& parent) override;
+  int64_t max_len() const;  // steps until the context (ctx tokens) is full, as generate() stops
+
+ private:
+  const Gpt& m_;
+  std::vector<int64_t> prompt_;
+  std::vector<KvCache> beams_;
+};
+
+class GptRecompute : public BeamModel {
+ public:
+  GptRecompute(const Gpt& m, int64_t number);
+  int64_t vocab() const override { return m_.cfg.vocab; }
+  int64_t end_id() const override;
+  std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
+  void reorder(const std::vector<int64_t>&) override {}
+
+ private:
+  const Gpt& m_;
+  std::vector<int64_t> prompt_;
+};
+
+std::vector<std::vector<int64_t>> beam_complete(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt);
+// gpt_step's file and line as the compiler gave them (its TS_CODE_SITE, recorded while it runs)
+std::string gpt_step_site(const Gpt& m);
+
+// ---------------------------------------------------------------- the cache check
+// Searches of width opt.K on `numbers`, the cached model beside the one that recomputes
+// (CompareBeams): the largest |log p cached - log p recomputed| and what was compared.
+// Each number is searched twice: with one beam (no cache ever changes slot: the step alone) and
+// with K beams (pruning copies caches: the step and the reorder).
+struct CacheCheck {
+  double maxdiff = 0;      // over both searches
+  double maxdiff_one = 0;  // over the one-beam searches only
+  int64_t rows = 0, argmax_differ = 0, moved = 0, numbers = 0, K = 0;
+};
+CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int64_t>& numbers, const BeamOptions& opt);
+CacheCheck check_gpt_cache(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt);
+
+}  // namespace ts::train
