@@ -26,6 +26,7 @@
 #include <xtensor/xview.hpp>
 
 #include "course/chapter.hpp"
+#include "course/counts.hpp"
 #include "course/decoder_notes.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"

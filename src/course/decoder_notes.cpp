@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
+#include "course/counts.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 #include "exact/compare.hpp"
