@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k here (default 768, BERT-base)"), 1, 2048,
+  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k here, BERT-base's by default"), 1, 2048,
             _("the 30522-row table must fit in memory"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {

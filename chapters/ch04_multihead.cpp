@@ -48,10 +48,10 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, heads = 12, seq_len = 60;
-  ch.option("--d-model", d_model, _("hidden_size C of article 000's layer (default 768, BERT-base)"), 1, 2048,
+  ch.option("--d-model", d_model, _("hidden_size C of article 000's layer, BERT-base's by default"), 1, 2048,
             _("the 30522-row table must fit in memory"));
-  ch.option("--heads", heads, _("num_attention_heads H of article 000's layer; must divide --d-model (default 12)"));
-  ch.option("--seq-len", seq_len, _("positions of the random input of article 004's layer (default 60, the article's)"),
+  ch.option("--heads", heads, _("num_attention_heads H of article 000's layer; must divide --d-model"));
+  ch.option("--seq-len", seq_len, _("positions of the random input of article 004's layer, the article's by default"),
             1, 1024, _("article 004 uses 60"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
