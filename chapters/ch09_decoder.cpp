@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     hopt.title = _("cross-attention, head 0: rows = target tokens (queries), columns = memory rows (keys)");
     ch.figure(heatmap(cross_w0, tgt_tokens, key_tokens, hopt));
     const Tensor cross_mean = head_mean(layer.src_attn.attn);  // (T,S)
-    hopt.title = trf("cross-attention, mean over the {H} heads", fmt::arg("H", heads));
+    hopt.title = trfn("cross-attention, the {H} head", "cross-attention, mean over the {H} heads", heads, fmt::arg("H", heads));
     ch.figure(heatmap(cross_mean, tgt_tokens, key_tokens, hopt));
     {
       const size_t at = static_cast<size_t>(std::max_element(cross_mean.begin(), cross_mean.end()) - cross_mean.begin());

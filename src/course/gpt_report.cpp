@@ -147,7 +147,8 @@ void show_model(Chapter& ch, const Gpt& m) {
   if (c.tied) tied.emplace_back("lm_head", "= wte");
   const std::string table = counts.table(8, 9, tied);
   ch.show("{part: parameters}", table,
-          trf("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}",
+          trfn("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} head of {D}, F={F}, {act}, pre-LN, {mask}",
+               "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}", c.heads,
               fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
               fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
               fmt::arg("act", activation_name()), fmt::arg("mask", mask_words(c))),
