@@ -68,11 +68,11 @@ int main(int argc, char** argv) {
   bool special = false;
   int64_t d_model = 768, pe_len = 50, pe_dim = 512;
   ch.flag("--special", special, _("add [CLS] and [SEP] (add_special_tokens=True)"));
-  ch.option("--d-model", d_model, _("width C of the token and position tables (default 768, BERT-base's hidden_size)"),
+  ch.option("--d-model", d_model, _("width C of the token and position tables, BERT-base's hidden_size by default"),
             1, 2048, _("the 30522-row table must fit in memory"));
-  ch.option("--seq-len,--pe-len", pe_len, _("positions L of article 004's sinusoidal encoding (default 50)"), 1, 100000,
+  ch.option("--seq-len,--pe-len", pe_len, _("positions L of article 004's sinusoidal encoding"), 1, 100000,
             _("positions of the sinusoidal table"));
-  ch.option("--pe-dim", pe_dim, _("width of article 004's sinusoidal encoding (default 512)"), 2, 8192,
+  ch.option("--pe-dim", pe_dim, _("width of article 004's sinusoidal encoding"), 2, 8192,
             _("one sin and one cos column at least"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {

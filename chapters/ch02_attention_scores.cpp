@@ -20,6 +20,7 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "exact/compare.hpp"
 #include "exact/matmul.hpp"
 #include "exact/tfprint.hpp"
 #include "text/tokenizer.hpp"
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k here (default 768, BERT-base)"), 1, 2048,
+  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k here, BERT-base's by default"), 1, 2048,
             _("the 30522-row table must fit in memory"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
@@ -104,7 +105,9 @@ int main(int argc, char** argv) {
       for (size_t s = 0; s < T; ++s) wins = wins && (s == t || scores(0, t, s) < scores(0, t, t));
       diag_wins += wins;
     }
-    ch.show("scores", scores, {"DivBackward0"},
+    // torch's grad_fn names the last op: the division, if scaled_scores divided Q K^T at all
+    const bool divided = max_abs_diff(scores, bmm_nt(query, key))() != 0.0f;
+    ch.show("scores", scores, {divided ? "DivBackward0" : "BmmBackward0"},
             trf("row t = how strongly token t's query matches every key; the diagonal is the row's largest score in "
                 "{n} of the {T} rows",
                 fmt::arg("n", diag_wins), fmt::arg("T", T)),

@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, d_k = 64;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores (default 768)"), 1, 2048,
+  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores"), 1, 2048,
             _("the 30522-row table must fit in memory"));
-  ch.option("--d-k", d_k, _("size of the random query/key vectors of the scaling demo (default 64, one BERT head)"), 1,
+  ch.option("--d-k", d_k, _("size of the random query/key vectors of the scaling demo, one BERT head's by default"), 1,
             65536);
 
   return ch.run(argc, argv, [&](Chapter& ch) {

@@ -48,10 +48,10 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, heads = 12, seq_len = 60;
-  ch.option("--d-model", d_model, _("hidden_size C of article 000's layer (default 768, BERT-base)"), 1, 2048,
+  ch.option("--d-model", d_model, _("hidden_size C of article 000's layer, BERT-base's by default"), 1, 2048,
             _("the 30522-row table must fit in memory"));
-  ch.option("--heads", heads, _("num_attention_heads H of article 000's layer; must divide --d-model (default 12)"));
-  ch.option("--seq-len", seq_len, _("positions of the random input of article 004's layer (default 60, the article's)"),
+  ch.option("--heads", heads, _("num_attention_heads H of article 000's layer; must divide --d-model"));
+  ch.option("--seq-len", seq_len, _("positions of the random input of article 004's layer, the article's by default"),
             1, 1024, _("article 004 uses 60"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
@@ -127,14 +127,16 @@ int main(int argc, char** argv) {
     ch.section(_("Step 4: MultiHeadAttention: concatenate the heads, then output_linear"),
                _("article 000 §Multi-head Attention, MultiHeadAttention"));
     ch.show("multihead_attn", multihead_attn.repr(),
-            trf("{H} heads of 3 Linears ({C} -> {D}), then one Linear({C} -> {C})", fmt::arg("H", H), fmt::arg("C", C),
-                fmt::arg("D", D)),
+            trfn("{H} head of 3 Linears ({C} -> {D}), then one Linear({C} -> {C})",
+                 "{H} heads of 3 Linears ({C} -> {D}), then one Linear({C} -> {C})", H, fmt::arg("H", H),
+                 fmt::arg("C", C), fmt::arg("D", D)),
             Shown::Twin);
     // out = Concat(head_1..head_H) W^O + b^O   (B,T,C)
     const Tensor attn_output = multihead_attn(query, key, value);
     ch.show("attn_output.size()", size_str(shape_of(attn_output)),
-            trf("{H} heads x {D} = {C} numbers per token again, so layers can be stacked", fmt::arg("H", H),
-                fmt::arg("D", D), fmt::arg("C", attn_output.shape()[2])));
+            trfn("{H} head x {D} = {C} numbers per token again, so layers can be stacked",
+                 "{H} heads x {D} = {C} numbers per token again, so layers can be stacked", H, fmt::arg("H", H),
+                 fmt::arg("D", D), fmt::arg("C", attn_output.shape()[2])));
     ch.show("attn_output", attn_output, {"ViewBackward0"},
             _("output_linear mixes the heads: every output number depends on all of them"), Shown::Twin);
 
@@ -195,8 +197,9 @@ int main(int argc, char** argv) {
     mha.train(ch.training());
     const size_t hx = static_cast<size_t>(mha.h), dx = static_cast<size_t>(mha.d_k);
     const size_t Cx = mha.linears[0].weight.shape()[1];  // C = in_features = H * D
-    ch.section(trf("Step 6: article 002's MultiHeadedAttention: d_model {C} split into {H} heads of {D}",
-                   fmt::arg("C", Cx), fmt::arg("H", hx), fmt::arg("D", dx)),
+    ch.section(trfn("Step 6: article 002's MultiHeadedAttention: d_model {C} split into {H} head of {D}",
+                    "Step 6: article 002's MultiHeadedAttention: d_model {C} split into {H} heads of {D}", hx,
+                    fmt::arg("C", Cx), fmt::arg("H", hx), fmt::arg("D", dx)),
                _("article 002 §9.2.1 注意力机制, listing 9.2"));
     ch.show(fmt::format("mha = MultiHeadedAttention({}, {})", hx, Cx), mha.repr(),
             trf("{n} Linears: q, k, v projections and the output, each (C,C); dropout acts on the weights",
@@ -217,7 +220,7 @@ int main(int argc, char** argv) {
     // Q = linears[0](x)   (B,T,C)
     const Tensor q_x = mha.linears[0](x);
     ch.show("mha.linears[0](x).shape", size_str(shape_of(q_x)),
-            trf("all {H} heads' queries in one product", fmt::arg("H", hx)), Shown::Twin);
+            trfn("the {H} head's queries in one product", "all {H} heads' queries in one product", hx, fmt::arg("H", hx)), Shown::Twin);
     const size_t Bx = q_x.shape()[0], Tx = q_x.shape()[1];
     // view(B,-1,h,d_k): (B,T,C) -> (B,T,H,D); transpose(1,2) -> (B,H,T,D)
     const std::string view = fmt::format("mha.linears[0](x).view(1, -1, {}, {}).transpose(1, 2)", hx, dx);
@@ -232,8 +235,8 @@ int main(int argc, char** argv) {
     // out = linears[3](merge(attention(Q_h, K_h, V_h)))   (B,T,C); mha.attn (B,H,T,S)
     const Tensor out = mha(x, x, x);
     ch.show("mha(x, x, x).shape", size_str(shape_of(out)),
-            trf("{H} heads x {D} merged back to {C}", fmt::arg("H", mha.attn.shape()[1]), fmt::arg("D", dx),
-                fmt::arg("C", out.shape()[2])),
+            trfn("{H} head x {D} merged back to {C}", "{H} heads x {D} merged back to {C}", mha.attn.shape()[1],
+                 fmt::arg("H", mha.attn.shape()[1]), fmt::arg("D", dx), fmt::arg("C", out.shape()[2])),
             Shown::Twin);
     ch.show("mha.attn.shape", size_str(shape_of(mha.attn)),
             _("(B,H,T,S): the weights of every head, kept on the module"), Shown::Twin);

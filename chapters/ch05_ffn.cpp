@@ -88,13 +88,11 @@ int main(int argc, char** argv) {
   ch.add_text_flag();
   ch.add_vocab_flag();
   int64_t d_model = 768, heads = 12, d_ff = 3072;
-  ch.option("--d-model", d_model, trf("hidden_size C (default {C}; BERT-base: 768)", fmt::arg("C", d_model)), 1, 2048,
+  ch.option("--d-model", d_model, _("hidden_size C (BERT-base: 768)"), 1, 2048,
             _("the 30522-row table must fit in memory"));
-  ch.option("--heads", heads, _("num_attention_heads H of the attention before the FFN; must divide --d-model (default 12)"));
+  ch.option("--heads", heads, _("num_attention_heads H of the attention before the FFN; must divide --d-model"));
   ch.option("--d-ff", d_ff,
-            trf("intermediate_size F, the hidden width of the FFN (default {F} = {r:.3g} x {C})", fmt::arg("F", d_ff),
-                fmt::arg("r", static_cast<double>(d_ff) / static_cast<double>(d_model)), fmt::arg("C", d_model)),
-            1, 16384, _("BERT-base uses 3072 = 4 x 768"));
+            _("intermediate_size F, the hidden width of the FFN"), 1, 16384, _("BERT-base uses 3072 = 4 x 768"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     check_model_dims(d_model, heads);

@@ -55,9 +55,9 @@ int main(int argc, char** argv) {
   int64_t d_model = 768;
   std::string row_text = "1,2,3,4";
   ch.option("--d-model", d_model,
-            trf("width C of each embedding row, the normalised length (default {C}; BERT-base: 768)", fmt::arg("C", d_model)),
+            _("width C of each embedding row, the normalised length (BERT-base: 768)"),
             2, 2048, _("a row needs 2 values for an unbiased std"));
-  ch.option("--row", row_text, _("a short row for Step 5, comma-separated (default \"1,2,3,4\")"));
+  ch.option("--row", row_text, _("a short row for Step 5, comma-separated"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base

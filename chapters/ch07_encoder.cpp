@@ -54,12 +54,12 @@ int main(int argc, char** argv) {
   Config config;  // BERT-base
   bool full_timing = false;
   ch.flag("--time", full_timing, _("time each path for ~0.4 s instead of a warm-up and 3 runs (steadier figures)"));
-  ch.option("--layers", config.num_hidden_layers, _("number N of encoder layers (default 12, BERT-base)"), 1, 48);
-  ch.option("--d-model", config.hidden_size, _("width C of every token vector (default 768)"), 2, 2048,
+  ch.option("--layers", config.num_hidden_layers, _("number N of encoder layers, BERT-base's by default"), 1, 48);
+  ch.option("--d-model", config.hidden_size, _("width C of every token vector"), 2, 2048,
             _("a row's unbiased std (article 002's LayerNorm, the .std(-1) checks) needs 2 values; the 30522-row "
               "tables must fit in memory"));
-  ch.option("--heads", config.num_attention_heads, _("number H of attention heads, dividing C (default 12)"));
-  ch.option("--d-ff", config.intermediate_size, _("inner width F of the feed-forward network (default 3072)"), 1,
+  ch.option("--heads", config.num_attention_heads, _("number H of attention heads, dividing C"));
+  ch.option("--d-ff", config.intermediate_size, _("inner width F of the feed-forward network"), 1,
             16384);
 
   return ch.run(argc, argv, [&](Chapter& ch) {

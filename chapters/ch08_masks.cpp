@@ -50,16 +50,14 @@ int main(int argc, char** argv) {
   ch.add_vocab_flag();
   // --valid-len's default depends on T (valid_len, or T if the text is shorter): set once T is known.
   int64_t d_model = 768, valid_len = 3, look_ahead = 3;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores (default 768, BERT-base)"), 1,
+  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores, BERT-base's by default"), 1,
             2048, _("the 30522-row table must fit in memory"));
   ch.option("--valid-len", valid_len,
-            trf("real tokens in the padding-mask demo; the rest count as padding (default {n}, or T if shorter)",
-                fmt::arg("n", valid_len)),
+            _("real tokens in the padding-mask demo, or T if shorter; the rest count as padding"),
             1, 512,
             _("at most T, the tokens of --text"));
   ch.option("--look-ahead", look_ahead,
-            trf("size of the article-004 look-ahead mask that is printed (default {n})", fmt::arg("n", look_ahead)), 1,
-            64);
+            _("size of the article-004 look-ahead mask that is printed"), 1, 64);
   const int64_t valid_len_default = valid_len;  // without --valid-len: this, or T if the text is shorter
 
   return ch.run(argc, argv, [&](Chapter& ch) {

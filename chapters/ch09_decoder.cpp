@@ -43,15 +43,15 @@ int main(int argc, char** argv) {
                "(d2l-style notes) Decoder Block and its cache; article 004 《GPT （一）transformer原理和代码详解》 "
                "§Decoder"));
   int64_t d_model = 256, heads = 8, d_ff = 1024, tgt_len = 5, src_len = 6, n_layers = 6;
-  ch.option("--d-model", d_model, _("C, the width of every token vector (default 256, article 002)"), 2, 512,
+  ch.option("--d-model", d_model, _("C, the width of every token vector, article 002's by default"), 2, 512,
             _("LayerNorm's unbiased std divides by d_model - 1"));
-  ch.option("--heads", heads, _("h, the attention heads; must divide --d-model (default 8)"));
-  ch.option("--d-ff", d_ff, _("F, the feed-forward width (default 1024 = 4 x 256)"), 1, 8192);
-  ch.option("--tgt-len", tgt_len, _("T, target tokens the decoder reads (default 5: BOS comment et es-vous ?)"), 1, 64,
+  ch.option("--heads", heads, _("h, the attention heads; must divide --d-model"));
+  ch.option("--d-ff", d_ff, _("F, the feed-forward width"), 1, 8192);
+  ch.option("--tgt-len", tgt_len, _("T, target tokens the decoder reads (by default BOS comment et es-vous ?)"), 1, 64,
             _("target tokens"));
-  ch.option("--src-len", src_len, _("S, rows of the encoder output memory (default 6: BOS how are you ? EOS)"), 1, 64,
+  ch.option("--src-len", src_len, _("S, rows of the encoder output memory (by default BOS how are you ? EOS)"), 1, 64,
             _("memory rows"));
-  ch.option("--layers", n_layers, _("N, decoder layers in the key/value-cache demo (default 6, article 002's N)"), 1,
+  ch.option("--layers", n_layers, _("N, decoder layers in the key/value-cache demo, article 002's N by default"), 1,
             12);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     hopt.title = _("cross-attention, head 0: rows = target tokens (queries), columns = memory rows (keys)");
     ch.figure(heatmap(cross_w0, tgt_tokens, key_tokens, hopt));
     const Tensor cross_mean = head_mean(layer.src_attn.attn);  // (T,S)
-    hopt.title = trf("cross-attention, mean over the {H} heads", fmt::arg("H", heads));
+    hopt.title = trfn("cross-attention, the {H} head", "cross-attention, mean over the {H} heads", heads, fmt::arg("H", heads));
     ch.figure(heatmap(cross_mean, tgt_tokens, key_tokens, hopt));
     {
       const size_t at = static_cast<size_t>(std::max_element(cross_mean.begin(), cross_mean.end()) - cross_mean.begin());

@@ -26,6 +26,7 @@
 #include <xtensor/xview.hpp>
 
 #include "course/chapter.hpp"
+#include "course/counts.hpp"
 #include "course/decoder_notes.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
@@ -44,22 +45,22 @@ int main(int argc, char** argv) {
                "create_model); article 004 《GPT （一）transformer原理和代码详解》 4) 模型测试 (evaluate: greedy "
                "decoding)"));
   ch.text = "How are you?";
-  ch.option("--text", ch.text, _("the English source sentence (default \"How are you?\"; bert-base-uncased pieces)"));
+  ch.option("--text", ch.text, _("the English source sentence (bert-base-uncased pieces)"));
   ch.add_vocab_flag();
   std::string target = "comment et es-vous ?";
   int64_t n_layers = 6, d_model = 256, heads = 8, d_ff = 1024, max_len = 10, src_vocab = 30522,
           tgt_vocab = static_cast<int64_t>(kFrench.size());
-  ch.option("--target", target, _("French words the decoder reads after <bos> (default \"comment et es-vous ?\")"));
-  ch.option("--layers", n_layers, _("N, encoder and decoder layers (default 6)"), 1, 12);
-  ch.option("--d-model", d_model, _("C, the model width (default 256)"), 2, 512,
+  ch.option("--target", target, _("French words the decoder reads after <bos>"));
+  ch.option("--layers", n_layers, _("N, encoder and decoder layers"), 1, 12);
+  ch.option("--d-model", d_model, _("C, the model width"), 2, 512,
             _("LayerNorm's unbiased std divides by d_model - 1"));
-  ch.option("--heads", heads, _("h, attention heads; must divide --d-model (default 8)"));
-  ch.option("--d-ff", d_ff, _("F, the feed-forward width (default 1024)"), 1, 4096);
-  ch.option("--max-len", max_len, _("greedy decoding stops after this many new tokens (default 10)"), 1, 100,
+  ch.option("--heads", heads, _("h, attention heads; must divide --d-model"));
+  ch.option("--d-ff", d_ff, _("F, the feed-forward width"), 1, 4096);
+  ch.option("--max-len", max_len, _("greedy decoding stops after this many new tokens"), 1, 100,
             _("new tokens"));
-  ch.option("--src-vocab", src_vocab, _("rows of the source embedding (default 30522, bert-base-uncased)"), 1, 100000);
+  ch.option("--src-vocab", src_vocab, _("rows of the source embedding, bert-base-uncased's by default"), 1, 100000);
   ch.option("--tgt-vocab", tgt_vocab,
-            _("rows of the target embedding and generator outputs (default 32, the French list)"),
+            _("rows of the target embedding and generator outputs, the French list's by default"),
             static_cast<int64_t>(kFrench.size()), 100000, _("the French word list at least"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {

@@ -34,6 +34,7 @@
 #include "course/i18n.hpp"
 #include "exact/print.hpp"
 #include "course/plot.hpp"
+#include "course/train_knobs.hpp"
 #include "course/train_views.hpp"
 #include "train/beam_models.hpp"
 #include "train/budget.hpp"
@@ -60,35 +61,30 @@ int main(int argc, char** argv) {
                "Adam, evaluate/translate)"));
   ModelConfig cfg;  // create_model's sizes (the knobs below change them)
   cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.d_ff = 256, cfg.label_smoothing = 0.0;
-  int64_t steps = -1, batch = 64, log_every = 50, threads = 2;
+  int64_t steps = 1000, batch = 64, log_every = 50, threads = 2;
   double dropout = 0.1, lr = 0.001;
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;
   std::string translate_text = "\x01", save_dir, load_dir, loss_name = "article";  // \x01: not given
-  ch.option("--steps", steps, _("training steps (batches) (default 1000; 0 more with --load unless given)"));
-  ch.option("--batch", batch, _("B, numbers per batch (default 64, the article's BATCH_SIZE)"), 1, 4096);
-  ch.option("--layers", cfg.layers, _("N encoder and N decoder layers (default 2)"), 1, 12);
-  ch.option("--d-model", cfg.d_model, _("C, the model width (default 64)"), 2, 1024);
-  ch.option("--heads", cfg.heads, _("H, attention heads; must divide --d-model (default 4)"));
-  ch.option("--d-ff", cfg.d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
-  ch.option("--dropout", dropout, _("dropout_rate (default 0.1)"));
-  ch.option("--lr", lr, _("Adam's learning rate (default 0.001, the article's)"));
-  ch.option("--label-smoothing", cfg.label_smoothing, _("spread this much target probability over all words (default 0)"));
+  ch.option("--steps", steps, _("training steps (batches) (0 more with --load unless given)"));
+  ch.option("--batch", batch, _("B, numbers per batch, the article's BATCH_SIZE by default"), 1, 4096);
+  ch.option("--layers", cfg.layers, _("N encoder and N decoder layers"), 1, 12);
+  width_options(ch, cfg.d_model, cfg.heads, cfg.d_ff);
+  adam_options(ch, dropout, lr, _("Adam's learning rate, the article's by default"));
+  ch.option("--label-smoothing", cfg.label_smoothing, _("spread this much target probability over all words"));
   ch.option("--loss", loss_name,
-            _("the loss to train on: article (loss_fun: mean over all B*T positions) or token (mean over real tokens) "
-              "(default article)"));
-  ch.option("--log-every", log_every, _("print the article's progress line every N batches (default 50)"), 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (default 2; results depend on it)"), 1, 2);
+            _("the loss to train on: article (loss_fun: mean over all B*T positions) or token (mean over real tokens)"));
+  ch.option("--log-every", log_every, _("print the article's progress line every N batches"), 1, 1000000);
+  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
   ch.flag("--post-ln", post_ln, _("post-LN (article 004, the paper) instead of pre-LN (article 002)"));
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));
   ch.option("--translate", translate_text, _("also translate this number (0..9999) with the trained model"));
-  int64_t beam = 0;  // 0: greedy only
+  int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
-  ch.option("--beam", beam, _("decode with beam search of width K, 1..16 (translate() and the held-out numbers), shown step by step"));
+  ch.option("--beam", beam, _("decode with beam search of width K, 1..16 (translate() and the held-out numbers), shown step by step (greedy unless given)"));
   ch.option("--length-penalty", length_penalty,
-            _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty (default 0: the sum)"));
-  ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
-  ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+            _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
+  checkpoint_options(ch, save_dir, load_dir);
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
@@ -107,8 +103,7 @@ int main(int argc, char** argv) {
                                          [&](const std::string& flag) { return ch.given(flag); });
       });
     }
-    if (!load_dir.empty() && steps == -1) steps = 0;
-    if (steps == -1) steps = 1000;
+    if (!load_dir.empty() && !ch.given("--steps")) steps = 0;
     // refuse an unusable --save before training, not after (train/checkpoint.hpp)
     if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });
     const Reduction reduction = loss_name == "article" ? Reduction::ArticleMean : Reduction::TokenMean;

@@ -30,6 +30,7 @@
 #include "course/gpt_report.hpp"
 #include "course/plot.hpp"
 #include "train/beam_models.hpp"
+#include "course/train_knobs.hpp"
 #include "train/sampling.hpp"
 #include "train/until_target.hpp"
 
@@ -45,37 +46,33 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
              _("article 002 §9.1.3 (decoder-only); article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试"));
-  int64_t steps = -1, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
+  int64_t steps = 400, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
   int64_t top_k = 0, samples = 20;
   double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
   bool untied = false, no_causal = false, check_grads = false, no_cache = false, vs_ch11 = false;
   std::string save_dir, load_dir, prompt_text;
-  ch.option("--steps", steps, _("training steps (default 400; 0 after --load unless given)"));
-  ch.option("--batch", batch, _("B, numbers per batch (default 64)"), 1, 4096);
-  ch.option("--layers", layers, _("N blocks (default 2)"), 1, 12);
-  ch.option("--d-model", d_model, _("C, the model width (default 64)"), 2, 1024);
-  ch.option("--heads", heads, _("H, attention heads; must divide --d-model (default 4)"));
-  ch.option("--d-ff", d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
-  ch.option("--dropout", dropout, _("dropout rate (default 0)"));
-  ch.option("--lr", lr, _("Adam's learning rate (default 0.002)"));
-  ch.option("--log-every", log_every, _("print the progress line every N batches (default 200)"), 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (default 2; results depend on it)"), 1, 2);
+  ch.option("--steps", steps, _("training steps (0 after --load unless given)"));
+  ch.option("--batch", batch, _("B, numbers per batch"), 1, 4096);
+  ch.option("--layers", layers, _("N blocks"), 1, 12);
+  width_options(ch, d_model, heads, d_ff);
+  adam_options(ch, dropout, lr);
+  ch.option("--log-every", log_every, _("print the progress line every N batches"), 1, 1000000);
+  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
   ch.flag("--untied", untied, _("give the LM head its own weights instead of sharing the token embedding"));
   ch.flag("--no-causal-mask", no_causal, _("exercise: every position attends to every other, the answer too"));
   ch.flag("--no-cache", no_cache, _("exercise: generate by recomputing the whole prefix for every token"));
-  ch.option("--temperature", temperature, _("sampling temperature, >= 0 (default 0: greedy, the argmax)"));
-  ch.option("--top-k", top_k, _("keep the k most likely tokens, 0 = all (default 0)"), 0, 1000000);
-  ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1] (default 1)"));
-  ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs (default 20)"), 1, 1000);
-  int64_t beam = 0;  // 0: greedy only
+  ch.option("--temperature", temperature, _("sampling temperature, >= 0 (0: greedy, the argmax)"));
+  ch.option("--top-k", top_k, _("keep the k most likely tokens, 0 = all"), 0, 1000000);
+  ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1]"));
+  ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs"), 1, 1000);
+  int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
-  ch.option("--beam", beam, _("also complete with beam search of width K, 1..16 (the held-out numbers, --prompt), step by step"));
+  ch.option("--beam", beam, _("also complete with beam search of width K, 1..16 (the held-out numbers, --prompt), step by step (greedy unless given)"));
   ch.option("--length-penalty", length_penalty,
-            _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty (default 0: the sum)"));
+            _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
   ch.option("--prompt", prompt_text, _("also complete the prompt 'N =' for this number (0..9999)"));
   ch.flag("--vs-ch11", vs_ch11, _("also train ch11's encoder-decoder here until 95 % held-out, and compare the two"));
-  ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
-  ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+  checkpoint_options(ch, save_dir, load_dir);
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
@@ -86,7 +83,7 @@ int main(int argc, char** argv) {
     check_model_dims(d_model, heads, 2);
     const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
     if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training
-    steps = steps >= 0 ? steps : load_dir.empty() ? 400 : 0;
+    if (!load_dir.empty() && !ch.given("--steps")) steps = 0;
     const SeqVocab& vocab = seq_vocab();
     GptConfig cfg;
     cfg.vocab = vocab.size(), cfg.layers = layers, cfg.d_model = d_model, cfg.heads = heads, cfg.d_ff = d_ff;

@@ -31,6 +31,7 @@
 #include "train/classifier.hpp"
 #include "train/numbers.hpp"
 #include "course/plot.hpp"
+#include "course/train_knobs.hpp"
 
 using namespace ts;
 using namespace ts::train;
@@ -51,24 +52,20 @@ int main(int argc, char** argv) {
              _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 (TransformerEncoder: learned positions, pre-LN, "
                "GELU); article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (encoder-only Transformers classify)"));
   ClassifierConfig cfg;
-  int64_t steps = -1, batch = 64, log_every = 100;
+  int64_t steps = 400, batch = 64, log_every = 100;
   double lr = 0.001, dropout = 0.1;
   const std::string not_given = "\x01";  // --classify "" must be refused, not ignored
   std::string pool = "cls", classify_text = not_given, save_dir, load_dir;
-  ch.option("--steps", steps, _("training steps (batches) (default 400; 0 more with --load unless given)"));
-  ch.option("--batch", batch, _("B, sentences per batch (default 64)"), 1, 4096);
-  ch.option("--layers", cfg.layers, _("N encoder layers (default 2)"), 1, 12);
-  ch.option("--d-model", cfg.d_model, _("C, the model width (default 64)"), 2, 1024);
-  ch.option("--heads", cfg.heads, _("H, attention heads; must divide --d-model (default 4)"));
-  ch.option("--d-ff", cfg.d_ff, _("F, the feed-forward width (default 256)"), 1, 8192);
-  ch.option("--dropout", dropout, _("dropout rate (default 0.1)"));
-  ch.option("--lr", lr, _("Adam's learning rate (default 0.001)"));
-  ch.option("--log-every", log_every, _("print a progress line every N steps (default 100)"), 1, 1000000);
+  ch.option("--steps", steps, _("training steps (batches) (0 more with --load unless given)"));
+  ch.option("--batch", batch, _("B, sentences per batch"), 1, 4096);
+  ch.option("--layers", cfg.layers, _("N encoder layers"), 1, 12);
+  width_options(ch, cfg.d_model, cfg.heads, cfg.d_ff);
+  adam_options(ch, dropout, lr);
+  ch.option("--log-every", log_every, _("print a progress line every N steps"), 1, 1000000);
   ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean (the mean of the "
-                              "words') (default cls)"));
+                              "words')"));
   ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
-  ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
-  ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+  checkpoint_options(ch, save_dir, load_dir);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
@@ -79,7 +76,7 @@ int main(int argc, char** argv) {
     if (pool != "cls" && pool != "mean")
       throw UsageError(trf("--pool must be 'cls' or 'mean', got '{v}'", fmt::arg("v", pool)));
     const int64_t number = classify_text == not_given ? -1 : parse_number_words(classify_text);
-    if (steps == -1) steps = load_dir.empty() ? 400 : 0;
+    if (!load_dir.empty() && !ch.given("--steps")) steps = 0;
     if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training
     {  // memory: parameters, gradients and Adam's two moments; the held-out batch's activations (500 x 7 positions)
       const double C = double(cfg.d_model), F = double(cfg.d_ff), params = double(cfg.layers) * (4 * C * C + 2 * C * F);
@@ -124,8 +121,11 @@ int main(int argc, char** argv) {
     ch.say(trf("  {train} numbers train, {held} are held out (ch11's split) and only evaluated.",
                fmt::arg("train", split.train.size()), fmt::arg("held", split.held_out.size())));
     ch.show("{part: sum(p.numel() for p in module.parameters())}", classifier_parameter_table(model),
-            trf("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN) + "
-                "Linear({C}, {K}); the sentence vector: {pool}",
+            trfn("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} head of {D}, F={F}, {act}, pre-LN) + "
+                 "Linear({C}, {K}); the sentence vector: {pool}",
+                 "TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN) + "
+                 "Linear({C}, {K}); the sentence vector: {pool}",
+                 H,
                 fmt::arg("act", classifier_activation()),
                 fmt::arg("V", cfg.vocab), fmt::arg("P", cfg.max_len), fmt::arg("N", L), fmt::arg("C", cfg.d_model),
                 fmt::arg("H", H), fmt::arg("D", cfg.d_model / H), fmt::arg("F", cfg.d_ff), fmt::arg("K", K),

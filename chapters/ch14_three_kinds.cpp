@@ -37,11 +37,11 @@ int main(int argc, char** argv) {
              _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (不同类型的 Transformer)"));
   int64_t max_steps = 1000, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
   ch.option("--max-steps", max_steps,
-            _("stop each run after this many steps if its target is not reached (default 1000, ch11's --steps)"), 1,
+            _("stop each run after this many steps if its target is not reached (ch11's --steps)"), 1,
             1000000);
-  ch.option("--check-every", check_every, _("score the held-out numbers every N steps (default 100, as ch12 does)"), 1,
+  ch.option("--check-every", check_every, _("score the held-out numbers every N steps (as ch12 does)"), 1,
             1000000);
-  ch.option("--target", target_pct, _("the held-out score, in percent, at which a run stops (default 95)"), 1, 100);
+  ch.option("--target", target_pct, _("the held-out score, in percent, at which a run stops"), 1, 100);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     const TargetPlan plan{check_every, max_steps, double(target_pct) / 100.0};

@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 pot_of() {  # the template, written to $1
   find src chapters -name '*.cpp' -o -name '*.hpp' | LC_ALL=C sort |
-    xgettext --files-from=- --language=C++ --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=trf \
+    xgettext --files-from=- --language=C++ --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=trf --keyword=trfn:1,2 \
       --add-comments=TRANSLATORS: --package-name=transformer-steps --msgid-bugs-address=none \
       --sort-by-file --no-wrap -o "$1"
   # the walkthrough's pause (scripts/walkthrough.sh, read with gettext(1))

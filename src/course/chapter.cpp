@@ -47,8 +47,28 @@ struct Chapter::Knob {
   int64_t lo = 0, hi = 0;
   std::string why;
   std::string help;                // the English help (a msgid: translated when --help is built)
+  std::string default_text;        // a chapter knob's value before parsing, shown as " (default X)"
   CLI::Option* option = nullptr;
 };
+
+namespace {
+// What --help shows as a chapter knob's default: its variable's value when declared. Nothing
+// for a flag, an empty text, or a value that stands for "not given" (a negative count, \x01).
+std::string default_of(int kind, const void* target) {
+  switch (kind) {
+    case kInt: {
+      const int64_t v = *static_cast<const int64_t*>(target);
+      return v < 0 ? std::string() : std::to_string(v);
+    }
+    case kDouble: return fmt::format("{}", *static_cast<const double*>(target));  // 0.001, 0.1, 0
+    case kText: {
+      const std::string& v = *static_cast<const std::string*>(target);
+      return v.empty() || v.find_first_of("\x01\n") != std::string::npos ? std::string() : "\"" + v + "\"";
+    }
+    default: return {};
+  }
+}
+}  // namespace
 
 // std::cout's buffer while a chapter runs: straight to fd 1, remembering the first write
 // error (errno) so it can be reported at the end, as coreutils' close_stdout does.
@@ -215,21 +235,22 @@ void Chapter::flag(const std::string& name, bool& value, const std::string& help
   add_knob(name, kFlag, &value, help);
 }
 void Chapter::option(const std::string& name, int64_t& value, const std::string& help) {
-  add_knob(name, kInt, &value, help);
+  add_knob(name, kInt, &value, help).default_text = default_of(kInt, &value);
 }
 void Chapter::option(const std::string& name, int64_t& value, const std::string& help, int64_t lo, int64_t hi,
                      const std::string& why) {
   Knob& k = add_knob(name, kInt, &value, help);
+  k.default_text = default_of(kInt, &value);
   k.has_range = true;
   k.lo = lo;
   k.hi = hi;
   k.why = why;
 }
 void Chapter::option(const std::string& name, double& value, const std::string& help) {
-  add_knob(name, kDouble, &value, help);
+  add_knob(name, kDouble, &value, help).default_text = default_of(kDouble, &value);
 }
 void Chapter::option(const std::string& name, std::string& value, const std::string& help) {
-  add_knob(name, kText, &value, help);
+  add_knob(name, kText, &value, help).default_text = default_of(kText, &value);
 }
 
 void Chapter::add_text_flag() {
@@ -390,6 +411,7 @@ void Chapter::choose_language(int argc, char** argv) {
   for (const auto& k : knobs_) {
     if (!k->option) continue;
     std::string help = k->help.empty() ? std::string() : tr(k->help.c_str());
+    if (!k->default_text.empty()) help += trf(" (default {value})", fmt::arg("value", k->default_text));
     if (k->has_range) help += fmt::format(" [{}..{}]", k->lo, k->hi);
     k->option->description(help);
   }

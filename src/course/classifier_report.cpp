@@ -8,29 +8,26 @@
 
 #include <fmt/format.h>
 
+#include "course/counts.hpp"
 #include "course/errors.hpp"
 #include "course/i18n.hpp"
 #include "train/numbers.hpp"
-#include "transformer/kv_cache.hpp"  // thousands()
 
 namespace ts {
 
 std::string classifier_parameter_table(const train::Classifier& m) {
-  std::vector<std::pair<std::string, size_t>> parts;
+  PartCounts counts;
   for (const train::ParamSpec& s : m.layout.specs) {
     // "encoder.layers.0.attention..." -> "encoder.layers.0"; "encoder.embeddings..." -> "encoder.embeddings"
-    std::string part = s.name.substr(0, s.name.find('.'));
+    std::string part = first_field(s.name);
     if (part == "encoder") {
       const size_t a = s.name.find('.', 8);
       part = s.name.substr(0, a);
       if (part == "encoder.layers") part = s.name.substr(0, s.name.find('.', a + 1));
     }
-    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
-    parts.back().second += s.numel;
+    counts.add(part, s.numel);
   }
-  std::string table;
-  for (const auto& [part, n] : parts) table += fmt::format("{:<20} {:>9}\n", part, thousands(n));
-  return table + fmt::format("{:<20} {:>9}", "total", thousands(m.layout.total));
+  return counts.table(20, 9);
 }
 
 Similarity cosine_similarity(const std::vector<float>& v, int64_t C, const std::vector<int64_t>& labels) {

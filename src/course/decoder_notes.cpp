@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
+#include "course/counts.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 #include "exact/compare.hpp"
@@ -244,10 +245,12 @@ std::string pre_post_note(Chapter& ch, const Tensor& out, const Tensor& post, do
   return trf(
       "  Row std of the layer output (the tokens' scale as the next layer receives it):\n{rows}\n"
       "  {post}\n"
-      "  Pre-LN rows keep the residual stream's own scale, so article 002's Decoder adds one final LayerNorm after "
-      "its N layers.\n"
+      "  Pre-LN rows leave the layer with std {lo:.4f} to {hi:.4f} (measured); article 002's Decoder ends with one "
+      "final LayerNorm after its N layers.\n"
       "  {differ}",
       fmt::arg("rows", text_table(cells, 1)),
+      fmt::arg("lo", *std::min_element(sd_pre.begin(), sd_pre.end())),
+      fmt::arg("hi", *std::max_element(sd_pre.begin(), sd_pre.end())),
       fmt::arg("post", ch.verdict(post_err < 1e-3f,
                                   post_err < 1e-3f
                                       ? trf("post-LN rows have std 1, the norm is last: max |std - 1| = {e:.1e} (eps "

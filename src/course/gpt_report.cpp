@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "course/counts.hpp"
 #include "course/i18n.hpp"
 #include "course/three_kinds.hpp"
 #include "train/gpt_ops.hpp"
@@ -20,7 +21,6 @@
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
 #include "course/plot.hpp"
-#include "transformer/kv_cache.hpp"  // thousands()
 
 namespace ts {
 
@@ -125,20 +125,18 @@ static std::string mask_words(const GptConfig& c) {
 
 void show_model(Chapter& ch, const Gpt& m) {
   const GptConfig& c = m.cfg;
-  std::vector<std::pair<std::string, size_t>> parts;
+  PartCounts counts;
   for (const ParamSpec& s : m.layout.specs) {
     // "transformer.h.3.ln_1.weight" -> "h.3", "transformer.wte.weight" -> "wte"
     std::string part = s.name.rfind("transformer.", 0) == 0 ? s.name.substr(12) : s.name;
-    part = part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0));
-    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
-    parts.back().second += s.numel;
+    counts.add(part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0)), s.numel);
   }
-  std::string table;
-  for (const auto& [part, n] : parts) table += fmt::format("{:<8} {:>9}\n", part, thousands(n));
-  if (c.tied) table += fmt::format("{:<8} {:>9}\n", "lm_head", "= wte");
-  table += fmt::format("{:<8} {:>9}", "total", thousands(m.layout.total));
+  std::vector<std::pair<std::string, std::string>> tied;
+  if (c.tied) tied.emplace_back("lm_head", "= wte");
+  const std::string table = counts.table(8, 9, tied);
   ch.show("{part: parameters}", table,
-          trf("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}",
+          trfn("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} head of {D}, F={F}, {act}, pre-LN, {mask}",
+               "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}", c.heads,
               fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
               fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
               fmt::arg("act", activation_name()), fmt::arg("mask", mask_words(c))),

@@ -52,4 +52,9 @@ Lang current_lang() { return g_lang; }
 
 const char* tr(const char* msgid) { return g_lang == Lang::En ? msgid : dgettext(kDomain, msgid); }
 
+const char* trn(const char* singular, const char* plural, unsigned long n) {
+  if (g_lang == Lang::En) return n == 1 ? singular : plural;
+  return dngettext(kDomain, singular, plural, n);
+}
+
 }  // namespace ts

@@ -33,10 +33,20 @@ Lang current_lang();
 // The translation of `msgid` in the current language, or msgid itself.
 const char* tr(const char* msgid);
 
+// ngettext: the translation of `singular` or `plural`, the form the language uses for n
+// (English: singular for n = 1; Chinese has one form).
+const char* trn(const char* singular, const char* plural, unsigned long n);
+
 // tr(msgid) formatted with fmt's named or positional arguments.
 template <class... Args>
 std::string trf(const char* msgid, Args&&... args) {
   return fmt::format(fmt::runtime(tr(msgid)), std::forward<Args>(args)...);
+}
+
+// trn(...) formatted: trfn("{H} head of {D}", "{H} heads of {D}", H, fmt::arg("H", H), ...).
+template <class... Args>
+std::string trfn(const char* singular, const char* plural, unsigned long n, Args&&... args) {
+  return fmt::format(fmt::runtime(trn(singular, plural, n)), std::forward<Args>(args)...);
 }
 
 }  // namespace ts

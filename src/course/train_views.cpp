@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "course/counts.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "exact/print.hpp"
-#include "transformer/kv_cache.hpp"  // thousands()
 
 namespace ts {
 
@@ -63,15 +63,9 @@ MaskReading read_mask(const std::vector<float>& mask, const std::vector<int64_t>
 }  // namespace
 
 std::string parameter_table(const Model<float>& model) {
-  std::vector<std::pair<std::string, size_t>> parts;
-  for (const ParamSpec& s : model.layout.specs) {
-    const std::string part = s.name.substr(0, s.name.find('.'));
-    if (parts.empty() || parts.back().first != part) parts.emplace_back(part, 0);
-    parts.back().second += s.numel;
-  }
-  std::string table;
-  for (const auto& [part, n] : parts) table += fmt::format("{:<10} {:>10}\n", part, thousands(n));
-  return table + fmt::format("{:<10} {:>10}", "total", thousands(model.layout.total));
+  PartCounts counts;
+  for (const ParamSpec& s : model.layout.specs) counts.add(first_field(s.name), s.numel);
+  return counts.table(10, 10);
 }
 
 

@@ -83,20 +83,11 @@ std::string top_line(const std::vector<std::pair<int64_t, float>>& top) {
 ParameterCounts count_parameters(EncoderDecoder& model) {
   ParameterCounts c;
   for (auto& [name, p] : model.named_parameters()) {
-    const std::string part = name.substr(0, name.find('.'));
-    if (c.parts.empty() || c.parts.back().first != part) c.parts.emplace_back(part, 0);
-    c.parts.back().second += p->size();
-    c.total += p->size();
+    c.add(first_field(name), p->size());
     if (name.rfind("encoder.layers.0.", 0) == 0) c.encoder_layer += p->size();
     if (name.rfind("decoder.layers.0.", 0) == 0) c.decoder_layer += p->size();
   }
   return c;
-}
-
-std::string ParameterCounts::table() const {
-  std::string s;
-  for (const auto& [part, n] : parts) s += fmt::format("{:<10} {:>12}\n", part, thousands(n));
-  return s + fmt::format("{:<10} {:>12}", "total", thousands(total));
 }
 
 // model.training: every dropout of the model follows model.train(on); the positional encoding's stands for all

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "course/counts.hpp"
 #include "course/chapter.hpp"
 #include "exact/tensor.hpp"
 #include "transformer/annotated.hpp"
@@ -38,10 +39,9 @@ std::vector<std::pair<int64_t, float>> top_k(const Tensor& logp, size_t k);
 std::string top_line(const std::vector<std::pair<int64_t, float>>& top);
 
 // {part: numel} by the state_dict prefix before the first '.', and one encoder / decoder layer.
-struct ParameterCounts {
-  std::vector<std::pair<std::string, uint64_t>> parts;  // state_dict prefix -> numel, in parameters() order
-  uint64_t total = 0, encoder_layer = 0, decoder_layer = 0;
-  std::string table() const;  // "encoder       4,739,072" ... "total ..." (what the twin prints)
+struct ParameterCounts : PartCounts {
+  uint64_t encoder_layer = 0, decoder_layer = 0;
+  std::string table() const { return PartCounts::table(10, 12); }  // "encoder       4,739,072" ... (the twin's)
 };
 ParameterCounts count_parameters(EncoderDecoder& model);
 // The source and target of --text / --target as ids: src = [CLS] pieces [SEP] (bert-base-uncased's

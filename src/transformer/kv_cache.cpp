@@ -20,16 +20,6 @@ MacCount& MacCount::operator+=(const MacCount& o) {
   return *this;
 }
 
-std::string thousands(uint64_t n) {
-  const std::string s = std::to_string(n);
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
 size_t LayerCache::len() const {
   const Tensor& t = rows.dimension() == 3 ? rows : k;
   return t.dimension() == 3 ? t.shape()[1] : 0;

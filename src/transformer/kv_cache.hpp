@@ -44,9 +44,6 @@ struct MacCount {
   MacCount& operator+=(const MacCount& o);
 };
 
-// 32381952 -> "32,381,952" (Python's "{:,}"), for the counts ch09 and ch10 print.
-std::string thousands(uint64_t n);
-
 enum class CacheKind { Inputs, KeysValues };
 
 // One layer's cache (article 001's state[2][i]).

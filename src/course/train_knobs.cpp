@@ -1,0 +1,25 @@
+// course/train_knobs.cpp: see train_knobs.hpp.
+#include "course/train_knobs.hpp"
+
+#include "course/errors.hpp"
+#include "course/i18n.hpp"
+
+namespace ts {
+
+void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff) {
+  ch.option("--d-model", d_model, _("C, the model width"), 2, 1024);
+  ch.option("--heads", heads, _("H, attention heads; must divide --d-model"));
+  ch.option("--d-ff", d_ff, _("F, the feed-forward width"), 1, 8192);
+}
+
+void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& lr_help) {
+  ch.option("--dropout", dropout, _("dropout rate"));
+  ch.option("--lr", lr, lr_help.empty() ? std::string(_("Adam's learning rate")) : lr_help);
+}
+
+void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir) {
+  ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
+  ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+}
+
+}  // namespace ts

@@ -1,0 +1,20 @@
+// course/train_knobs.hpp: the knobs ch11, ch12 and ch13 declare alike, declared once so the
+// three chapters give them the same names, ranges and help (introduced in ch11). Each chapter
+// keeps its own knobs (--steps, --batch, --layers, ...) beside these calls.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "course/chapter.hpp"
+
+namespace ts {
+
+// --d-model C, --heads H (must divide C; check_model_dims after parsing), --d-ff F
+void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff);
+// --dropout p, --lr (Adam's learning rate); `lr_help` replaces the generic help where given
+void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& lr_help = "");
+// --save DIR, --load DIR (safetensors weights and Adam's state)
+void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir);
+
+}  // namespace ts
