@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "course/chapter.hpp"
+#include "course/counts.hpp"
 #include "course/gpt_report.hpp"  // kCheckEvery, kTarget: how ch12 --vs-ch11 scores its runs
 #include "course/i18n.hpp"
 #include "course/three_kinds.hpp"

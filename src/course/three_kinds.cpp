@@ -9,7 +9,7 @@
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
 #include "train/numbers.hpp"
-#include "transformer/kv_cache.hpp"  // thousands()
+#include "course/counts.hpp"  // thousands()
 
 namespace ts {
 
