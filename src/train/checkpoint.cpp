@@ -387,15 +387,7 @@ void prepare_save_folder(const std::string& dir) {
 }
 
 void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& adam) {
-  CheckpointFiles f;
-  const bool have_moments = adam.exp_avg.size() == m.params.size();
-  for (const ParamSpec& s : m.layout.specs) {
-    f.weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
-    if (have_moments) {
-      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
-      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
-    }
-  }
+  CheckpointFiles f = checkpoint_files(m.layout.specs, m.params, adam);
   const ModelConfig& c = m.cfg;
   const auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
   f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
@@ -403,9 +395,22 @@ void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& 
              {"norm", c.pre_ln ? "pre-LN" : "post-LN"}, {"look_ahead", yes(c.look_ahead)},
              {"scale_scores", yes(c.scale_scores)}, {"src_vocab", std::to_string(c.src_vocab)},
              {"tgt_vocab", std::to_string(c.tgt_vocab)}};
+  save_checkpoint_folder(dir, kTransformer, adam.step, std::move(f));
+}
+
+CheckpointFiles checkpoint_files(const std::vector<ParamSpec>& specs, const std::vector<float>& params, const Adam& adam) {
+  CheckpointFiles f;
+  const bool moments = adam.exp_avg.size() == params.size();  // after a step of training
+  for (const ParamSpec& s : specs) {
+    f.weights[s.name] = st_f32(params.data() + s.offset, s.shape);
+    if (moments) {
+      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
+      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
+    }
+  }
   f.ometa = {{"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
              {"eps", fmt::format("{}", adam.eps)}};
-  save_checkpoint_folder(dir, kTransformer, adam.step, std::move(f));
+  return f;
 }
 
 void save_checkpoint_folder(const std::string& dir, const std::string& kind, int64_t step, CheckpointFiles f) {

@@ -64,6 +64,10 @@ struct CheckpointFiles {
   StFile weights, optim;  // model.safetensors, optimizer.safetensors
   StMeta wmeta, ometa;    // their __metadata__
 };
+// A model's tensors under their state_dict keys (specs over params), Adam's moments as
+// "<key>.exp_avg" / "<key>.exp_avg_sq" once it has taken a step, and Adam's lr, betas and eps in
+// the optimizer's metadata; the caller adds the model's settings to wmeta.
+CheckpointFiles checkpoint_files(const std::vector<ParamSpec>& specs, const std::vector<float>& params, const Adam& adam);
 // Saves f into DIR as one unit (see above); adds ts_checkpoint, model = kind, step and one new
 // checkpoint_id to both metadata. FileError with the fix, FileIoError when the system fails.
 void save_checkpoint_folder(const std::string& dir, const std::string& kind, int64_t step, CheckpointFiles f);

@@ -292,22 +292,12 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
 // The folder, its two files, the lock and the swap are ch11's (train/checkpoint); the keys are
 // the twin's, the settings the classifier's. --load does not adopt sizes: the flags must match.
 void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam) {
-  CheckpointFiles f;
-  const bool moments = adam.exp_avg.size() == m.params.size();
-  for (const ParamSpec& s : m.layout.specs) {
-    f.weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
-    if (moments) {
-      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
-      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
-    }
-  }
+  CheckpointFiles f = checkpoint_files(m.layout.specs, m.params, adam);
   const ClassifierConfig& c = m.cfg;
   f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
              {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
              {"classes", std::to_string(c.classes)}, {"vocab", std::to_string(c.vocab)},
              {"max_len", std::to_string(c.max_len)}, {"pool", c.mean_pool ? "mean" : "cls"}};
-  f.ometa = {{"lr", fmt::format("{}", adam.lr)}, {"betas", fmt::format("{} {}", adam.beta1, adam.beta2)},
-             {"eps", fmt::format("{}", adam.eps)}};
   save_checkpoint_folder(dir, "classifier", adam.step, std::move(f));
 }
 

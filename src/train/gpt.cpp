@@ -407,20 +407,11 @@ std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids
 // The folder, its two files, the lock and the swap are ch11's (train/checkpoint): a checkpoint is
 // one unit, never half old, half new; only the keys and the settings are the GPT's.
 void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam) {
-  CheckpointFiles f;
-  const bool moments = adam.exp_avg.size() == m.params.size();
-  for (const ParamSpec& s : m.layout.specs) {
-    f.weights[s.name] = st_f32(m.params.data() + s.offset, s.shape);
-    if (moments) {
-      f.optim[s.name + ".exp_avg"] = st_f32(adam.exp_avg.data() + s.offset, s.shape);
-      f.optim[s.name + ".exp_avg_sq"] = st_f32(adam.exp_avg_sq.data() + s.offset, s.shape);
-    }
-  }
+  CheckpointFiles f = checkpoint_files(m.layout.specs, m.params, adam);
   const GptConfig& c = m.cfg;
   f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
              {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)}, {"ctx", std::to_string(c.ctx)},
              {"vocab", std::to_string(c.vocab)}, {"tied", c.tied ? "true" : "false"}};
-  f.ometa = {{"lr", fmt::format("{}", adam.lr)}};
   save_checkpoint_folder(dir, "gpt", adam.step, std::move(f));
 }
 
