@@ -24,7 +24,6 @@
 #include "exact/matmul.hpp"  // set_blas_threads
 #include "train/numbers.hpp"
 #include "train/until_target.hpp"
-#include "transformer/kv_cache.hpp"  // thousands()
 
 using namespace ts;
 using namespace ts::train;
