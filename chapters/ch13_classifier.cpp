@@ -78,6 +78,13 @@ int main(int argc, char** argv) {
     const int64_t number = classify_text == not_given ? -1 : parse_number_words(classify_text);
     if (!load_dir.empty() && !ch.given("--steps")) steps = 0;
     if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training
+    cfg.vocab = classifier_vocab();
+    cfg.dropout = ch.eval ? 0.0 : dropout;
+    cfg.mean_pool = pool == "mean";
+    if (!load_dir.empty())  // the sizes (and the pooling, unless --pool is given) come from the checkpoint
+      cfg = checkpoint_io("--load", [&] {
+        return classifier_checkpoint_config(load_dir, cfg, [&](const std::string& f) { return ch.given(f); });
+      });
     {  // memory: parameters, gradients and Adam's two moments; the held-out batch's activations (500 x 7 positions)
       const double C = double(cfg.d_model), F = double(cfg.d_ff), params = double(cfg.layers) * (4 * C * C + 2 * C * F);
       const double held_rows = 500.0 * 7.0, acts = double(cfg.layers) * held_rows * (16 * C + 2 * F);
@@ -85,9 +92,6 @@ int main(int argc, char** argv) {
                 "--layers / --d-model / --d-ff / --steps / --batch");
     }
     // ---------------------------------------------------------------- the model
-    cfg.vocab = classifier_vocab();
-    cfg.dropout = ch.eval ? 0.0 : dropout;
-    cfg.mean_pool = pool == "mean";
     Classifier model = init_classifier(cfg, ch.seed);
     const Classifier untrained = model;
     Adam adam;  // torch.optim.Adam(lr, betas=(0.9, 0.98), eps=1e-9), as ch11

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -290,7 +291,7 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
 
 // ---------------------------------------------------------------- checkpoints
 // The folder, its two files, the lock and the swap are ch11's (train/checkpoint); the keys are
-// the twin's, the settings the classifier's. --load does not adopt sizes: the flags must match.
+// the twin's, the settings the classifier's.
 void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam) {
   CheckpointFiles f = checkpoint_files(m.layout.specs, m.params, adam);
   const ClassifierConfig& c = m.cfg;
@@ -299,6 +300,36 @@ void save_classifier(const std::string& dir, const Classifier& m, const Adam& ad
              {"classes", std::to_string(c.classes)}, {"vocab", std::to_string(c.vocab)},
              {"max_len", std::to_string(c.max_len)}, {"pool", c.mean_pool ? "mean" : "cls"}};
   save_checkpoint_folder(dir, "classifier", adam.step, std::move(f));
+}
+
+ClassifierConfig classifier_checkpoint_config(const std::string& dir, const ClassifierConfig& asked,
+                                              const std::function<bool(const std::string&)>& given) {
+  const std::string path = dir + "/model.safetensors";
+  const StMeta meta = checkpoint_metadata(dir, "classifier");
+  ClassifierConfig c = asked;
+  const struct {
+    const char* key;
+    const char* flag;
+    int64_t ClassifierConfig::*field;
+  } sizes[] = {{"layers", "--layers", &ClassifierConfig::layers},
+               {"d_model", "--d-model", &ClassifierConfig::d_model},
+               {"heads", "--heads", &ClassifierConfig::heads},
+               {"d_ff", "--d-ff", &ClassifierConfig::d_ff}};
+  for (const auto& s : sizes) {
+    const int64_t saved = checkpoint_int(meta, s.key, 1, 1000000, path);
+    if (given(s.flag) && asked.*s.field != saved)
+      throw FileError(N_("{flag} {asked} disagrees with the checkpoint, saved with {flag} {saved}: drop {flag} to use the "
+                         "checkpoint's"),
+                      fmt::arg("flag", s.flag), fmt::arg("asked", asked.*s.field), fmt::arg("saved", saved));
+    c.*s.field = saved;
+  }
+  if (c.d_model % c.heads != 0)
+    throw FileError(N_("{path}: its heads {H} do not divide its d_model {C}: it was not written by --save"),
+                    fmt::arg("path", path), fmt::arg("H", c.heads), fmt::arg("C", c.d_model));
+  // the pooling: the checkpoint's, unless --pool asks for the other (an experiment, not an error)
+  const auto pool = meta.find("pool");
+  if (!given("--pool") && pool != meta.end()) c.mean_pool = pool->second == "mean";
+  return c;
 }
 
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
@@ -323,16 +354,6 @@ void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
     throw FileError(N_("{path} was saved with {flag} {saved}, this run builds {asked}: give {flag} {saved}"),
                     fmt::arg("path", path), fmt::arg("flag", s.flag), fmt::arg("saved", saved), fmt::arg("asked", s.asked));
   }
-  const auto pool = f.wmeta.find("pool");
-  const std::string asked_pool = c.mean_pool ? "mean" : "cls";
-  if (pool == f.wmeta.end() || (pool->second != "cls" && pool->second != "mean"))
-    throw FileError(N_("{path} has no valid {key} in its __metadata__ ({allowed} expected): it was not written by "
-                       "--save; train and save it again"),
-                    fmt::arg("path", path), fmt::arg("key", "pool"), fmt::arg("allowed", "cls / mean"));
-  if (pool->second != asked_pool)
-    throw FileError(N_("{path} was saved with {flag} {saved}, this run builds {asked}: give {flag} {saved}"),
-                    fmt::arg("path", path), fmt::arg("flag", "--pool"), fmt::arg("saved", pool->second),
-                    fmt::arg("asked", asked_pool));
   CheckpointParams p = checkpoint_params(f, dir, m.layout.specs, m.params.size(), step);
   // everything read and checked: only now touch the model
   m.params = std::move(p.params);

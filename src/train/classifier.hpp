@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -101,12 +102,17 @@ std::string classifier_activation();
 // argmax of each row of w.logits   -> (B)
 std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K);
 
-// DIR/model.safetensors and DIR/optimizer.safetensors, written and read by ch11's
-// save_checkpoint / load_checkpoint (train/checkpoint.hpp): every parameter under its twin key,
-// Adam's moments; load checks every key and shape (FileError naming the first one wrong)
-// before it touches the model. The pooling is not stored: a [CLS]-trained model may be read
-// with --pool mean (an experiment, not an error).
+// DIR/model.safetensors and DIR/optimizer.safetensors, saved and read through ch11's folder
+// code (train/checkpoint.hpp, kind "classifier"): every parameter under its twin key, Adam's
+// moments, the sizes and the pooling in the metadata; load checks every key and shape
+// (FileError naming the first one wrong) before it touches the model.
 void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam);
+// --load's settings, as ch11's and ch12's: a size flag given (given(flag)) must agree with the
+// checkpoint (FileError naming both otherwise), one not given takes the checkpoint's; the
+// pooling is the checkpoint's unless --pool is given (a [CLS]-trained model read with --pool
+// mean is an experiment, not an error).
+ClassifierConfig classifier_checkpoint_config(const std::string& dir, const ClassifierConfig& asked,
+                                              const std::function<bool(const std::string&)>& given);
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam);
 
 }  // namespace ts::train

@@ -465,30 +465,7 @@ std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, 
   w.grads.assign(L.total, 0.0);
   gpt_backward(tiny, L, P.data(), w, b, scale);
   const std::vector<double> ours = w.grads;
-  std::vector<GradCheckRow> rows;
-  const double h = 1e-5;
-  for (const ParamSpec& s : L.specs) {
-    GradCheckRow r;
-    r.name = s.name;
-    double maxfd = 0;
-    for (size_t i = 0; i < s.numel; ++i) {
-      double& p = P[s.offset + i];
-      const double keep = p;
-      p = keep + h;
-      const double up = loss();
-      p = keep - h;
-      const double down = loss();
-      p = keep;
-      const double fd = (up - down) / (2 * h), g = ours[s.offset + i];
-      r.maxdiff = std::max(r.maxdiff, std::abs(g - fd));
-      maxfd = std::max(maxfd, std::abs(fd));
-      if (i < 2) r.ours.push_back(g), r.fd.push_back(fd);
-    }
-    r.maxgrad = maxfd;
-    r.ok = r.maxdiff <= 1e-6 * std::max(maxfd, 1e-3);
-    rows.push_back(r);
-  }
-  return rows;
+  return fd_rows(L.specs, P.data(), ours, loss, 2);
 }
 
 }  // namespace ts::train

@@ -30,31 +30,7 @@ std::vector<GradCheckRow> check_grads_fd(const ModelConfig& cfg, uint64_t seed, 
   backward(m, w, b, denom);
   const std::vector<double> grads = w.grads;
   auto loss = [&]() { return forward(m, w, b, false, rng) / denom; };
-  const double h = kFdStep;
-  std::vector<GradCheckRow> rows;
-  for (const ParamSpec& s : m.layout.specs) {
-    GradCheckRow r;
-    r.name = s.name;
-    for (size_t i = 0; i < s.numel; ++i) {
-      double& p = m.params[s.offset + i];
-      const double keep = p;
-      p = keep + h;
-      const double up = loss();
-      p = keep - h;
-      const double down = loss();
-      p = keep;
-      const double fd = (up - down) / (2 * h), g = grads[s.offset + i];
-      if (r.ours.size() < 4) {
-        r.ours.push_back(g);
-        r.fd.push_back(fd);
-      }
-      r.maxdiff = std::max(r.maxdiff, std::fabs(g - fd));
-      r.maxgrad = std::max(r.maxgrad, std::fabs(fd));
-    }
-    r.ok = r.maxdiff <= kFdTolerance * std::max(r.maxgrad, 1e-3);
-    rows.push_back(r);
-  }
-  return rows;
+  return fd_rows(m.layout.specs, m.params.data(), grads, loss, 4);
 }
 
 std::string grad_table(const std::vector<GradCheckRow>& rows) {
