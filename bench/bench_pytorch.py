@@ -104,9 +104,9 @@ def workloads(model):
     }
 
 
-# batch-1 generation: one token's products are too small to split over threads (torch's own threads
-# only made its loop slower: 8x at 2 threads in a run on the shared 2-vCPU VM), and our row is
-# 1 thread too; timing the other settings would cost minutes and compare nothing
+# batch-1 generation: torch's own threads only made its loop slower (8x at 2 threads in a run on
+# the shared 2-vCPU VM), so it is timed at 1 thread; report.py compares our 2-thread row with
+# PyTorch's best setting of at most 2 threads, which is this one
 ONE_THREAD = {"gpt_gen_stories15m"}
 
 
