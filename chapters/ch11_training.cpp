@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   ch.option("--translate", translate_text, _("also translate this number (0..9999) with the trained model"));
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
-  ch.option("--beam", beam, _("decode with beam search of width K, 1..16 (translate() and the held-out numbers), shown step by step (greedy unless given)"));
+  ch.option("--beam", beam, _("decode with beam search of width K (translate() and the held-out numbers), shown step by step (greedy unless given)"));
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
   checkpoint_options(ch, save_dir, load_dir);
