@@ -96,16 +96,26 @@ int main(int argc, char** argv) {
     Tensor weights = softmax(scores);
     {
       const RowStats w = row_stats(weights);
+      // softmax makes best / runner-up = e^(their scores' gap): checked against the scores printed above
+      const bool exp_gap = T > 1 && std::fabs(std::log(w.min_ratio) - sc.min_gap) <= 1e-3 * std::max(1.0, sc.min_gap) &&
+                           std::fabs(std::log(w.max_ratio) - sc.max_gap) <= 1e-3 * std::max(1.0, sc.max_gap);
       // one whole message each: with one key there is no runner-up
       const std::string why =
-          T > 1 ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}. In each row the largest weight is "
-                      "{rlo:.3g} to {rhi:.3g} times the runner-up: e^gap, where the gap between their scores is "
-                      "{glo:.3g} to {ghi:.3g}",
-                      fmt::arg("lo", w.min), fmt::arg("hi", w.max), fmt::arg("rlo", w.min_ratio),
-                      fmt::arg("rhi", w.max_ratio), fmt::arg("glo", std::log(w.min_ratio)),
-                      fmt::arg("ghi", std::log(w.max_ratio)))
-                : trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}", fmt::arg("lo", w.min),
-                      fmt::arg("hi", w.max));
+          T == 1  ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}", fmt::arg("lo", w.min),
+                        fmt::arg("hi", w.max))
+          : exp_gap ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}. In each row the largest weight "
+                          "is {rlo:.3g} to {rhi:.3g} times the runner-up: e^gap, where the gap between their scores is "
+                          "{glo:.3g} to {ghi:.3g}",
+                          fmt::arg("lo", w.min), fmt::arg("hi", w.max), fmt::arg("rlo", w.min_ratio),
+                          fmt::arg("rhi", w.max_ratio), fmt::arg("glo", sc.min_gap), fmt::arg("ghi", sc.max_gap))
+                    : trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}. In each row the largest weight "
+                          "is {rlo:.3g} to {rhi:.3g} times the runner-up, e^({llo:.3g} to {lhi:.3g}), while the scores "
+                          "printed above differ by {glo:.3g} to {ghi:.3g} there: these weights are not the softmax of "
+                          "those scores",
+                          fmt::arg("lo", w.min), fmt::arg("hi", w.max), fmt::arg("rlo", w.min_ratio),
+                          fmt::arg("rhi", w.max_ratio), fmt::arg("llo", std::log(w.min_ratio)),
+                          fmt::arg("lhi", std::log(w.max_ratio)), fmt::arg("glo", sc.min_gap),
+                          fmt::arg("ghi", sc.max_gap));
       ch.show("weights", weights, {"SoftmaxBackward0"}, why, Shown::Twin);
     }
     // (B,T,S) -> (B,T)
