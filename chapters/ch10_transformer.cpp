@@ -30,6 +30,7 @@
 #include "course/decoder_notes.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/model_probes.hpp"
 #include "course/translation.hpp"
 #include "exact/compare.hpp"
 #include "exact/tensor_ops.hpp"
@@ -92,10 +93,8 @@ int main(int argc, char** argv) {
     // attn, ff, pos drawn once; N deep copies each side; then xavier_uniform_ on every matrix
     EncoderDecoder model = create_model(src_vocab, tgt_vocab, n_layers, d_model, d_ff, heads);
     model.train(ch.training());
-    ch.show("model.src_embed", model.src_embed.repr(),
-            _("token table (V_src, C), scaled by sqrt(d_model), then the fixed sinusoidal positions and dropout"),
-            Shown::Twin);
-    ch.show("model.generator", model.generator.repr(), _("C -> V_tgt scores, then log_softmax"), Shown::Twin);
+    ch.show("model.src_embed", model.src_embed.repr(), embed_sequential_words(model.src_embed, "V_src"), Shown::Twin);
+    ch.show("model.generator", model.generator.repr(), generator_words(model.generator, "V_tgt"), Shown::Twin);
     {
       // parameters per part: the state_dict prefix before the first '.'
       const ParameterCounts counts = count_parameters(model);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "course/i18n.hpp"
 #include "exact/kernels.hpp"
 
@@ -82,6 +84,61 @@ size_t parameter_count(const TransformerEncoderLayer& layer) {
   for (const AttentionHead& h : layer.attention.heads) n += count(h.q) + count(h.k) + count(h.v);
   return n + count(layer.attention.output_linear) + count(layer.feed_forward.linear_1) +
          count(layer.feed_forward.linear_2);
+}
+
+std::string embed_sequential_words(const EmbedSequential& e, const std::string& V) {
+  const size_t C = static_cast<size_t>(e.embed.d_model);
+  // 1) the factor: embed(id) / lut(id) on the entry of largest |lut| of one row
+  ITensor id = ITensor::from_shape({1, 1});
+  id(0, 0) = std::min<int64_t>(1, static_cast<int64_t>(e.embed.lut.weight.shape()[0]) - 1);
+  const Tensor row = e.embed.lut(id), scaled = e.embed(id);  // (1,1,C)
+  size_t at = 0;
+  for (size_t c = 1; c < row.size(); ++c)
+    if (std::fabs(row.data()[c]) > std::fabs(row.data()[at])) at = c;
+  const double factor = row.size() == 0 || row.data()[at] == 0.0f || scaled.size() != row.size()
+                            ? NAN
+                            : static_cast<double>(scaled.data()[at]) / static_cast<double>(row.data()[at]);
+  const double root = std::sqrt(static_cast<double>(C));
+  const std::string scale = std::fabs(factor - root) <= 1e-5 * root ? _("scaled by sqrt(d_model)")
+                            : std::fabs(factor - 1.0) <= 1e-6       ? _("not scaled")
+                                                                    : trf("multiplied by {f:.4g} (sqrt(d_model) is {r:.4g})",
+                                                                          fmt::arg("f", factor), fmt::arg("r", root));
+  // 2) what PositionalEncoding adds to zeros, against its buffer pe[:, :T]
+  PositionalEncoding pos = e.pos;
+  pos.train(false);
+  const size_t T = std::min<size_t>(4, pos.pe.shape()[1]);
+  Tensor zeros = Tensor::from_shape({1, T, C});
+  zeros.fill(0.0f);
+  const Tensor added = pos(zeros);
+  double gap = added.size() == T * C ? 0.0 : INFINITY, most = 0;
+  for (size_t i = 0; i < added.size() && i < T * C; ++i) {
+    gap = std::max(gap, std::fabs(static_cast<double>(added.data()[i]) - static_cast<double>(pos.pe.data()[i])));
+    most = std::max(most, std::fabs(static_cast<double>(added.data()[i])));
+  }
+  const std::string positions = gap <= 1e-6 ? _("the fixed sinusoidal positions")
+                                : most == 0 ? _("no positions (its PositionalEncoding adds nothing)")
+                                            : trf("what its PositionalEncoding adds, which is not the sinusoidal table "
+                                                  "(max |added - pe| = {g:.3g})",
+                                                  fmt::arg("g", gap));
+  return e.pos.dropout.p > 0
+             ? trf("token table ({V}, C), {scale}, then {positions} and dropout", fmt::arg("V", V),
+                   fmt::arg("scale", scale), fmt::arg("positions", positions))
+             : trf("token table ({V}, C), {scale}, then {positions}; its dropout has p = 0", fmt::arg("V", V),
+                   fmt::arg("scale", scale), fmt::arg("positions", positions));
+}
+
+std::string generator_words(const AnnotatedGenerator& g, const std::string& V) {
+  const size_t C = static_cast<size_t>(g.proj.in_features);
+  Tensor x = Tensor::from_shape({1, 1, C});  // (B,T,C), a fixed ramp: no draw
+  for (size_t c = 0; c < C; ++c) x.data()[c] = 0.25f * static_cast<float>(static_cast<int>(c % 9) - 4);
+  const Tensor z = g.proj(x), out = g(x);
+  const bool same_shape = out.size() == z.size();
+  if (same_shape && gap_of(out, log_softmax(z)) <= 1e-5)
+    return trf("C -> {V} scores, then log_softmax", fmt::arg("V", V));
+  if (same_shape && gap_of(out, softmax(z)) <= 1e-6)
+    return trf("C -> {V} scores, then softmax (not log_softmax)", fmt::arg("V", V));
+  if (same_shape && gap_of(out, z) == 0) return trf("C -> {V} scores, nothing after them", fmt::arg("V", V));
+  return trf("C -> {V} scores, then a function of them that is neither log_softmax nor softmax", fmt::arg("V", V));
 }
 
 }  // namespace ts

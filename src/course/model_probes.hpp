@@ -9,6 +9,7 @@
 #include <string>
 
 #include "exact/tensor.hpp"
+#include "transformer/annotated.hpp"
 #include "transformer/nn.hpp"
 
 namespace ts {
@@ -34,5 +35,14 @@ ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tenso
 // The parameters of one encoder layer: its two LayerNorms, the heads' Linears, output_linear
 // and the feed-forward's two Linears.
 size_t parameter_count(const TransformerEncoderLayer& layer);
+
+// What create_model's nn.Sequential(Embeddings, PositionalEncoding) does to a token, in words
+// for the note under `model.src_embed` (ch10): the factor Embeddings multiplies a looked-up row
+// by, what PositionalEncoding adds (compared with its sinusoidal pe buffer), and its dropout.
+// Measured on an eval-mode copy, no draw. `V` names the vocabulary ("V_src").
+std::string embed_sequential_words(const EmbedSequential& e, const std::string& V);
+// What the Generator does after its Linear (log_softmax, softmax, nothing or something else),
+// in words for the note under `model.generator`: out = generator(x) against proj(x), x fixed.
+std::string generator_words(const AnnotatedGenerator& g, const std::string& V);
 
 }  // namespace ts
