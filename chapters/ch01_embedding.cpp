@@ -18,6 +18,7 @@
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/model_probes.hpp"
 #include "course/layout.hpp"
 #include "course/token_notes.hpp"
 #include "course/weight_stats.hpp"
@@ -37,13 +38,6 @@ static double angle_rate(int64_t i, int64_t d_model);
 // Article 004's positional_encoding(l_1, d_model), computed in double like numpy, then cast. -> (L, C)
 static Tensor positional_encoding(int64_t length, int64_t d_model);
 
-// Python's repr of a str: single quotes unless the text has a ' and no ", backslashes doubled.
-// (Tokens come out of the tokenizer's cleaning step: no control characters are left to escape.)
-static std::string py_repr(const std::string& s);
-
-// Python's repr of a list: ['time', 'flies'] or [2051, 10029].
-static std::string py_list(const std::vector<std::string>& items);
-static std::string py_list(const std::vector<int64_t>& items);
 // Root mean square of all elements: the typical size of an entry (for the sqrt(d_model) discussion).
 static double rms(const Tensor& t);
 
@@ -52,7 +46,8 @@ static double token_share(const Tensor& token, const Tensor& pe);
 
 // The note on the train-mode Embeddings output: how many entries `dropout` zeroed, and whether it
 // scaled the others by 1/(1-p) (compared with the same layer's output without Dropout, `normed`).
-static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tensor& out, const Tensor& normed);
+static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tensor& out, const Tensor& normed,
+                                bool normalises);
 
 // The note on the eval-mode Embeddings output: LayerNorm leaves each row with mean 0 and variance 1.
 static std::string layer_norm_note(Chapter& ch, const Tensor& out);
@@ -155,25 +150,30 @@ int main(int argc, char** argv) {
                       Shown::Twin);
 
     // ---------------------------------------------------------------- 3) learned positions
-    ch.section(_("Step 3: adding positions (learned), LayerNorm, Dropout"), _("article 000 §Positional Embeddings"));
     Embeddings embedding_layer(config);
     embedding_layer.train(ch.training());
+    const bool normalises = embeddings_apply_layer_norm(embedding_layer, input_ids);  // read from its forward
+    ch.section(normalises ? _("Step 3: adding positions (learned), LayerNorm, Dropout")
+                          : _("Step 3: adding positions (learned), then Dropout without the LayerNorm"),
+               _("article 000 §Positional Embeddings"));
     ch.show("embedding_layer", embedding_layer.repr(),
-            trf("token table + position table (one learned row per position 0..{last}), then LayerNorm and "
-                "Dropout(p={p:g})",
+            trf(normalises ? N_("token table + position table (one learned row per position 0..{last}), then "
+                                "LayerNorm and Dropout(p={p:g})")
+                           : N_("token table + position table (one learned row per position 0..{last}); its forward "
+                                "does not give LayerNorm of their sum, then Dropout(p={p:g})"),
                 fmt::arg("last", embedding_layer.position_embeddings.weight.shape()[0] - 1),
                 fmt::arg("p", embedding_layer.dropout.p)),
             Shown::Twin);
     Tensor embedded = embedding_layer(input_ids);
     ch.show("embedding_layer(inputs.input_ids).size()", size_str(shape_of(embedded)),
             _("same shape as before: position t's vector is added to token t's vector"));
-    // The same layer without Dropout (no random draws): what LayerNorm gives, before Dropout.
+    // The same layer without Dropout (no random draws): what comes before Dropout.
     embedding_layer.train(false);
     const Tensor normed = embedding_layer(input_ids);
     embedding_layer.train(ch.training());
     ch.show("embedding_layer(inputs.input_ids)", embedded,
             {ch.training() ? "MulBackward0" : "NativeLayerNormBackward0"},
-            ch.training() ? dropout_note(ch, embedding_layer.dropout, embedded, normed)
+            ch.training() ? dropout_note(ch, embedding_layer.dropout, embedded, normed, normalises)
                           : layer_norm_note(ch, embedded),
             Shown::Twin);
 
@@ -318,29 +318,6 @@ static Tensor positional_encoding(int64_t length, int64_t d_model) {
   return pe;
 }
 
-static std::string py_repr(const std::string& s) {
-  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
-  const char q = dq ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == '\\' || c == q) out += '\\';
-    out += c;
-  }
-  return out + q;
-}
-
-static std::string py_list(const std::vector<std::string>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + py_repr(items[i]);
-  return s + "]";
-}
-
-static std::string py_list(const std::vector<int64_t>& items) {
-  std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
-  return s + "]";
-}
-
 static double rms(const Tensor& t) {
   double sq = 0;
   for (float v : t) sq += static_cast<double>(v) * v;
@@ -352,7 +329,8 @@ static double token_share(const Tensor& token, const Tensor& pe) {
   return a * a / (a * a + b * b);
 }
 
-static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tensor& out, const Tensor& normed) {
+static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tensor& out, const Tensor& normed,
+                                bool normalises) {
   // kept entries are scaled by 1/(1-p), as torch's float32 multiply does
   const float scale = dropout.p < 1 ? static_cast<float>(1.0 / (1.0 - dropout.p)) : 0.0f;
   size_t zeros = 0;
@@ -368,14 +346,14 @@ static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tenso
   const bool ok = worst <= 1e-6;
   return ch.verdict(ok, trf(ok ? N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}) and "
                                     "scaled the other {k} by 1/(1 - p) = {s:g}: each is exactly that multiple of the "
-                                    "LayerNorm output (largest gap {d:.2g}); try --eval")
+                                    "{before} (largest gap {d:.2g}); try --eval")
                                : N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}), but "
-                                    "the other {k} are not 1/(1 - p) = {s:g} times the LayerNorm output: largest gap "
-                                    "{d:.2g}"),
+                                    "the other {k} are not 1/(1 - p) = {s:g} times the {before}: largest gap {d:.2g}"),
                             fmt::arg("z", zeros), fmt::arg("n", n),
                             fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
                             fmt::arg("p", dropout.p), fmt::arg("k", n - zeros), fmt::arg("s", scale),
-                            fmt::arg("d", worst)));
+                            fmt::arg("d", worst),
+                            fmt::arg("before", normalises ? _("LayerNorm output") : _("same layer's eval-mode output"))));
 }
 
 static std::string layer_norm_note(Chapter& ch, const Tensor& out) {

@@ -86,6 +86,18 @@ size_t parameter_count(const TransformerEncoderLayer& layer) {
          count(layer.feed_forward.linear_2);
 }
 
+bool embeddings_apply_layer_norm(const Embeddings& e, const ITensor& ids) {
+  Embeddings quiet = e;
+  quiet.train(false);
+  const Tensor out = quiet(ids);
+  // 1) position ids 0..T-1, 2) LayerNorm(token + position), the layer's own modules   (B,T,C)
+  const size_t T = ids.shape()[1];
+  ITensor positions = ITensor::from_shape({1, T});
+  for (size_t t = 0; t < T; ++t) positions(0, t) = static_cast<int64_t>(t);
+  const Tensor ref = quiet.layer_norm(quiet.token_embeddings(ids) + quiet.position_embeddings(positions));
+  return out.size() == ref.size() && gap_of(out, ref) <= 1e-5;
+}
+
 std::string embed_sequential_words(const EmbedSequential& e, const std::string& V) {
   const size_t C = static_cast<size_t>(e.embed.d_model);
   // 1) the factor: embed(id) / lut(id) on the entry of largest |lut| of one row

@@ -36,6 +36,10 @@ ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tenso
 // and the feed-forward's two Linears.
 size_t parameter_count(const TransformerEncoderLayer& layer);
 
+// Whether article 000's Embeddings::operator() gives LayerNorm(token + position) of `ids`
+// (before its Dropout): measured on an eval-mode copy against the modules it holds, no draw.
+bool embeddings_apply_layer_norm(const Embeddings& e, const ITensor& ids);
+
 // What create_model's nn.Sequential(Embeddings, PositionalEncoding) does to a token, in words
 // for the note under `model.src_embed` (ch10): the factor Embeddings multiplies a looked-up row
 // by, what PositionalEncoding adds (compared with its sinusoidal pe buffer), and its dropout.

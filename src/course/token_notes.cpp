@@ -27,4 +27,27 @@ WordPieceTable word_piece_table(const WordPieceTokenizer& tokenizer, const std::
   return table;
 }
 
+std::string py_repr(const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : s) {
+    if (c == '\\' || c == q) out += '\\';
+    out += c;
+  }
+  return out + q;
+}
+
+std::string py_list(const std::vector<std::string>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + py_repr(items[i]);
+  return s + "]";
+}
+
+std::string py_list(const std::vector<int64_t>& items) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
+  return s + "]";
+}
+
 }  // namespace ts
