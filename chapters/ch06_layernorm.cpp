@@ -326,17 +326,23 @@ int main(int argc, char** argv) {
     // summed = dropout(Y) + X   (B,T,C)
     const Tensor dropped = add_norm.dropout(attn_outputs);
     Tensor summed = dropped + inputs_embeds;
+    const double off_residual = max_abs_diff(summed, dropped + inputs_embeds)();  // 0 while X is added back
     {
       size_t zeroed = 0;
       for (size_t i = 0; i < dropped.size(); ++i) zeroed += dropped.data()[i] == 0.0f && attn_outputs.data()[i] != 0.0f;
       const double p = add_norm.dropout.p, N = static_cast<double>(dropped.size());
+      const std::string sum_words =
+          off_residual == 0 ? (ch.training() ? _("X + dropout(Y)") : _("X + Y"))
+                            : trf(ch.training() ? N_("not X + dropout(Y) (off by up to {g:.3g})")
+                                                : N_("not X + Y (off by up to {g:.3g})"),
+                                  fmt::arg("g", off_residual));
       ch.show("summed = add_norm.dropout(attn_outputs) + inputs_embeds", summed, {"AddBackward0"},
-              ch.training() ? trf("X + dropout(Y): dropout zeroed {n} of the {N} values of Y ({pct:.1f}%, p = {p}) "
+              ch.training() ? trf("{sum}: dropout zeroed {n} of the {N} values of Y ({pct:.1f}%, p = {p}) "
                                   "and scaled the rest by 1/(1-p) = {s:.4g}",
-                                  fmt::arg("n", zeroed), fmt::arg("N", dropped.size()),
+                                  fmt::arg("sum", sum_words), fmt::arg("n", zeroed), fmt::arg("N", dropped.size()),
                                   fmt::arg("pct", 100.0 * static_cast<double>(zeroed) / N), fmt::arg("p", p),
                                   fmt::arg("s", 1.0 / (1.0 - p)))
-                            : _("X + Y (eval mode: dropout passes Y through)"),
+                            : trf("{sum} (eval mode: dropout passes Y through)", fmt::arg("sum", sum_words)),
               Shown::Twin);
     }
     {
@@ -349,7 +355,10 @@ int main(int argc, char** argv) {
       }
       const double T = static_cast<double>(s_sum.size());
       ch.show("summed.std(-1)", s_sum, {"StdBackward0"},
-              trf("the residual sum spreads {r:.2f} times as wide as X (whose rows have std {sx:.3f} on average)",
+              trf(off_residual == 0 ? N_("the residual sum spreads {r:.2f} times as wide as X (whose rows have std "
+                                         "{sx:.3f} on average)")
+                                    : N_("summed, which no longer adds X back, spreads {r:.2f} times as wide as X "
+                                         "(whose rows have std {sx:.3f} on average)"),
                   fmt::arg("r", ratio / T), fmt::arg("sx", sx / T)),
               Shown::Twin);
     }
