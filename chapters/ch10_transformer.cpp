@@ -32,6 +32,7 @@
 #include "course/i18n.hpp"
 #include "course/model_probes.hpp"
 #include "course/translation.hpp"
+#include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/tensor_ops.hpp"
 #include "text/tokenizer.hpp"
@@ -184,13 +185,21 @@ int main(int argc, char** argv) {
     ch.show("out", out, {"AddBackward0"}, "", Shown::Twin);
     const Tensor& cross = model.decoder.layers.back().src_attn.attn;  // (B,H,T,S)
     const Shape cw = shape_of(cross);                                 // (B,H,T,S)
+    const bool over_source = cw[3] == S;  // the keys are the S source tokens, as the memory has
     ch.show("model.decoder.layers[-1].src_attn.attn[:, 0].shape", size_str({cw[0], cw[2], cw[3]}),
-            _("the last layer's cross-attention, one head: target positions x source tokens (the article's example: "
-              "(1, 5, 6))"));
+            over_source ? _("the last layer's cross-attention, one head: target positions x source tokens (the "
+                            "article's example: (1, 5, 6))")
+                        : trf("the last layer's cross-attention, one head: target positions x {K} keys, while the "
+                              "source has {S} tokens: this src_attn no longer attends over the memory",
+                              fmt::arg("K", cw[3]), fmt::arg("S", S)));
     std::vector<std::string> tgt_tokens;
     for (int64_t id : tgt_ids) tgt_tokens.push_back(french(id));
-    hopt.title = _("last decoder layer, cross-attention head 0: rows = target positions, columns = source tokens");
-    ch.figure(heatmap(xt::view(cross, 0, 0, xt::all(), xt::all()), tgt_tokens, src_tokens, hopt));
+    hopt.title = over_source ? _("last decoder layer, cross-attention head 0: rows = target positions, columns = "
+                                 "source tokens")
+                             : trf("last decoder layer, src_attn head 0: rows = target positions, columns = its {K} "
+                                   "keys", fmt::arg("K", cw[3]));
+    const auto& keys = over_source ? src_tokens : cw[3] == T ? tgt_tokens : numbered("k", cw[3]);
+    ch.figure(heatmap(xt::view(cross, 0, 0, xt::all(), xt::all()), tgt_tokens, keys, hopt));
 
     // ---------------------------------------------------------------- 4) generator
     ch.section(_("Step 4: the generator: log-probabilities of the next word"),
@@ -200,15 +209,7 @@ int main(int argc, char** argv) {
     bool log_probs = false;  // every row: exp sums to 1 and no value above 0, as log_softmax gives
     {
       // exp(logp) sums to 1 over the V words of every row; logp <= 0
-      float sum_err = 0.0f, top = -INFINITY;
-      for (size_t t = 0; t < T; ++t) {
-        double sum = 0.0;
-        for (size_t v = 0; v < V; ++v) {
-          sum += std::exp(static_cast<double>(logp(0, t, v)));
-          top = std::max(top, logp(0, t, v));
-        }
-        sum_err = std::max(sum_err, static_cast<float>(std::fabs(sum - 1.0)));
-      }
+      const auto [sum_err, top] = exp_row_sums(logp);
       log_probs = top <= 0.0f && sum_err < 1e-5f;
       ch.erratum(_("002 §9.4.1, lines 457 and 473"),
                  trf(log_probs ? N_("figure 9.9's caption says the generator applies softmax, so that its output is "

@@ -42,6 +42,20 @@ RowStats row_stats(const Tensor& x) {
   return st;
 }
 
+ExpRowSums exp_row_sums(const Tensor& x) {
+  const size_t V = x.shape().back(), rows = V == 0 ? 0 : x.size() / V;
+  ExpRowSums r{0.0f, -INFINITY};
+  for (size_t t = 0; t < rows; ++t) {
+    double sum = 0.0;
+    for (size_t v = 0; v < V; ++v) {
+      sum += std::exp(static_cast<double>(x.data()[t * V + v]));
+      r.top = std::max(r.top, x.data()[t * V + v]);
+    }
+    r.sum_err = std::max(r.sum_err, static_cast<float>(std::fabs(sum - 1.0)));
+  }
+  return r;
+}
+
 double off_diagonal_mass(const Tensor& w) {
   const size_t S = w.shape()[2], T = w.size() / S;
   double worst = 0;

@@ -43,6 +43,12 @@ struct ColumnSpread {
   double spread = 0, lo = 0, hi = 0;
 };
 ColumnSpread column_spread(const Tensor& x);
+// Are the rows of x (..., V) log-probabilities? The largest |sum_v exp(x) - 1| over the rows
+// (double sums) and the largest entry (<= 0 for log-probabilities).
+struct ExpRowSums {
+  float sum_err = 0, top = 0;
+};
+ExpRowSums exp_row_sums(const Tensor& x);
 // How many entries are exactly 0 (dropout's zeros).
 size_t count_zeros(const Tensor& t);
 // A tolerance as a person writes it: 1e-05 -> "1e-5", 0.0001 -> "1e-4", 0.5 -> "0.5".
