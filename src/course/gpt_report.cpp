@@ -20,6 +20,7 @@
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
+#include "train/wiring.hpp"
 #include "course/plot.hpp"
 
 namespace ts {
@@ -106,11 +107,6 @@ static std::string activation_name() {
   if (std::abs(y[0] + 0.158655f) < 1e-4f && std::abs(y[1] - 0.841345f) < 1e-4f) return "GELU";
   if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
   return fmt::format("f (f(-1) = {:.4f}, f(1) = {:.4f})", y[0], y[1]);
-}
-
-// Where gpt_forward puts a block's LayerNorms, measured (gpt_block_wiring)
-static std::string wiring_words(const std::string& wiring) {
-  return wiring.empty() ? _("LayerNorms neither pre-LN nor post-LN (measured on one block)") : wiring;
 }
 
 // What the mask gpt_forward uses hides, read from the mask itself (T = the context).

@@ -40,4 +40,7 @@ std::string block_wiring(const std::vector<F>& x, const std::vector<F>& measured
   return "";
 }
 
+// block_wiring's answer in the learner's words: "pre-LN", "post-LN", or that it is neither
+std::string wiring_words(const std::string& wiring);
+
 }  // namespace ts::train
