@@ -30,6 +30,7 @@
 #include "train/checkpoint.hpp"
 #include "train/classifier.hpp"
 #include "train/numbers.hpp"
+#include "train/wiring.hpp"
 #include "course/plot.hpp"
 #include "course/train_knobs.hpp"
 
@@ -125,12 +126,13 @@ int main(int argc, char** argv) {
     ch.say(trf("  {train} numbers train, {held} are held out (ch11's split) and only evaluated.",
                fmt::arg("train", split.train.size()), fmt::arg("held", split.held_out.size())));
     ch.show("{part: sum(p.numel() for p in module.parameters())}", classifier_parameter_table(model),
-            trfn("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} head of {D}, F={F}, {act}, pre-LN) + "
+            trfn("TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} head of {D}, F={F}, {act}, {ln}) + "
                  "Linear({C}, {K}); the sentence vector: {pool}",
-                 "TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN) + "
+                 "TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}) + "
                  "Linear({C}, {K}); the sentence vector: {pool}",
                  H,
                 fmt::arg("act", classifier_activation()),
+                fmt::arg("ln", wiring_words(classifier_block_wiring())),
                 fmt::arg("V", cfg.vocab), fmt::arg("P", cfg.max_len), fmt::arg("N", L), fmt::arg("C", cfg.d_model),
                 fmt::arg("H", H), fmt::arg("D", cfg.d_model / H), fmt::arg("F", cfg.d_ff), fmt::arg("K", K),
                 fmt::arg("pool", cfg.mean_pool ? _("the mean of the real positions' final vectors")

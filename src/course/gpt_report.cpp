@@ -20,6 +20,7 @@
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
+#include "train/wiring.hpp"
 #include "course/plot.hpp"
 
 namespace ts {
@@ -135,11 +136,12 @@ void show_model(Chapter& ch, const Gpt& m) {
   if (c.tied) tied.emplace_back("lm_head", "= wte");
   const std::string table = counts.table(8, 9, tied);
   ch.show("{part: parameters}", table,
-          trfn("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} head of {D}, F={F}, {act}, pre-LN, {mask}",
-               "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, pre-LN, {mask}", c.heads,
+          trfn("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} head of {D}, F={F}, {act}, {ln}, {mask}",
+               "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}, {mask}", c.heads,
               fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
               fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
-              fmt::arg("act", activation_name()), fmt::arg("mask", mask_words(c))),
+              fmt::arg("act", activation_name()), fmt::arg("ln", wiring_words(gpt_block_wiring())),
+              fmt::arg("mask", mask_words(c))),
           Shown::Info);
   const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (c.tied ? head : 0);
   const double pct = 100.0 * double(head) / double(untied);

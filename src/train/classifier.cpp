@@ -13,6 +13,7 @@
 #include "train/numbers.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
+#include "train/wiring.hpp"
 
 namespace ts::train {
 
@@ -150,6 +151,52 @@ std::string classifier_activation() {
   if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
   if (y[0] == -1.0f && y[1] == 1.0f) return "no activation";
   return fmt::format("f(x) with f(-1) = {:.4g}, f(1) = {:.4g}", y[0], y[1]);
+}
+
+// ---------------------------------------------------------------- the layer's wiring, measured
+std::string classifier_block_wiring() {
+  // one layer of C = 4, one head, F = 2C, on the one token [CLS]; a head K = C with W = I, so the
+  // logits are the layer's output. Attention over one key returns v = W_v LN1(x): W_v =
+  // output_linear = I makes it an identity, and linear_1 = [I; -I], linear_2 = [I, -I] make the
+  // feed-forward one: act(h) - act(-h) = h. x is the embeddings' LayerNorm of a token row.
+  ClassifierConfig c;
+  c.vocab = cls_id() + 1, c.max_len = 1, c.layers = 1, c.d_model = 4, c.heads = 1, c.d_ff = 8, c.classes = 4;
+  c.dropout = 0.0;
+  Classifier m;
+  m.cfg = c, m.layout = make_classifier_layout(c);
+  const ClassifierLayout& L = m.layout;
+  const ClassifierLayout::Layer& y = L.layers[0];
+  const size_t C = 4, F = 8;
+  const float e[4] = {1.0f, -1.0f, 2.0f, 0.0f}, g0[4] = {2.0f, 1.0f, 0.5f, 3.0f}, b0[4] = {1.0f, -0.5f, 0.25f, 0.5f},
+              g1[4] = {1.0f, 2.0f, 0.5f, 1.5f}, g2[4] = {0.5f, 1.0f, 3.0f, 2.0f};
+  std::vector<float>& P = m.params;
+  P.assign(L.total, 0.0f);
+  for (size_t i = 0; i < C; ++i) {
+    P[L.tok + size_t(cls_id()) * C + i] = e[i];
+    P[L.emb_ln.w + i] = g0[i], P[L.emb_ln.b + i] = b0[i];
+    P[y.ln1.w + i] = g1[i], P[y.ln2.w + i] = g2[i];
+    P[y.v[0].w + i * C + i] = 1.0f, P[y.out.w + i * C + i] = 1.0f;
+    P[y.ff1.w + i * C + i] = 1.0f, P[y.ff1.w + (C + i) * C + i] = -1.0f;
+    P[y.ff2.w + i * F + i] = 1.0f, P[y.ff2.w + i * F + C + i] = -1.0f;
+    P[L.head.w + i * C + i] = 1.0f;
+  }
+  ClsBatch b;
+  b.B = 1, b.T = 1, b.numbers = {0}, b.ids = {cls_id()}, b.labels = {0};
+  ClsWorkspace w;
+  Rng rng(0);
+  classifier_forward(m, w, b, false, rng);
+  // the torch LayerNorm, as classifier_forward calls it (a changed eps moves the output by less than tol)
+  auto norm = [&](size_t weight, size_t bias, float eps) {
+    return [&, weight, bias, eps](const std::vector<float>& v) {
+      std::vector<float> out(C), mean(1), rstd(1);
+      torch_layernorm_forward(out.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias,
+                              int64_t(1), int64_t(C), eps);
+      return out;
+    };
+  };
+  const std::vector<float> x = norm(L.emb_ln.w, L.emb_ln.b, 1e-12f)(std::vector<float>(e, e + C));
+  return block_wiring(x, w.logits, norm(y.ln1.w, y.ln1.b, 1e-5f), norm(y.ln2.w, y.ln2.b, 1e-5f),
+                      [](const std::vector<float>& v) { return v; }, 1e-3);
 }
 
 // ---------------------------------------------------------------- forward

@@ -99,6 +99,9 @@ float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K);
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b);
 // The name of the activation the feed-forward runs, measured on it ("GELU", "ReLU", ...).
 std::string classifier_activation();
+// Where classifier_forward puts a layer's LayerNorms, measured on one token (train/wiring.hpp):
+// "pre-LN" (x + f(LN(x))), "post-LN" (LN(x + f(x))), or "" for neither.
+std::string classifier_block_wiring();
 // argmax of each row of w.logits   -> (B)
 std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K);
 

@@ -15,6 +15,7 @@
 #include "train/gpt_ops.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
+#include "train/wiring.hpp"
 
 namespace ts::train {
 
@@ -466,6 +467,46 @@ std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, 
   gpt_backward(tiny, L, P.data(), w, b, scale);
   const std::vector<double> ours = w.grads;
   return fd_rows(L.specs, P.data(), ours, loss, 2);
+}
+
+// ---------------------------------------------------------------- the block's wiring, measured
+std::string gpt_block_wiring() {
+  // one block of C = 4, one head, F = 2C, on one token; an untied head W = I, so the logits are
+  // ln_f(x_out). Attention over one key returns v = W_v ln_1(x): W_v = c_proj = I makes it an
+  // identity, and c_fc = [I; -I], c_proj = [I, -I] make the MLP one: act(h) - act(-h) = h.
+  // The norms' weights differ per channel, so ln_f still tells the wirings apart.
+  GptConfig c;
+  c.vocab = 4, c.ctx = 1, c.layers = 1, c.d_model = 4, c.heads = 1, c.d_ff = 8, c.dropout = 0.0, c.tied = false;
+  const GptLayout L = make_gpt_layout(c);
+  const GptLayout::Block& k = L.h[0];
+  const size_t C = 4, FF = 8;
+  const std::vector<double> x = {1.5, -0.5, 0.25, 2.0}, g1 = {1.0, 2.0, 0.5, 1.5}, g2 = {0.5, 1.0, 3.0, 2.0},
+                            gf = {1.0, 0.75, 1.25, 2.5};
+  std::vector<double> P(L.total, 0.0);
+  for (size_t i = 0; i < C; ++i) {
+    P[L.wte + C + i] = x[i];  // token 1
+    P[k.ln1_w + i] = g1[i], P[k.ln2_w + i] = g2[i], P[L.lnf_w + i] = gf[i];
+    P[k.attn_w + (2 * C + i) * C + i] = 1.0;  // the v rows of c_attn
+    P[k.proj_w + i * C + i] = 1.0;
+    P[k.fc_w + i * C + i] = 1.0, P[k.fc_w + (C + i) * C + i] = -1.0;
+    P[k.fc2_w + i * FF + i] = 1.0, P[k.fc2_w + i * FF + C + i] = -1.0;
+    P[L.head + i * C + i] = 1.0;
+  }
+  SeqBatch b;
+  b.B = 1, b.T = 1, b.x = {1}, b.y = {kPad};
+  GptWork<double> w;
+  Rng rng(0);
+  gpt_forward(c, L, P.data(), w, b, false, rng);
+  // the course's LayerNorm, as gpt_forward calls it (a changed eps moves the output by less than tol)
+  auto norm = [&](size_t weight, size_t bias) {
+    return [&, weight, bias](const std::vector<double>& v) {
+      std::vector<double> y(C), mean(1), rstd(1);
+      layernorm_forward(y.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias, int64_t(1),
+                        int64_t(C), 1e-6);
+      return y;
+    };
+  };
+  return block_wiring(x, w.logits, norm(k.ln1_w, k.ln1_b), norm(k.ln2_w, k.ln2_b), norm(L.lnf_w, L.lnf_b), 1e-4);
 }
 
 }  // namespace ts::train

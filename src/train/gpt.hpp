@@ -143,6 +143,11 @@ void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam);
 GptConfig gpt_checkpoint_config(const std::string& dir);
 void load_gpt(const std::string& dir, Gpt& m, Adam& adam);
 
+// ---------------------------------------------------------------- the block's wiring
+// Where gpt_forward puts a block's LayerNorms, measured on one token (train/wiring.hpp):
+// "pre-LN" (x + f(ln(x))), "post-LN" (ln(x + f(x))), or "" for neither.
+std::string gpt_block_wiring();
+
 // ---------------------------------------------------------------- --check-grads
 // every parameter tensor of a tiny model (double) vs central differences, h = 1e-5
 std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers);
