@@ -170,8 +170,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   for (auto* v : {&w.emb, &w.emb_ln, &w.emb_keep, &w.x0}) resize(*v, N * C);
   resize(w.emb_mean, N), resize(w.emb_rstd, N);
   embedding_forward(w.emb.data(), b.ids.data(), P + L.tok, P + L.pos, N, T, C, 1.0f);
-  torch_layernorm_forward(w.emb_ln.data(), w.emb_mean.data(), w.emb_rstd.data(), w.emb.data(), P + L.emb_ln.w,
-                          P + L.emb_ln.b, N, C, 1e-12f);
+  layernorm_forward(w.emb_ln.data(), w.emb_mean.data(), w.emb_rstd.data(), w.emb.data(), P + L.emb_ln.w,
+                    P + L.emb_ln.b, N, C, 1e-12f, Variance::Biased);
   dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb_ln.data(), N * C, p, training, rng);
   // 2) the pre-LN layers: x = x + attn(LN1(x));  x = x + dropout(ffn(LN2(x)))
   w.layers.resize(static_cast<size_t>(c.layers));
@@ -186,8 +186,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
     for (auto* v : {&a.qh, &a.kh, &a.vh, &a.ctxh}) resize(*v, N * C);
     resize(a.p, B * H * T * T), resize(a.keep, B * H * T * T);
     for (auto* v : {&a.h, &a.g}) resize(*v, N * F);
-    torch_layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), P + y.ln1.w, P + y.ln1.b, N, C,
-                            1e-5f);
+    layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), P + y.ln1.w, P + y.ln1.b, N, C,
+                      1e-5f, Variance::Biased);
     for (int64_t h = 0; h < H; ++h) {  // article 000's AttentionHead: its own q, k, v Linears C -> D
       head_linear_forward(a.qh.data(), a.ln1.data(), P + y.q[size_t(h)].w, P + y.q[size_t(h)].b, B, T, C, H, h, D, tmp);
       head_linear_forward(a.kh.data(), a.ln1.data(), P + y.k[size_t(h)].w, P + y.k[size_t(h)].b, B, T, C, H, h, D, tmp);
@@ -198,8 +198,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
     merge_heads(a.ctx.data(), a.ctxh.data(), B, T, H, D);  // concatenate the heads
     linear_forward(a.attn.data(), a.ctx.data(), P + y.out.w, P + y.out.b, N, C, C);
     residual_forward(a.mid.data(), a.x.data(), a.attn.data(), N * C);
-    torch_layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
-                            1e-5f);
+    layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
+                      1e-5f, Variance::Biased);
     linear_forward(a.h.data(), a.ln2.data(), P + y.ff1.w, P + y.ff1.b, N, C, F);
     ffn_activation(a.g.data(), a.h.data(), N * F);
     linear_forward(a.f.data(), a.g.data(), P + y.ff2.w, P + y.ff2.b, N, F, C);
@@ -252,8 +252,8 @@ void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b
     linear_backward(dg.data(), G + y.ff2.w, G + y.ff2.b, df.data(), a.g.data(), P + y.ff2.w, N, F, C);
     gelu_backward(dh.data(), dg.data(), a.h.data(), N * F);
     linear_backward(dln2.data(), G + y.ff1.w, G + y.ff1.b, dh.data(), a.ln2.data(), P + y.ff1.w, N, C, F);
-    torch_layernorm_backward(dmid.data(), G + y.ln2.w, G + y.ln2.b, dln2.data(), a.mid.data(), a.mean2.data(),
-                             a.rstd2.data(), P + y.ln2.w, N, C);
+    layernorm_backward(dmid.data(), G + y.ln2.w, G + y.ln2.b, dln2.data(), a.mid.data(), a.mean2.data(),
+                       a.rstd2.data(), P + y.ln2.w, N, C, Variance::Biased);
     // mid = x + attn
     residual_backward(dxin.data(), dattn.data(), dmid.data(), N * C);
     linear_backward(dctx.data(), G + y.out.w, G + y.out.b, dattn.data(), a.ctx.data(), P + y.out.w, N, C, C);
@@ -268,15 +268,15 @@ void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b
       head_linear_backward(dln1.data(), G + y.v[size_t(h)].w, G + y.v[size_t(h)].b, dv.data(), a.ln1.data(),
                            P + y.v[size_t(h)].w, B, T, C, H, h, D, tmp);
     }
-    torch_layernorm_backward(dxin.data(), G + y.ln1.w, G + y.ln1.b, dln1.data(), a.x.data(), a.mean1.data(),
-                             a.rstd1.data(), P + y.ln1.w, N, C);
+    layernorm_backward(dxin.data(), G + y.ln1.w, G + y.ln1.b, dln1.data(), a.x.data(), a.mean1.data(),
+                       a.rstd1.data(), P + y.ln1.w, N, C, Variance::Biased);
     dx.swap(dxin);
   }
   // 1) embeddings
   std::vector<float> dln(size_t(N * C), 0.0f), demb(size_t(N * C), 0.0f);
   dropout_backward(dln.data(), dx.data(), w.emb_keep.data(), N * C);
-  torch_layernorm_backward(demb.data(), G + L.emb_ln.w, G + L.emb_ln.b, dln.data(), w.emb.data(), w.emb_mean.data(),
-                           w.emb_rstd.data(), P + L.emb_ln.w, N, C);
+  layernorm_backward(demb.data(), G + L.emb_ln.w, G + L.emb_ln.b, dln.data(), w.emb.data(), w.emb_mean.data(),
+                     w.emb_rstd.data(), P + L.emb_ln.w, N, C, Variance::Biased);
   embedding_backward(G + L.tok, demb.data(), b.ids.data(), N, C, 1.0f);
   positions_backward(G + L.pos, demb.data(), B, T, C);
 }
