@@ -100,17 +100,17 @@ ClsBatch make_cls_batch(const std::vector<int64_t>& numbers) {
   ClsBatch b;
   b.B = static_cast<int64_t>(numbers.size());
   b.numbers = numbers;
-  std::vector<std::vector<int64_t>> rows;
-  for (int64_t n : numbers) {
-    std::vector<int64_t> t = encode_target(n);  // <start> words <end>
-    std::vector<int64_t> r = {cls_id()};
-    r.insert(r.end(), t.begin() + 1, t.end() - 1);
-    b.T = std::max(b.T, static_cast<int64_t>(r.size()));
-    rows.push_back(r);
-    b.labels.push_back(n % 10);
-  }
+  // [CLS] words: encode_target's <start> words <end>, with [CLS] for <start> and no <end>
+  const EncodedRows e = encode_rows(numbers, [](int64_t n) {
+    std::vector<int64_t> r = encode_target(n);
+    r.front() = cls_id();
+    r.pop_back();
+    return r;
+  });
+  b.T = e.longest;
   b.ids.assign(static_cast<size_t>(b.B * b.T), kPad);
-  for (size_t i = 0; i < rows.size(); ++i) std::copy(rows[i].begin(), rows[i].end(), b.ids.begin() + i * b.T);
+  for (size_t i = 0; i < e.rows.size(); ++i) std::copy(e.rows[i].begin(), e.rows[i].end(), b.ids.begin() + i * b.T);
+  for (int64_t n : numbers) b.labels.push_back(n % 10);
   return b;
 }
 
