@@ -290,22 +290,22 @@ TEST_CASE("fast row kernels agree with the torch-exact kernels", "[fast_encoder]
     const ts::Tensor x = random_tensor({size_t(rows), size_t(n)}, unsigned(n), 3.0f);
     ts::Tensor want = ts::Tensor::from_shape({size_t(rows), size_t(n)}), got = want;
     // softmax: relative to the largest probability of 1
-    ts::exact::softmax_rows(x.data(), want.data(), rows, n);
+    ts::exact_kernels.softmax_rows(x.data(), want.data(), rows, n);
     ts::fast::softmax_rows(x.data(), got.data(), rows, n);
     CHECK(max_abs_diff(got, want) <= 1e-6);
     // layer norm with a non-trivial weight and bias
     const ts::Tensor g = random_tensor({size_t(n)}, 1), b = random_tensor({size_t(n)}, 2);
-    ts::exact::layer_norm_rows(x.data(), want.data(), rows, n, g.data(), b.data(), 1e-5f);
+    ts::exact_kernels.layer_norm_rows(x.data(), want.data(), rows, n, g.data(), b.data(), 1e-5f);
     ts::fast::layer_norm_rows(x.data(), got.data(), rows, n, g.data(), b.data(), 1e-5f);
     CHECK(max_abs_diff(got, want) <= 1e-5);
     // GELU, and GELU(x + bias) on rows with a leading dimension
-    ts::exact::gelu(x.data(), want.data(), rows * n);
+    ts::exact_kernels.gelu(x.data(), want.data(), rows * n);
     ts::fast::gelu(x.data(), got.data(), rows * n);
     CHECK(max_abs_diff(got, want) <= 2e-6);
     ts::Tensor shifted = x;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t i = 0; i < n; ++i) shifted.data()[r * n + i] += b.data()[i];
-    ts::exact::gelu(shifted.data(), want.data(), rows * n);
+    ts::exact_kernels.gelu(shifted.data(), want.data(), rows * n);
     ts::fast::bias_gelu_rows(x.data(), got.data(), rows, n, n, b.data());
     CHECK(max_abs_diff(got, want) <= 2e-6);
   }
@@ -319,7 +319,7 @@ TEST_CASE("fast row kernels agree with the torch-exact kernels", "[fast_encoder]
     for (size_t r = 0; r < 3; ++r)
       for (size_t i = 0; i < 20; ++i)
         if (mask(r, i) == 0.0f) masked(r, i) = -std::numeric_limits<float>::infinity();
-    ts::exact::softmax_rows(masked.data(), want.data(), 3, 20);
+    ts::exact_kernels.softmax_rows(masked.data(), want.data(), 3, 20);
     ts::fast::softmax_rows(x.data(), got.data(), 3, 20, mask.data());
     for (size_t i = 0; i < 20; ++i) {
       CHECK(std::fabs(got(0, i) - want(0, i)) <= 1e-6);

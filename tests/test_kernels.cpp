@@ -53,18 +53,19 @@ const std::vector<Case>& twin_cases() {
   return cases;
 }
 
-// Runs one case through the ts:: dispatch (so kernel_path() decides).
+// Runs one case through the table kernel_path() picks (ts::kernels()).
 std::vector<float> run(const Case& c) {
   const bool reduces = c.op == "sum" || c.op == "mean";
   std::vector<float> y(static_cast<size_t>(reduces ? c.rows : c.rows * c.n));
-  if (c.op == "softmax") ts::softmax_rows(c.x.data(), y.data(), c.rows, c.n);
-  else if (c.op == "log_softmax") ts::log_softmax_rows(c.x.data(), y.data(), c.rows, c.n);
+  const ts::RowKernels& k = ts::kernels();
+  if (c.op == "softmax") k.softmax_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "log_softmax") k.log_softmax_rows(c.x.data(), y.data(), c.rows, c.n);
   else if (c.op == "layer_norm")
-    ts::layer_norm_rows(c.x.data(), y.data(), c.rows, c.n, c.gamma.data(), c.beta.data(), c.eps);
-  else if (c.op == "sum") ts::sum_rows(c.x.data(), y.data(), c.rows, c.n);
-  else if (c.op == "mean") ts::mean_rows(c.x.data(), y.data(), c.rows, c.n);
-  else if (c.op == "gelu") ts::gelu(c.x.data(), y.data(), c.n);
-  else if (c.op == "relu") ts::relu(c.x.data(), y.data(), c.n);
+    k.layer_norm_rows(c.x.data(), y.data(), c.rows, c.n, c.gamma.data(), c.beta.data(), c.eps);
+  else if (c.op == "sum") k.sum_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "mean") k.mean_rows(c.x.data(), y.data(), c.rows, c.n);
+  else if (c.op == "gelu") k.gelu(c.x.data(), y.data(), c.n);
+  else if (c.op == "relu") k.relu(c.x.data(), y.data(), c.n);
   else throw std::runtime_error("unknown op " + c.op);
   return y;
 }
@@ -155,7 +156,7 @@ TEST_CASE("kernel Tensor wrappers work over the last dim", "[kernels]") {
   const ts::Tensor s = ts::softmax(x);
   CHECK(ts::shape_of(s) == ts::Shape{2, 3, 4});
   std::vector<float> rows(6);
-  ts::exact::sum_rows(s.data(), rows.data(), 6, 4);
+  ts::exact_kernels.sum_rows(s.data(), rows.data(), 6, 4);
   for (float r : rows) CHECK(r == Approx(1.0f).epsilon(1e-6));
 
   const ts::Tensor sum = ts::sum_lastdim(x);

@@ -421,7 +421,16 @@ inline V dnnl_gelu_erf(V s) {
   return _mm256_fmadd_ps(erf, half_s, half_s);
 }
 
-}  // namespace
+// Both softmaxes start alike (_vec_softmax_lastdim, _vec_log_softmax_lastdim): for each row,
+// in = x + r n, out = y + r n and the row max reduce_all(MaxOp) broadcast to a vector; then
+// row(in, out, vmax).
+template <class Row>
+void each_row_with_max(const float* x, float* y, int64_t rows, int64_t n, const Row& row) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    row(in, y + r * n, _mm256_set1_ps(reduce_all(MaxOp{}, in, n)));
+  }
+}
 
 // ===========================================================================
 // The kernels
@@ -429,34 +438,26 @@ inline V dnnl_gelu_erf(V s) {
 
 // x (rows, n) -> y (rows, n); _vec_softmax_lastdim
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
-    // 1) row max, 2) exp(x - max), 3) sum, 4) multiply by 1 / sum
-    const float max_input = reduce_all(MaxOp{}, in, n);
-    const V vmax = _mm256_set1_ps(max_input);
+  // 1) row max, 2) exp(x - max), 3) sum, 4) multiply by 1 / sum
+  each_row_with_max(x, y, rows, n, [n](const float* in, float* out, V vmax) {
     vec_map([&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, out, in, n);
     float tmp_sum = reduce_all(AddOp{}, out, n);
     tmp_sum = 1.0f / tmp_sum;
     const V vinv = _mm256_set1_ps(tmp_sum);
     vec_map([&](V v) { return _mm256_mul_ps(v, vinv); }, out, out, n);
-  }
+  });
 }
 
 // x (rows, n) -> y (rows, n); _vec_log_softmax_lastdim
 void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
-    // 1) row max, 2) sum of exp(x - max), 3) its log (SLEEF, vector), 4) x - max - log
-    const float max_input = reduce_all(MaxOp{}, in, n);
-    const V vmax = _mm256_set1_ps(max_input);
+  // 1) row max, 2) sum of exp(x - max), 3) its log (SLEEF, vector), 4) x - max - log
+  each_row_with_max(x, y, rows, n, [n](const float* in, float* out, V vmax) {
     const float sum = map_reduce_all(
         [&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, AddOp{}, in, n);
     const float log_sum = lane0(Sleef_logf8_u10(_mm256_set1_ps(sum)));
     const V vlog = _mm256_set1_ps(log_sum);
     vec_map([&](V v) { return _mm256_sub_ps(_mm256_sub_ps(v, vmax), vlog); }, out, in, n);
-  }
+  });
 }
 
 // x (rows, C), gamma (C), beta (C) -> y (rows, C); LayerNormKernelImplInternal
@@ -523,6 +524,8 @@ void relu(const float* x, float* y, int64_t n) {
       [&](V v) { return _mm256_max_ps(zero, v); });
 }
 
+}  // namespace
+
 // torch's vec::map(Sleef_<f>f8_u10) over n floats in place: full 8-lane vectors, then the
 // tail as one zero-padded vector (article 002's PositionalEncoding builds its table so).
 namespace {
@@ -542,6 +545,11 @@ void sleef_sin(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_sin
 void sleef_cos(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_cosf8_u10(v); }); }
 
 }  // namespace exact
+
+const RowKernels exact_kernels = {exact::softmax_rows, exact::log_softmax_rows, exact::layer_norm_rows,
+                                  exact::sum_rows,     exact::mean_rows,        exact::gelu,
+                                  exact::relu};
+
 }  // namespace ts
 
 #pragma GCC pop_options

@@ -26,22 +26,34 @@ enum class KernelPath { Exact, Naive };
 void set_kernel_path(KernelPath p);
 KernelPath kernel_path();
 
-// ---- pointer kernels: x (rows, n) contiguous -> y ----
-// y = F.softmax(x, dim=-1); a fully -inf row gives NaN, like torch.
-void softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
-// y = F.log_softmax(x, dim=-1)
-void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
-// y = nn.LayerNorm(n, eps)(x) with weight gamma (n) and bias beta (n)
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
-                     const float* beta, float eps);
-// x (rows, n) -> y (rows): x.sum(dim=-1)
-void sum_rows(const float* x, float* y, int64_t rows, int64_t n);
-// x (rows, n) -> y (rows): x.mean(dim=-1)
-void mean_rows(const float* x, float* y, int64_t rows, int64_t n);
-// y = nn.GELU()(x), the exact form 0.5 x (1 + erf(x / sqrt(2))); x, y (n)
-void gelu(const float* x, float* y, int64_t n);
-// y = nn.ReLU()(x) = max(x, 0); x, y (n)
-void relu(const float* x, float* y, int64_t n);
+// ---- pointer kernels: x (rows, n) contiguous -> y, one table per implementation ----
+// Each set of row kernels is a table of the same functions (like the fast path's
+// simd::Route): exact_kernels.softmax_rows(x, y, rows, n), naive_kernels.gelu(x, y, n).
+struct RowKernels {
+  // y = F.softmax(x, dim=-1); a fully -inf row gives NaN, like torch.
+  void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n);
+  // y = F.log_softmax(x, dim=-1)
+  void (*log_softmax_rows)(const float* x, float* y, int64_t rows, int64_t n);
+  // y = nn.LayerNorm(n, eps)(x) with weight gamma (n) and bias beta (n)
+  void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
+                          const float* beta, float eps);
+  // x (rows, n) -> y (rows): x.sum(dim=-1)
+  void (*sum_rows)(const float* x, float* y, int64_t rows, int64_t n);
+  // x (rows, n) -> y (rows): x.mean(dim=-1)
+  void (*mean_rows)(const float* x, float* y, int64_t rows, int64_t n);
+  // y = nn.GELU()(x), the exact form 0.5 x (1 + erf(x / sqrt(2))); x, y (n)
+  void (*gelu)(const float* x, float* y, int64_t n);
+  // y = nn.ReLU()(x) = max(x, 0); x, y (n)
+  void (*relu)(const float* x, float* y, int64_t n);
+};
+
+// The torch-replaying kernels (src/exact/exact_kernels.cpp), callable directly whatever
+// kernel_path() says.
+extern const RowKernels exact_kernels;
+// The textbook loops (src/exact/kernels_naive.cpp).
+extern const RowKernels naive_kernels;
+// The table kernel_path() picks: kernels().softmax_rows(x, y, rows, n).
+const RowKernels& kernels();
 
 // ---- Tensor wrappers (over the last dim) ----
 // x (..., n) -> (..., n)
@@ -60,33 +72,11 @@ Tensor gelu(const Tensor& x);
 Tensor relu(const Tensor& x);
 
 namespace exact {
-// The torch-replaying kernels themselves (src/exact/exact_kernels.cpp), callable directly
-// whatever kernel_path() says; same contracts as the ts:: pointer kernels above.
-void softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
-void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
-                     const float* beta, float eps);
-void sum_rows(const float* x, float* y, int64_t rows, int64_t n);
-void mean_rows(const float* x, float* y, int64_t rows, int64_t n);
-void gelu(const float* x, float* y, int64_t n);
-void relu(const float* x, float* y, int64_t n);
 // x (n) <- exp / sin / cos (x), in place, as torch's vectorised map over SLEEF's 8-lane
 // functions computes them (introduced with article 002's PositionalEncoding, ch09)
 void sleef_exp(float* x, int64_t n);
 void sleef_sin(float* x, int64_t n);
 void sleef_cos(float* x, int64_t n);
 }  // namespace exact
-
-namespace naive {
-// The textbook loops (src/exact/kernels_naive.cpp); same contracts as above.
-void softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
-void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n);
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
-                     const float* beta, float eps);
-void sum_rows(const float* x, float* y, int64_t rows, int64_t n);
-void mean_rows(const float* x, float* y, int64_t rows, int64_t n);
-void gelu(const float* x, float* y, int64_t n);
-void relu(const float* x, float* y, int64_t n);
-}  // namespace naive
 
 }  // namespace ts

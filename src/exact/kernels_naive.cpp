@@ -21,49 +21,57 @@
 #include "exact/kernels.hpp"
 
 namespace ts {
-namespace naive {
+namespace {
+
+// Runs row(in, out) on each of the `rows` rows of n floats: in = x + r n, out = y + r n.
+template <class Row>
+void each_row(const float* x, float* y, int64_t rows, int64_t n, const Row& row) {
+  for (int64_t r = 0; r < rows; ++r) row(x + r * n, y + r * n);
+}
+
+// max_i x_i over one row (n): subtracted before exp so that exp never overflows
+float row_max(const float* in, int64_t n) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) max = std::max(max, in[i]);
+  return max;
+}
+
+// sum_i exp(x_i - max) over one row (n), in double; each exp is also stored in out (n) unless
+// out is null. A fully -inf row: exp(-inf - -inf) = NaN, as torch.
+double sum_exp(const float* in, float max, int64_t n, float* out) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float e = std::exp(in[i] - max);
+    if (out) out[i] = e;
+    sum += e;
+  }
+  return sum;
+}
 
 // x (rows, n) -> y (rows, n): softmax(x)_i = exp(x_i - max) / sum_j exp(x_j - max)
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
-    // 1) the row max, subtracted so that exp never overflows
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < n; ++i) max = std::max(max, in[i]);
-    // 2) exponentiate and 3) sum
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      out[i] = std::exp(in[i] - max);  // a fully -inf row: exp(-inf - -inf) = NaN, as torch
-      sum += out[i];
-    }
+  each_row(x, y, rows, n, [n](const float* in, float* out) {
+    // 1) the row max, 2) exponentiate (into out) and 3) sum
+    const float total = static_cast<float>(sum_exp(in, row_max(in, n), n, out));
     // 4) normalise so the row sums to 1
-    const float total = static_cast<float>(sum);
     for (int64_t i = 0; i < n; ++i) out[i] /= total;
-  }
+  });
 }
 
 // x (rows, n) -> y (rows, n): log_softmax(x)_i = x_i - max - log(sum_j exp(x_j - max))
 void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < n; ++i) max = std::max(max, in[i]);
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(in[i] - max);
-    const float log_sum = static_cast<float>(std::log(sum));
+  each_row(x, y, rows, n, [n](const float* in, float* out) {
+    const float max = row_max(in, n);
+    const float log_sum = static_cast<float>(std::log(sum_exp(in, max, n, nullptr)));
     for (int64_t i = 0; i < n; ++i) out[i] = in[i] - max - log_sum;
-  }
+  });
 }
 
 // x (rows, C), gamma (C), beta (C) -> y (rows, C):
 //   y = (x - mean) / sqrt(var + eps) * gamma + beta, var biased (divide by C, not C-1)
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
                      const float* beta, float eps) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = x + r * n;
-    float* out = y + r * n;
+  each_row(x, y, rows, n, [=](const float* in, float* out) {
     // 1) mean
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += in[i];
@@ -75,7 +83,7 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const fl
     // 3) normalise, then scale and shift
     const float inv_std = 1.0f / std::sqrt(var + eps);
     for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - mean) * inv_std * gamma[i] + beta[i];
-  }
+  });
 }
 
 // x (rows, n) -> y (rows): y_r = sum_i x_ri
@@ -107,43 +115,22 @@ void relu(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
-}  // namespace naive
+}  // namespace
+
+const RowKernels naive_kernels = {softmax_rows, log_softmax_rows, layer_norm_rows, sum_rows,
+                                  mean_rows,    gelu,             relu};
 
 // ===========================================================================
-// The switch: which implementation ts::softmax & co. run
+// The switch: which table ts::softmax & co. run
 // ===========================================================================
 
 namespace {
 std::atomic<KernelPath> g_path{KernelPath::Exact};
-bool exact_path() { return g_path.load(std::memory_order_relaxed) == KernelPath::Exact; }
 }  // namespace
 
 void set_kernel_path(KernelPath p) { g_path.store(p, std::memory_order_relaxed); }
 KernelPath kernel_path() { return g_path.load(std::memory_order_relaxed); }
-
-void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  exact_path() ? exact::softmax_rows(x, y, rows, n) : naive::softmax_rows(x, y, rows, n);
-}
-void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  exact_path() ? exact::log_softmax_rows(x, y, rows, n) : naive::log_softmax_rows(x, y, rows, n);
-}
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* gamma,
-                     const float* beta, float eps) {
-  exact_path() ? exact::layer_norm_rows(x, y, rows, n, gamma, beta, eps)
-               : naive::layer_norm_rows(x, y, rows, n, gamma, beta, eps);
-}
-void sum_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  exact_path() ? exact::sum_rows(x, y, rows, n) : naive::sum_rows(x, y, rows, n);
-}
-void mean_rows(const float* x, float* y, int64_t rows, int64_t n) {
-  exact_path() ? exact::mean_rows(x, y, rows, n) : naive::mean_rows(x, y, rows, n);
-}
-void gelu(const float* x, float* y, int64_t n) {
-  exact_path() ? exact::gelu(x, y, n) : naive::gelu(x, y, n);
-}
-void relu(const float* x, float* y, int64_t n) {
-  exact_path() ? exact::relu(x, y, n) : naive::relu(x, y, n);
-}
+const RowKernels& kernels() { return kernel_path() == KernelPath::Exact ? exact_kernels : naive_kernels; }
 
 // ===========================================================================
 // Tensor wrappers: the last dim is the row (a 0-d tensor is one row of 1)
@@ -173,7 +160,7 @@ Shape without_last(const Tensor& x) {
 Tensor softmax(const Tensor& x) {
   Tensor y = empty_like(x);
   const Rows r = rows_of(x);
-  softmax_rows(x.data(), y.data(), r.rows, r.n);
+  kernels().softmax_rows(x.data(), y.data(), r.rows, r.n);
   return y;
 }
 
@@ -181,7 +168,7 @@ Tensor softmax(const Tensor& x) {
 Tensor log_softmax(const Tensor& x) {
   Tensor y = empty_like(x);
   const Rows r = rows_of(x);
-  log_softmax_rows(x.data(), y.data(), r.rows, r.n);
+  kernels().log_softmax_rows(x.data(), y.data(), r.rows, r.n);
   return y;
 }
 
@@ -192,7 +179,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
     throw std::invalid_argument("layer_norm: gamma and beta must have the size of the last dim");
   Tensor y = empty_like(x);
   // torch casts eps to the tensor's dtype before use
-  layer_norm_rows(x.data(), y.data(), r.rows, r.n, gamma.data(), beta.data(),
+  kernels().layer_norm_rows(x.data(), y.data(), r.rows, r.n, gamma.data(), beta.data(),
                   static_cast<float>(eps));
   return y;
 }
@@ -201,7 +188,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 Tensor sum_lastdim(const Tensor& x) {
   Tensor y = Tensor::from_shape(without_last(x));
   const Rows r = rows_of(x);
-  sum_rows(x.data(), y.data(), static_cast<int64_t>(y.size()), r.n);  // rows = y.size() also when n == 0
+  kernels().sum_rows(x.data(), y.data(), static_cast<int64_t>(y.size()), r.n);  // rows = y.size() also when n == 0
   return y;
 }
 
@@ -209,21 +196,21 @@ Tensor sum_lastdim(const Tensor& x) {
 Tensor mean_lastdim(const Tensor& x) {
   Tensor y = Tensor::from_shape(without_last(x));
   const Rows r = rows_of(x);
-  mean_rows(x.data(), y.data(), static_cast<int64_t>(y.size()), r.n);  // rows = y.size() also when n == 0
+  kernels().mean_rows(x.data(), y.data(), static_cast<int64_t>(y.size()), r.n);  // rows = y.size() also when n == 0
   return y;
 }
 
 // x (any) -> same shape
 Tensor gelu(const Tensor& x) {
   Tensor y = empty_like(x);
-  gelu(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  kernels().gelu(x.data(), y.data(), static_cast<int64_t>(x.size()));
   return y;
 }
 
 // x (any) -> same shape
 Tensor relu(const Tensor& x) {
   Tensor y = empty_like(x);
-  relu(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  kernels().relu(x.data(), y.data(), static_cast<int64_t>(x.size()));
   return y;
 }
 

@@ -9,6 +9,7 @@
 // Torch here is built without MKL, so bmm never takes the batched-gemm branch.
 #include "exact/matmul.hpp"
 #include "exact/fp_contract.hpp"
+#include "exact/openblas.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -21,19 +22,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-// OpenBLAS's Fortran entry point: the very symbol torch's cpublas::gemm calls.
-extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-                       const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
-                       const float* beta, float* c, const int* ldc);
-
-// OpenBLAS's own controls. Weak: with another BLAS behind libblas they are null and
-// the course simply runs that BLAS as it is.
-extern "C" {
-char* openblas_get_corename(void) __attribute__((weak));
-void openblas_set_num_threads(int) __attribute__((weak));
-int openblas_get_num_threads(void) __attribute__((weak));
-}
 
 // Torch's small-bmm loop is compiled for plain x86-64, which has no fused
 // multiply-add: every product is rounded before it is added. Our build uses
@@ -133,6 +121,18 @@ std::vector<float> clone_contiguous(const Mat2& m) {
     for (int64_t j = 0; j < m.size[1]; ++j) out[size_t(i * m.size[1] + j)] = m.data[i * m.stride[0] + j * m.stride[1]];
   return out;
 }
+
+// How addmm_impl_cpu_ hands operand `op` to gemm as a (rows, cols) matrix of the column-major C
+// (transposed or not): column-major as it is (returns false), transposed (returns true), or else
+// as a contiguous copy kept in `copy` (op then points at it; transposed unless C is).
+bool cast_operand(Mat2& op, int64_t rows, int64_t cols, bool transpose_c, std::vector<float>& copy) {
+  const int tc = transpose_c ? 1 : 0;
+  if (op.stride[tc] == 1 && op.stride[1 - tc] >= std::max<int64_t>(1, rows)) return false;
+  if (op.stride[1 - tc] == 1 && op.stride[tc] >= std::max<int64_t>(1, cols)) return true;
+  copy = clone_contiguous(op);
+  op = Mat2{copy.data(), {op.size[0], op.size[1]}, {std::max<int64_t>(op.size[1], 1), 1}};
+  return !transpose_c;
+}
 }  // namespace
 
 // result (M,N) = beta*result + alpha * m1 (M,K) @ m2 (K,N); result already holds "self".
@@ -174,36 +174,14 @@ void addmm_(MatView result, CMatView m1v, CMatView m2v, float beta, float alpha)
     c = c_copy.data();
     ldc = rsz[0];
   }
-  const int tc = transpose_c ? 1 : 0;
   const int64_t m = rsz[transpose_c ? 1 : 0];
   const int64_t n = rsz[transpose_c ? 0 : 1];
   const int64_t k = m1.size[transpose_c ? 0 : 1];
 
-  // 2) Cast m1 as A: column-major as is, transposed, or a contiguous copy.
-  bool transpose_a = false;
-  std::vector<float> a_copy;
-  if (m1.stride[tc] == 1 && m1.stride[1 - tc] >= std::max<int64_t>(1, m)) {
-    transpose_a = false;
-  } else if (m1.stride[1 - tc] == 1 && m1.stride[tc] >= std::max<int64_t>(1, k)) {
-    transpose_a = true;
-  } else {
-    transpose_a = !transpose_c;
-    a_copy = clone_contiguous(m1);
-    m1 = Mat2{a_copy.data(), {m1.size[0], m1.size[1]}, {std::max<int64_t>(m1.size[1], 1), 1}};
-  }
-
-  // 3) Cast m2 as B, the same way.
-  bool transpose_b = false;
-  std::vector<float> b_copy;
-  if (m2.stride[tc] == 1 && m2.stride[1 - tc] >= std::max<int64_t>(1, k)) {
-    transpose_b = false;
-  } else if (m2.stride[1 - tc] == 1 && m2.stride[tc] >= std::max<int64_t>(1, n)) {
-    transpose_b = true;
-  } else {
-    transpose_b = !transpose_c;
-    b_copy = clone_contiguous(m2);
-    m2 = Mat2{b_copy.data(), {m2.size[0], m2.size[1]}, {std::max<int64_t>(m2.size[1], 1), 1}};
-  }
+  // 2) Cast m1 as A (m,k) and 3) m2 as B (k,n), each column-major as is, transposed, or a contiguous copy.
+  std::vector<float> a_copy, b_copy;
+  const bool transpose_a = cast_operand(m1, m, k, transpose_c, a_copy);
+  const bool transpose_b = cast_operand(m2, k, n, transpose_c, b_copy);
 
   const int64_t lda = m1.stride[(transpose_a == transpose_c) ? 1 : 0];
   const int64_t ldb = m2.stride[(transpose_b == transpose_c) ? 1 : 0];
@@ -536,29 +514,28 @@ Tensor bmm_nt(const Tensor& a, const Tensor& b) { return bmm_strided(view_of(a),
 // torch.matmul on contiguous tensors.
 Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_strided(view_of(a), view_of(b)); }
 
+namespace {
+// x (B,S,C) -> (B,H,S,D), no copy: x.view(B,S,H,D).transpose(1,2); `who` names the caller in errors
+Strided heads_view(const Tensor& x, int64_t H, const std::string& who) {
+  const int64_t B = int64_t(x.shape()[0]), S = int64_t(x.shape()[1]), C = int64_t(x.shape()[2]);
+  if (H <= 0 || C % H != 0) fail(who + ": C must be divisible by H");
+  const int64_t D = C / H;
+  return transposed(Strided{x.data(), {B, S, H, D}, contiguous_strides({B, S, H, D})}, 1, 2);
+}
+}  // namespace
+
 // q (B,T,C), k (B,S,C) -> (B,H,T,S): q.view(B,T,H,D).transpose(1,2) @ k.view(B,S,H,D).transpose(1,2).transpose(-2,-1)
 Tensor matmul_heads_qk(const Tensor& q, const Tensor& k, int64_t H) {
   if (q.dimension() != 3 || k.dimension() != 3) fail("matmul_heads_qk: q and k must be (B,T,C) and (B,S,C)");
-  const int64_t B = int64_t(q.shape()[0]), T = int64_t(q.shape()[1]), C = int64_t(q.shape()[2]);
-  const int64_t S = int64_t(k.shape()[1]);
-  if (int64_t(k.shape()[0]) != B || int64_t(k.shape()[2]) != C) fail("matmul_heads_qk: q and k differ in B or C");
-  if (H <= 0 || C % H != 0) fail("matmul_heads_qk: C must be divisible by H");
-  const int64_t D = C / H;
-  const Strided q4 = transposed(Strided{q.data(), {B, T, H, D}, contiguous_strides({B, T, H, D})}, 1, 2);
-  const Strided k4 = transposed(Strided{k.data(), {B, S, H, D}, contiguous_strides({B, S, H, D})}, 1, 2);
-  return matmul_strided(q4, mT(k4));
+  if (k.shape()[0] != q.shape()[0] || k.shape()[2] != q.shape()[2]) fail("matmul_heads_qk: q and k differ in B or C");
+  return matmul_strided(heads_view(q, H, "matmul_heads_qk"), mT(heads_view(k, H, "matmul_heads_qk")));
 }
 
 // p (B,H,T,S), v (B,S,C) -> (B,H,T,D): p @ v.view(B,S,H,D).transpose(1,2)
 Tensor matmul_heads_pv(const Tensor& p, const Tensor& v) {
   if (p.dimension() != 4 || v.dimension() != 3) fail("matmul_heads_pv: p must be (B,H,T,S), v (B,S,C)");
-  const int64_t B = int64_t(p.shape()[0]), H = int64_t(p.shape()[1]), S = int64_t(p.shape()[3]);
-  const int64_t C = int64_t(v.shape()[2]);
-  if (int64_t(v.shape()[0]) != B || int64_t(v.shape()[1]) != S) fail("matmul_heads_pv: p and v differ in B or S");
-  if (H <= 0 || C % H != 0) fail("matmul_heads_pv: C must be divisible by H");
-  const int64_t D = C / H;
-  const Strided v4 = transposed(Strided{v.data(), {B, S, H, D}, contiguous_strides({B, S, H, D})}, 1, 2);
-  return matmul_strided(view_of(p), v4);
+  if (v.shape()[0] != p.shape()[0] || v.shape()[1] != p.shape()[3]) fail("matmul_heads_pv: p and v differ in B or S");
+  return matmul_strided(view_of(p), heads_view(v, int64_t(p.shape()[1]), "matmul_heads_pv"));
 }
 
 // ================================================================================

@@ -5,13 +5,7 @@
 #include <string>
 
 #include "exact/matmul.hpp"
-
-// OpenBLAS's own entry points, weak: absent when the BLAS is another library
-extern "C" {
-char* openblas_get_corename(void) __attribute__((weak));
-void gotoblas_dynamic_init(void) __attribute__((weak));
-void gotoblas_dynamic_quit(void) __attribute__((weak));
-}
+#include "exact/openblas.hpp"  // the weak OpenBLAS entry points
 
 namespace ts {
 

@@ -140,7 +140,7 @@ struct FastEncoder::Impl {
     product(rt, x, N, L.K, L.w, c0, c1, y, ldy);
     if (!epi.gelu) return;
     if (kernel_path() == KernelPath::Naive) {
-      for (int64_t r = 0; r < N; ++r) naive::gelu(y + r * ldy + c0, y + r * ldy + c0, c1 - c0);
+      for (int64_t r = 0; r < N; ++r) naive_kernels.gelu(y + r * ldy + c0, y + r * ldy + c0, c1 - c0);
     } else {
       rt.bias_gelu_rows(y + c0, y + c0, N, c1 - c0, ldy, nullptr);
     }
@@ -151,7 +151,7 @@ struct FastEncoder::Impl {
     const auto [r0, r1] = part_of(N, nt, tid);
     if (r0 >= r1) return;
     if (kernel_path() == KernelPath::Naive)
-      naive::layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
+      naive_kernels.layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
     else
       rt.layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
   }
@@ -186,7 +186,7 @@ struct FastEncoder::Impl {
       if (m)
         for (int64_t j = 0; j < T * S; ++j)
           if (m[j] == 0.0f) p[j] = -std::numeric_limits<float>::infinity();
-      naive::softmax_rows(p, p, T, S);
+      naive_kernels.softmax_rows(p, p, T, S);
     } else {
       rt.softmax_rows(p, p, T, S, m);
     }

@@ -101,17 +101,17 @@ ClsBatch make_cls_batch(const std::vector<int64_t>& numbers) {
   ClsBatch b;
   b.B = static_cast<int64_t>(numbers.size());
   b.numbers = numbers;
-  std::vector<std::vector<int64_t>> rows;
-  for (int64_t n : numbers) {
-    std::vector<int64_t> t = encode_target(n);  // <start> words <end>
-    std::vector<int64_t> r = {cls_id()};
-    r.insert(r.end(), t.begin() + 1, t.end() - 1);
-    b.T = std::max(b.T, static_cast<int64_t>(r.size()));
-    rows.push_back(r);
-    b.labels.push_back(n % 10);
-  }
+  // [CLS] words: encode_target's <start> words <end>, with [CLS] for <start> and no <end>
+  const EncodedRows e = encode_rows(numbers, [](int64_t n) {
+    std::vector<int64_t> r = encode_target(n);
+    r.front() = cls_id();
+    r.pop_back();
+    return r;
+  });
+  b.T = e.longest;
   b.ids.assign(static_cast<size_t>(b.B * b.T), kPad);
-  for (size_t i = 0; i < rows.size(); ++i) std::copy(rows[i].begin(), rows[i].end(), b.ids.begin() + i * b.T);
+  for (size_t i = 0; i < e.rows.size(); ++i) std::copy(e.rows[i].begin(), e.rows[i].end(), b.ids.begin() + i * b.T);
+  for (int64_t n : numbers) b.labels.push_back(n % 10);
   return b;
 }
 
@@ -217,8 +217,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   for (auto* v : {&w.emb, &w.emb_ln, &w.emb_keep, &w.x0}) resize(*v, N * C);
   resize(w.emb_mean, N), resize(w.emb_rstd, N);
   embedding_forward(w.emb.data(), b.ids.data(), P + L.tok, P + L.pos, N, T, C, 1.0f);
-  torch_layernorm_forward(w.emb_ln.data(), w.emb_mean.data(), w.emb_rstd.data(), w.emb.data(), P + L.emb_ln.w,
-                          P + L.emb_ln.b, N, C, 1e-12f);
+  layernorm_forward(w.emb_ln.data(), w.emb_mean.data(), w.emb_rstd.data(), w.emb.data(), P + L.emb_ln.w,
+                    P + L.emb_ln.b, N, C, 1e-12f, Variance::Biased);
   dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb_ln.data(), N * C, p, training, rng);
   // 2) the pre-LN layers: x = x + attn(LN1(x));  x = x + dropout(ffn(LN2(x)))
   w.layers.resize(static_cast<size_t>(c.layers));
@@ -233,8 +233,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
     for (auto* v : {&a.qh, &a.kh, &a.vh, &a.ctxh}) resize(*v, N * C);
     resize(a.p, B * H * T * T), resize(a.keep, B * H * T * T);
     for (auto* v : {&a.h, &a.g}) resize(*v, N * F);
-    torch_layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), P + y.ln1.w, P + y.ln1.b, N, C,
-                            1e-5f);
+    layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), P + y.ln1.w, P + y.ln1.b, N, C,
+                      1e-5f, Variance::Biased);
     for (int64_t h = 0; h < H; ++h) {  // article 000's AttentionHead: its own q, k, v Linears C -> D
       head_linear_forward(a.qh.data(), a.ln1.data(), P + y.q[size_t(h)].w, P + y.q[size_t(h)].b, B, T, C, H, h, D, tmp);
       head_linear_forward(a.kh.data(), a.ln1.data(), P + y.k[size_t(h)].w, P + y.k[size_t(h)].b, B, T, C, H, h, D, tmp);
@@ -245,8 +245,8 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
     merge_heads(a.ctx.data(), a.ctxh.data(), B, T, H, D);  // concatenate the heads
     linear_forward(a.attn.data(), a.ctx.data(), P + y.out.w, P + y.out.b, N, C, C);
     residual_forward(a.mid.data(), a.x.data(), a.attn.data(), N * C);
-    torch_layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
-                            1e-5f);
+    layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
+                      1e-5f, Variance::Biased);
     linear_forward(a.h.data(), a.ln2.data(), P + y.ff1.w, P + y.ff1.b, N, C, F);
     ffn_activation(a.g.data(), a.h.data(), N * F);
     linear_forward(a.f.data(), a.g.data(), P + y.ff2.w, P + y.ff2.b, N, F, C);
@@ -299,8 +299,8 @@ void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b
     linear_backward(dg.data(), G + y.ff2.w, G + y.ff2.b, df.data(), a.g.data(), P + y.ff2.w, N, F, C);
     gelu_backward(dh.data(), dg.data(), a.h.data(), N * F);
     linear_backward(dln2.data(), G + y.ff1.w, G + y.ff1.b, dh.data(), a.ln2.data(), P + y.ff1.w, N, C, F);
-    torch_layernorm_backward(dmid.data(), G + y.ln2.w, G + y.ln2.b, dln2.data(), a.mid.data(), a.mean2.data(),
-                             a.rstd2.data(), P + y.ln2.w, N, C);
+    layernorm_backward(dmid.data(), G + y.ln2.w, G + y.ln2.b, dln2.data(), a.mid.data(), a.mean2.data(),
+                       a.rstd2.data(), P + y.ln2.w, N, C, Variance::Biased);
     // mid = x + attn
     residual_backward(dxin.data(), dattn.data(), dmid.data(), N * C);
     linear_backward(dctx.data(), G + y.out.w, G + y.out.b, dattn.data(), a.ctx.data(), P + y.out.w, N, C, C);
@@ -315,15 +315,15 @@ void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b
       head_linear_backward(dln1.data(), G + y.v[size_t(h)].w, G + y.v[size_t(h)].b, dv.data(), a.ln1.data(),
                            P + y.v[size_t(h)].w, B, T, C, H, h, D, tmp);
     }
-    torch_layernorm_backward(dxin.data(), G + y.ln1.w, G + y.ln1.b, dln1.data(), a.x.data(), a.mean1.data(),
-                             a.rstd1.data(), P + y.ln1.w, N, C);
+    layernorm_backward(dxin.data(), G + y.ln1.w, G + y.ln1.b, dln1.data(), a.x.data(), a.mean1.data(),
+                       a.rstd1.data(), P + y.ln1.w, N, C, Variance::Biased);
     dx.swap(dxin);
   }
   // 1) embeddings
   std::vector<float> dln(size_t(N * C), 0.0f), demb(size_t(N * C), 0.0f);
   dropout_backward(dln.data(), dx.data(), w.emb_keep.data(), N * C);
-  torch_layernorm_backward(demb.data(), G + L.emb_ln.w, G + L.emb_ln.b, dln.data(), w.emb.data(), w.emb_mean.data(),
-                           w.emb_rstd.data(), P + L.emb_ln.w, N, C);
+  layernorm_backward(demb.data(), G + L.emb_ln.w, G + L.emb_ln.b, dln.data(), w.emb.data(), w.emb_mean.data(),
+                     w.emb_rstd.data(), P + L.emb_ln.w, N, C, Variance::Biased);
   embedding_backward(G + L.tok, demb.data(), b.ids.data(), N, C, 1.0f);
   positions_backward(G + L.pos, demb.data(), B, T, C);
 }

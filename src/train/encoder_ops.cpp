@@ -21,44 +21,6 @@ void gelu_backward(F* dx, const F* dy, const F* x, int64_t n) {
 }
 
 template <class F>
-void torch_layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* w, const F* b, int64_t N, int64_t C, F eps) {
-  for (int64_t n = 0; n < N; ++n) {
-    const F* xr = x + n * C;
-    F mu = 0;
-    for (int64_t c = 0; c < C; ++c) mu += xr[c];
-    mu /= F(C);
-    F var = 0;
-    for (int64_t c = 0; c < C; ++c) var += (xr[c] - mu) * (xr[c] - mu);
-    var /= F(C);
-    const F r = F(1) / std::sqrt(var + eps);
-    mean[n] = mu, rstd[n] = r;
-    for (int64_t c = 0; c < C; ++c) y[n * C + c] = w[c] * (xr[c] - mu) * r + b[c];
-  }
-}
-
-template <class F>
-void torch_layernorm_backward(F* dx, F* dw, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* w,
-                              int64_t N, int64_t C) {
-  for (int64_t n = 0; n < N; ++n) {
-    const F* xr = x + n * C;
-    const F* g0 = dy + n * C;
-    // mean(g) and mean(g xhat), g = dy * w
-    F mg = 0, mgx = 0;
-    for (int64_t c = 0; c < C; ++c) {
-      const F xhat = (xr[c] - mean[n]) * rstd[n], g = g0[c] * w[c];
-      mg += g, mgx += g * xhat;
-      dw[c] += g0[c] * xhat;
-      db[c] += g0[c];
-    }
-    mg /= F(C), mgx /= F(C);
-    for (int64_t c = 0; c < C; ++c) {
-      const F xhat = (xr[c] - mean[n]) * rstd[n], g = g0[c] * w[c];
-      dx[n * C + c] += rstd[n] * (g - mg - xhat * mgx);
-    }
-  }
-}
-
-template <class F>
 void positions_backward(F* dpos, const F* dout, int64_t B, int64_t T, int64_t C) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t)
@@ -107,9 +69,6 @@ void pool_backward(F* dx, const F* dout, const int64_t* ids, int64_t B, int64_t 
 #define TS_ENCODER_OPS(F)                                                                                          \
   template void gelu_forward<F>(F*, const F*, int64_t);                                                            \
   template void gelu_backward<F>(F*, const F*, const F*, int64_t);                                                 \
-  template void torch_layernorm_forward<F>(F*, F*, F*, const F*, const F*, const F*, int64_t, int64_t, F);         \
-  template void torch_layernorm_backward<F>(F*, F*, F*, const F*, const F*, const F*, const F*, const F*, int64_t, \
-                                            int64_t);                                                              \
   template void positions_backward<F>(F*, const F*, int64_t, int64_t, int64_t);                                   \
   template void pool_forward<F>(F*, const F*, const int64_t*, int64_t, int64_t, int64_t, bool, int64_t);           \
   template void pool_backward<F>(F*, const F*, const int64_t*, int64_t, int64_t, int64_t, bool, int64_t);

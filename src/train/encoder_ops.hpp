@@ -16,16 +16,7 @@ template <class F>
 void gelu_backward(F* dx, const F* dy, const F* x, int64_t n);
 
 // ---------------------------------------------------------------- nn.LayerNorm (article 000)
-// y = w * (x - mu) * rstd + b,  rstd = 1 / sqrt(sum (x - mu)^2 / C + eps)  (the BIASED variance,
-// as torch's nn.LayerNorm; ops.hpp's layernorm is article 002's, with C - 1)
-// x (N,C), w, b (C) -> y (N,C); mean, rstd (N) kept for backward
-template <class F>
-void torch_layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* w, const F* b, int64_t N, int64_t C, F eps);
-// xhat = (x - mu) rstd, g = dy * w:
-// dx += rstd (g - mean(g) - xhat * mean(g xhat))   (N,C);   dw += sum_n dy xhat;  db += sum_n dy   (C)
-template <class F>
-void torch_layernorm_backward(F* dx, F* dw, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* w,
-                              int64_t N, int64_t C);
+// ops.hpp's layernorm_forward / layernorm_backward with Variance::Biased (divide by C, as torch)
 
 // ---------------------------------------------------------------- learned positions
 // out[n] = tok[ids[n]] + pos[n % T]        ids (B,T), tok (V,C), pos (>= T, C) -> out (B*T,C)

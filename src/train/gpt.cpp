@@ -67,15 +67,12 @@ SeqBatch make_seq_batch(const std::vector<int64_t>& numbers) {
   SeqBatch b;
   b.B = static_cast<int64_t>(numbers.size());
   b.numbers = numbers;
-  std::vector<std::vector<int64_t>> seqs;
-  for (int64_t n : numbers) {
-    seqs.push_back(encode_sequence(n));
-    b.T = std::max<int64_t>(b.T, static_cast<int64_t>(seqs.back().size()) - 1);
-  }
+  const EncodedRows seqs = encode_rows(numbers, encode_sequence);
+  b.T = std::max<int64_t>(0, seqs.longest - 1);  // position t predicts token t + 1
   b.x.assign(size_t(b.B * b.T), kPad);
   b.y.assign(size_t(b.B * b.T), kPad);
   for (int64_t i = 0; i < b.B; ++i) {
-    const auto& s = seqs[size_t(i)];
+    const auto& s = seqs.rows[size_t(i)];
     const int64_t prompt = static_cast<int64_t>(encode_prompt(numbers[size_t(i)]).size());
     for (int64_t t = 0; t + 1 < static_cast<int64_t>(s.size()); ++t) {
       b.x[size_t(i * b.T + t)] = s[size_t(t)];

@@ -115,19 +115,15 @@ Batch make_batch(const std::vector<int64_t>& numbers) {
   Batch b;
   b.B = static_cast<int64_t>(numbers.size());
   b.numbers = numbers;
-  std::vector<std::vector<int64_t>> src, tgt;
-  for (int64_t n : numbers) {
-    src.push_back(encode_source(n));
-    tgt.push_back(encode_target(n));
-    b.S = std::max<int64_t>(b.S, static_cast<int64_t>(src.back().size()));
-    b.T = std::max<int64_t>(b.T, static_cast<int64_t>(tgt.back().size()) - 1);
-  }
+  const EncodedRows src = encode_rows(numbers, encode_source), tgt = encode_rows(numbers, encode_target);
+  b.S = src.longest;
+  b.T = std::max<int64_t>(0, tgt.longest - 1);
   b.inputs.assign(static_cast<size_t>(b.B * b.S), kPad);
   b.tar_inp.assign(static_cast<size_t>(b.B * b.T), kPad);
   b.tar_real.assign(static_cast<size_t>(b.B * b.T), kPad);
   for (int64_t i = 0; i < b.B; ++i) {
-    const auto& s = src[static_cast<size_t>(i)];
-    const auto& t = tgt[static_cast<size_t>(i)];
+    const auto& s = src.rows[static_cast<size_t>(i)];
+    const auto& t = tgt.rows[static_cast<size_t>(i)];
     std::copy(s.begin(), s.end(), b.inputs.begin() + i * b.S);
     // tar_inp = targets[:, :-1], tar_real = targets[:, 1:]
     std::copy(t.begin(), t.end() - 1, b.tar_inp.begin() + i * b.T);

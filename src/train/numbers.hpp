@@ -8,6 +8,7 @@
 // The 500 held-out numbers are fixed (the same for every --seed), so runs compare.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,22 @@ std::string number_to_words(int64_t n);
 // [start, digits..., end] and [start, words..., end]
 std::vector<int64_t> encode_source(int64_t n);
 std::vector<int64_t> encode_target(int64_t n);
+
+// A padded batch's rows before padding: rows[i] = encode(numbers[i]), and the longest row's
+// length (make_batch below, ch12's make_seq_batch, ch13's make_cls_batch).
+struct EncodedRows {
+  std::vector<std::vector<int64_t>> rows;
+  int64_t longest = 0;
+};
+template <class Encode>
+EncodedRows encode_rows(const std::vector<int64_t>& numbers, const Encode& encode) {
+  EncodedRows e;
+  for (int64_t n : numbers) {
+    e.rows.push_back(encode(n));
+    e.longest = std::max<int64_t>(e.longest, static_cast<int64_t>(e.rows.back().size()));
+  }
+  return e;
+}
 
 // The fixed split: 500 held-out numbers (sorted) and the 9,500 training numbers.
 struct Split {

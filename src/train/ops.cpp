@@ -103,17 +103,23 @@ void linear_backward(F* dx, F* dW, F* db, const F* dout, const F* x, const F* W,
 
 // ---------------------------------------------------------------- LayerNorm
 template <class F>
-void layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* a, const F* b, int64_t N, int64_t C, F eps) {
+void layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* a, const F* b, int64_t N, int64_t C, F eps,
+                       Variance v) {
+  const F d = F(v == Variance::Biased ? C : C - 1);
   for (int64_t n = 0; n < N; ++n) {
     const F* xr = x + n * C;
+    // 1) mean and sum of squares, 2) rstd, 3) scale and shift
     F mu = 0;
     for (int64_t c = 0; c < C; ++c) mu += xr[c];
     mu /= F(C);
     F ss = 0;
     for (int64_t c = 0; c < C; ++c) ss += (xr[c] - mu) * (xr[c] - mu);
-    const F r = F(1) / std::sqrt(ss / F(C - 1) + eps);
+    const F r = F(1) / std::sqrt(ss / d + eps);
     F* yr = y + n * C;
-    for (int64_t c = 0; c < C; ++c) yr[c] = a[c] * ((xr[c] - mu) * r) + b[c];
+    if (v == Variance::Biased)  // nn.LayerNorm's twin rounds (a (x - mu)) rstd
+      for (int64_t c = 0; c < C; ++c) yr[c] = a[c] * (xr[c] - mu) * r + b[c];
+    else  // article 002's twin rounds a ((x - mu) rstd)
+      for (int64_t c = 0; c < C; ++c) yr[c] = a[c] * ((xr[c] - mu) * r) + b[c];
     mean[n] = mu;
     rstd[n] = r;
   }
@@ -121,12 +127,13 @@ void layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* a, const F* 
 
 template <class F>
 void layernorm_backward(F* dx, F* da, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* a,
-                        int64_t N, int64_t C) {
+                        int64_t N, int64_t C, Variance v) {
+  const F d = F(v == Variance::Biased ? C : C - 1);
   for (int64_t n = 0; n < N; ++n) {
     const F* xr = x + n * C;
     const F* g_out = dy + n * C;
     const F mu = mean[n], r = rstd[n];
-    // two sums over the row: mean(g) and sum(g * xhat), g = dy * a
+    // two sums over the row: mean(g) and sum(g * xhat) / d, g = dy * a
     F g_mean = 0, g_xhat = 0;
     for (int64_t c = 0; c < C; ++c) {
       const F xhat = (xr[c] - mu) * r, g = g_out[c] * a[c];
@@ -136,7 +143,7 @@ void layernorm_backward(F* dx, F* da, F* db, const F* dy, const F* x, const F* m
       db[c] += g_out[c];
     }
     g_mean /= F(C);
-    g_xhat /= F(C - 1);
+    g_xhat /= d;
     F* dxr = dx + n * C;
     for (int64_t c = 0; c < C; ++c) {
       const F xhat = (xr[c] - mu) * r;
@@ -400,9 +407,9 @@ void cross_entropy_backward(F* dlogits, const F* probs, const int64_t* y, const 
   template void embedding_backward<F>(F*, const F*, const int64_t*, int64_t, int64_t, F);                     \
   template void linear_forward<F>(F*, const F*, const F*, const F*, int64_t, int64_t, int64_t);               \
   template void linear_backward<F>(F*, F*, F*, const F*, const F*, const F*, int64_t, int64_t, int64_t);      \
-  template void layernorm_forward<F>(F*, F*, F*, const F*, const F*, const F*, int64_t, int64_t, F);          \
+  template void layernorm_forward<F>(F*, F*, F*, const F*, const F*, const F*, int64_t, int64_t, F, Variance); \
   template void layernorm_backward<F>(F*, F*, F*, const F*, const F*, const F*, const F*, const F*, int64_t,  \
-                                      int64_t);                                                               \
+                                      int64_t, Variance);                                                     \
   template void relu_forward<F>(F*, const F*, int64_t);                                                       \
   template void relu_backward<F>(F*, const F*, const F*, int64_t);                                            \
   template void dropout_forward<F>(F*, F*, const F*, int64_t, double, bool, Rng&);                            \

@@ -52,17 +52,22 @@ void linear_forward(F* out, const F* x, const F* W, const F* b, int64_t N, int64
 template <class F>
 void linear_backward(F* dx, F* dW, F* db, const F* dout, const F* x, const F* W, int64_t N, int64_t I, int64_t O);
 
-// ---------------------------------------------------------------- LayerNorm (article 002)
-// y = a * (x - mu) * rstd + b,  rstd = 1 / sqrt(sum (x - mu)^2 / (C-1) + eps)  (unbiased std, as
-// article 002's LayerNorm)      x (N,C), a, b (C) -> y (N,C); mean, rstd (N) kept for backward
+// ---------------------------------------------------------------- LayerNorm (article 002; nn.LayerNorm)
+// The course's two LayerNorms differ only in the divisor of the variance:
+//   Variance::Unbiased  article 002's LayerNorm (ch11, ch12): sum (x - mu)^2 / (C-1)
+//   Variance::Biased    torch's nn.LayerNorm (article 000's encoder, ch13): sum (x - mu)^2 / C
+enum class Variance { Unbiased, Biased };
+// y = a * (x - mu) * rstd + b,  rstd = 1 / sqrt(sum (x - mu)^2 / d + eps),  d = C-1 (unbiased) or C (biased)
+// x (N,C), a, b (C) -> y (N,C); mean, rstd (N) kept for backward
 template <class F>
-void layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* a, const F* b, int64_t N, int64_t C, F eps);
-// xhat = (x - mu) rstd, g = dy * a:
-// dx += rstd (g - mean(g) - xhat * sum(g xhat) / (C-1))   (N,C)   [(C-1): the unbiased variance]
+void layernorm_forward(F* y, F* mean, F* rstd, const F* x, const F* a, const F* b, int64_t N, int64_t C, F eps,
+                       Variance v = Variance::Unbiased);
+// xhat = (x - mu) rstd, g = dy * a, d as in the forward:
+// dx += rstd (g - mean(g) - xhat * sum(g xhat) / d)   (N,C)
 // da += sum_n dy xhat   (C);   db += sum_n dy   (C)
 template <class F>
 void layernorm_backward(F* dx, F* da, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* a,
-                        int64_t N, int64_t C);
+                        int64_t N, int64_t C, Variance v = Variance::Unbiased);
 
 // ---------------------------------------------------------------- ReLU (article 004's FFN)
 // y = max(x, 0)   (n)

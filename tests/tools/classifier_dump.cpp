@@ -36,9 +36,9 @@ StFile op_cases() {
   {  // nn.LayerNorm: x (6,8), eps 1e-5
     auto x = randn(rng, 48, 3.0f), w = randn(rng, 8), b = randn(rng, 8), dout = randn(rng, 48);
     auto y = zeros(48), mean = zeros(6), rstd = zeros(6), dx = zeros(48), dw = zeros(8), db = zeros(8);
-    torch_layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), 6, 8, 1e-5f);
-    torch_layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), mean.data(), rstd.data(),
-                             w.data(), 6, 8);
+    layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), 6, 8, 1e-5f, Variance::Biased);
+    layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), mean.data(), rstd.data(),
+                       w.data(), 6, 8, Variance::Biased);
     put_op(f, "layernorm.", x, dx, {6, 8}, y, dout, {6, 8});
     put(f, "layernorm.w", w, {8});
     put(f, "layernorm.b", b, {8});

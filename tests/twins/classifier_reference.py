@@ -1,8 +1,9 @@
 """PyTorch side of ch13's backward checks (run: /usr/bin/python3 tests/twins/classifier_reference.py BUILD/classifier_dump [--quick]).
 
 Runs classifier_dump into a temporary folder, then checks what it wrote against torch autograd:
-  1. each new op's backward (src/train/encoder_ops.hpp: GELU, nn.LayerNorm, learned positions,
-     [CLS] and mean pooling) with the same random upstream gradient: <= 1e-5 x max |grad|;
+  1. each new op's backward (src/train/encoder_ops.hpp: GELU, learned positions, [CLS] and
+     mean pooling; nn.LayerNorm: src/train/ops.hpp's LayerNorm with Variance::Biased) with the
+     same random upstream gradient: <= 1e-5 x max |grad|;
   2. the whole classifier at step 0, [CLS] and mean pooling: the C++-initialised weights are
      LOADED from the safetensors the C++ side wrote into article 000's TransformerEncoder
      (tests/twins/article000.py) plus a Linear head, the same batch, dropout off: every

@@ -19,7 +19,7 @@
 #include <limits>
 #include <utility>
 
-#include "exact/kernels.hpp"  // kernel_path(), naive::gelu (--naive)
+#include "exact/kernels.hpp"  // kernel_path(), naive_kernels.gelu (--naive)
 #include "fast/simd/erf_fit.hpp"
 #include "fast/simd/route.hpp"
 
@@ -396,7 +396,7 @@ void packed_product(const float* x, int64_t ldx, int64_t rows, int64_t K, const 
                                     nvalid, first && epi.bias ? epi.bias + p * kNR : nullptr, !first || epi.residual);
             if (last && epi.gelu) {
               if (naive_gelu)
-                for (int64_t r = 0; r < mr; ++r) naive::gelu(c + r * ldy, c + r * ldy, nvalid);
+                for (int64_t r = 0; r < mr; ++r) naive_kernels.gelu(c + r * ldy, c + r * ldy, nvalid);
               else
                 bias_gelu_rows(c, c, mr, nvalid, ldy, nullptr);
             }
