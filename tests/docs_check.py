@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from script_args import args_or_usage
+
 ENVS = r"(?:[A-Z_][A-Z0-9_]*=\S* )*"
 HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(" + ENVS + r"\./build/[^`]+)`")
 MARKER = re.compile(r"^Made with `(" + ENVS + r"\./build/\S[^`]*)`:$")  # README: a block per chapter
@@ -160,10 +162,7 @@ def check(build, name, command, sample):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    build, pages = sys.argv[1], sys.argv[2:]
+    build, *pages = args_or_usage(__doc__, 2)
     results = [check_page(build, p) for p in pages]
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1

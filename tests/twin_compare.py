@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+from script_args import args_or_usage
+
 PYTHON = os.environ.get("TS_PYTHON", "/usr/bin/python3")
 
 
@@ -109,10 +111,7 @@ def compare(mode, ours, theirs):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    binary, twin, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+    binary, twin, *flags = args_or_usage(__doc__, 2)
     # flags after "--ours" go to the chapter only (e.g. --lang zh: the twin has no languages,
     # and --plain / --transcript must not change with the chapter's)
     ours_only = []

@@ -179,29 +179,35 @@ std::string join_words(int argc, char** argv) {
 Chapter::Chapter(std::string id, std::string title, std::string follows)
     : id_(std::move(id)), title_(std::move(title)), follows_(std::move(follows)),
       app_(std::make_unique<CLI::App>(title_ + " (follows " + follows_ + ")", id_)) {
-  add_knob("--seed", kText, &seed_text, N_("torch.manual_seed(S) before the article's code (default 0)"));
-  add_knob("--eval", kFlag, &eval, N_("modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)"));
-  add_knob("--plain", kFlag, &plain, N_("print only what the article's print() calls show, in its order (nothing, and a note on stderr, where it prints nothing)"));
-  add_knob("--transcript", kFlag, &transcript,
-           N_("print every tensor shown as '>>> expr' + value (the twin test format)"));
-  add_knob("--color", kText, &color_mode_,
-           N_("auto (colour when stdout is a terminal), always (e.g. for `| less -R`) or never (default: auto)"));
-  add_knob("--no-color", kFlag, &no_color_, N_("the same as --color=never"));
-  add_knob("--full", kFlag, &full,
-           N_("print every tensor in full, also those the article never prints (default: a summary)"));
-  add_knob("--lang", kText, &lang_text_,
-           N_("language of the explanations, --help and messages: zh or en (default: LC_ALL, LC_MESSAGES or LANG; "
-              "what PyTorch prints is never translated)"));
-  add_knob("--dump", kPath, &dump_dir,
-           N_("write every printed tensor as a .npy file into DIR (a new or empty directory, or one an earlier "
-              "--dump wrote: its files are replaced)"));
-  add_knob("--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops"));
-  add_knob("--svg", kPath, &svg_dir_,
-           N_("write each heatmap, mask, positional encoding and loss curve the explained mode shows as an SVG "
-              "file into DIR (a new or empty directory, or one an earlier --svg wrote: its files are replaced)"));
-  add_knob("--step-by-step", kFlag, &step_by_step_,
-           N_("on a terminal, pause after each step: Enter shows the next, b this one again, q quits (piped, "
-              "--plain or --transcript: no pauses)"));
+  // The knobs every chapter takes, in --help's order (a chapter's own knobs follow them).
+  const struct {
+    const char* names;
+    int kind;
+    void* target;
+    const char* help;
+  } common[] = {
+      {"--seed", kText, &seed_text, N_("torch.manual_seed(S) before the article's code (default 0)")},
+      {"--eval", kFlag, &eval, N_("modules in eval mode: dropout off (default: train mode, like a fresh nn.Module)")},
+      {"--plain", kFlag, &plain, N_("print only what the article's print() calls show, in its order (nothing, and a "
+                                    "note on stderr, where it prints nothing)")},
+      {"--transcript", kFlag, &transcript, N_("print every tensor shown as '>>> expr' + value (the twin test format)")},
+      {"--color", kText, &color_mode_, N_("auto (colour when stdout is a terminal), always (e.g. for `| less -R`) or "
+                                          "never (default: auto)")},
+      {"--no-color", kFlag, &no_color_, N_("the same as --color=never")},
+      {"--full", kFlag, &full, N_("print every tensor in full, also those the article never prints "
+                                  "(default: a summary)")},
+      {"--lang", kText, &lang_text_, N_("language of the explanations, --help and messages: zh or en (default: LC_ALL,"
+                                        " LC_MESSAGES or LANG; what PyTorch prints is never translated)")},
+      {"--dump", kPath, &dump_dir, N_("write every printed tensor as a .npy file into DIR (a new or empty directory, "
+                                      "or one an earlier --dump wrote: its files are replaced)")},
+      {"--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops")},
+      {"--svg", kPath, &svg_dir_, N_("write each heatmap, mask, positional encoding and loss curve the explained mode "
+                                     "shows as an SVG file into DIR (a new or empty directory, or one an earlier --svg "
+                                     "wrote: its files are replaced)")},
+      {"--step-by-step", kFlag, &step_by_step_, N_("on a terminal, pause after each step: Enter shows the next, b this "
+                                                   "one again, q quits (piped, --plain or --transcript: no pauses)")},
+  };
+  for (const auto& k : common) add_knob(k.names, k.kind, k.target, k.help);
   Knob& step = add_knob("--step", kInt, &start_step_, N_("start at step N: the steps before it run but are not shown"));
   step.has_range = true;
   step.lo = 1;

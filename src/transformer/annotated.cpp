@@ -282,9 +282,6 @@ void EncoderLayer::train(bool on) {
   for (SublayerConnection& s : sublayer) s.train(on);
 }
 
-Encoder::Encoder(const EncoderLayer& layer, int64_t N)
-    : layers(static_cast<size_t>(std::max<int64_t>(N, 0)), layer), norm(layer.size) {}
-
 Tensor Encoder::operator()(const Tensor& x_in, const BTensor* mask) {
   TS_CODE_SITE();
   // x = layer(x) for each of the N layers, then the final norm   (B,S,C)
@@ -293,16 +290,6 @@ Tensor Encoder::operator()(const Tensor& x_in, const BTensor* mask) {
   Tensor x = x_in;
   for (EncoderLayer& layer : layers) x = layer(x, mask);
   return norm(x);
-}
-
-ModuleRepr Encoder::repr() const {
-  std::vector<ModuleRepr> items;
-  for (const EncoderLayer& l : layers) items.push_back(l.repr());
-  return {"Encoder", "", {{"layers", module_list_repr(items)}, {"norm", norm.repr()}}};
-}
-
-void Encoder::train(bool on) {
-  for (EncoderLayer& l : layers) l.train(on);
 }
 
 // ---------------------------------------------------------------- decoder
@@ -338,9 +325,6 @@ void DecoderLayer::train(bool on) {
   for (SublayerConnection& s : sublayer) s.train(on);
 }
 
-Decoder::Decoder(const DecoderLayer& layer, int64_t N)
-    : layers(static_cast<size_t>(std::max<int64_t>(N, 0)), layer), norm(layer.size) {}
-
 Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                            const BTensor* tgt_mask) {
   TS_CODE_SITE();
@@ -348,16 +332,6 @@ Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTens
   Tensor x = x_in;
   for (DecoderLayer& layer : layers) x = layer(x, memory, src_mask, tgt_mask);
   return norm(x);
-}
-
-ModuleRepr Decoder::repr() const {
-  std::vector<ModuleRepr> items;
-  for (const DecoderLayer& l : layers) items.push_back(l.repr());
-  return {"Decoder", "", {{"layers", module_list_repr(items)}, {"norm", norm.repr()}}};
-}
-
-void Decoder::train(bool on) {
-  for (DecoderLayer& l : layers) l.train(on);
 }
 
 // ---------------------------------------------------------------- PositionalEncoding

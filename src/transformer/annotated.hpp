@@ -126,15 +126,34 @@ struct EncoderLayer {
   void train(bool on);
 };
 
+// ---------------------------------------------------------------- N layers, then a norm
+// What article 002's Encoder and Decoder both hold: N deep copies of one layer (no draws),
+// then a final LayerNorm(layer.size). Each keeps its own forward (the decoder's reads memory).
+template <class Layer>
+struct LayerStack {
+  std::vector<Layer> layers;  // N
+  AnnotatedLayerNorm norm;    // (C)
+  LayerStack() = default;
+  LayerStack(const Layer& layer, int64_t N)
+      : layers(static_cast<size_t>(N > 0 ? N : 0), layer), norm(layer.size) {}
+  void train(bool on) {
+    for (Layer& l : layers) l.train(on);
+  }
+
+ protected:
+  // Name(  (layers): ModuleList(...)  (norm): LayerNorm()  )
+  ModuleRepr repr_as(const std::string& name) const {
+    std::vector<ModuleRepr> items;
+    for (const Layer& l : layers) items.push_back(l.repr());
+    return {name, "", {{"layers", module_list_repr(items)}, {"norm", norm.repr()}}};
+  }
+};
+
 // N deep copies of one layer, then a final LayerNorm.
-struct Encoder {
-  std::vector<EncoderLayer> layers;
-  AnnotatedLayerNorm norm;
-  Encoder() = default;
-  Encoder(const EncoderLayer& layer, int64_t N);
+struct Encoder : LayerStack<EncoderLayer> {
+  using LayerStack::LayerStack;
   Tensor operator()(const Tensor& x, const BTensor* mask);  // (B,S,C) -> (B,S,C)
-  ModuleRepr repr() const;
-  void train(bool on);
+  ModuleRepr repr() const { return repr_as("Encoder"); }
 };
 
 // ---------------------------------------------------------------- decoder (listing 9.4)
@@ -157,15 +176,11 @@ struct DecoderLayer {
 };
 
 // N deep copies of one decoder layer, then a final LayerNorm.
-struct Decoder {
-  std::vector<DecoderLayer> layers;
-  AnnotatedLayerNorm norm;
-  Decoder() = default;
-  Decoder(const DecoderLayer& layer, int64_t N);
+struct Decoder : LayerStack<DecoderLayer> {
+  using LayerStack::LayerStack;
   // x (B,T,C), memory (B,S,C) -> (B,T,C)
   Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask);
-  ModuleRepr repr() const;
-  void train(bool on);
+  ModuleRepr repr() const { return repr_as("Decoder"); }
 };
 
 // ---------------------------------------------------------------- embeddings + positions

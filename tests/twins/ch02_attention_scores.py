@@ -3,7 +3,6 @@ from math import sqrt
 
 import numpy as np
 import torch
-from torch import nn
 
 from twinlib import ARTICLE, BERT_BASE, TWIN, Twin, tf_str
 from article004 import TOY_K, TOY_Q, TOY_V, scaled_dot_product_attention
@@ -12,10 +11,7 @@ tw = Twin(__doc__, [(("--d-model",), dict(type=int, default=BERT_BASE.hidden_siz
 config = BERT_BASE
 
 # Step 1: ids -> embeddings; q = k = v
-input_ids = tw.input_ids()
-tw.show("inputs.input_ids", input_ids, TWIN)
-token_emb = nn.Embedding(config.vocab_size, tw.args.d_model)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, tw.args.d_model)
 tw.show("inputs_embeds.size()", inputs_embeds.size(), TWIN)
 
 # Step 2: scores = bmm(q, k^T) / sqrt(dim_k)

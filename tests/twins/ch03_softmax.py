@@ -3,21 +3,17 @@ from math import sqrt
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-from twinlib import BERT_BASE, TWIN, Twin
+from twinlib import BERT_BASE, TWIN, Twin, scaled_scores
 
 tw = Twin(__doc__, [(("--d-model",), dict(type=int, default=BERT_BASE.hidden_size)),
                     (("--d-k",), dict(type=int, default=64))])
 config = BERT_BASE
 
 # Step 1: the scores of chapter 2
-input_ids = tw.input_ids()
-token_emb = nn.Embedding(config.vocab_size, tw.args.d_model)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, tw.args.d_model, show_ids=False)
 query = key = value = inputs_embeds
-dim_k = key.size(-1)
-scores = torch.bmm(query, key.transpose(1, 2)) / sqrt(dim_k)
+scores = scaled_scores(query, key)
 tw.show("scores", scores, TWIN)
 
 # Step 2: softmax over the keys; every row sums to 1

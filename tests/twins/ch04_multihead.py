@@ -11,7 +11,6 @@ from math import sqrt
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from twinlib import ARTICLE, BERT_BASE, D_MODEL, HEADS, TWIN, Twin, tf_shape, tf_str
 from article000 import MultiHeadAttention
@@ -22,10 +21,7 @@ tw = Twin(__doc__, [D_MODEL, HEADS, (("--seq-len",), dict(type=int, default=60))
 config = tw.bert_config()
 
 # Step 1: ids -> embeddings; q = k = v
-input_ids = tw.input_ids()
-tw.show("inputs.input_ids", input_ids, TWIN)
-token_emb = nn.Embedding(config.vocab_size, config.hidden_size)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, config.hidden_size)
 query = key = value = inputs_embeds
 
 # Step 2: one head of article 000's MultiHeadAttention (heads[0] is drawn right after the

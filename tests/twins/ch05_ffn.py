@@ -37,10 +37,7 @@ tw = Twin(__doc__, [D_MODEL, HEADS, D_FF])
 config = tw.bert_config()
 
 # Step 1: chapter 4's multi-head attention output
-input_ids = tw.input_ids()
-tw.show("inputs.input_ids", input_ids, TWIN)
-token_emb = nn.Embedding(config.vocab_size, config.hidden_size)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, config.hidden_size)
 query = key = value = inputs_embeds
 multihead_attn = MultiHeadAttention(config)
 attn_output = multihead_attn(query, key, value)

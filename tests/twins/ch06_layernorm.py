@@ -4,13 +4,12 @@ Scenario (issue 4): torch.manual_seed(S); nn.Embedding(30522, C) on the ids; the
 of the articles applied to its output (no draws); the same three on a short row; then article
 001's AddNorm (its Dropout draws in train mode) on the embeddings and their parameter-free
 self-attention (chapter 3's softmax(q k^T / sqrt(d)) v)."""
-from math import sqrt
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from twinlib import BERT_BASE, TWIN, Twin
+from twinlib import BERT_BASE, TWIN, Twin, scaled_scores
 from article002 import LayerNorm
 
 
@@ -56,10 +55,7 @@ def row_stats(name, y):
 
 
 # Step 1: the rows to normalise
-input_ids = tw.input_ids()
-tw.show("inputs.input_ids", input_ids, TWIN)
-token_emb = nn.Embedding(config.vocab_size, C)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, C)
 tw.show("inputs_embeds", inputs_embeds, TWIN)
 row_stats("inputs_embeds", inputs_embeds)
 
@@ -107,7 +103,7 @@ for name, row in (("x", x), ("x_small", x_small)):
 
 # Step 6: article 001's Add & Norm: LayerNorm(dropout(Y) + X), Y = chapter 3's attention output
 query = key = value = inputs_embeds
-scores = torch.bmm(query, key.transpose(1, 2)) / sqrt(key.size(-1))
+scores = scaled_scores(query, key)
 attn_outputs = torch.bmm(F.softmax(scores, dim=-1), value)
 tw.show("attn_outputs", attn_outputs, TWIN)
 add_norm = AddNorm(C, config.hidden_dropout_prob)

@@ -27,10 +27,7 @@ def mode(module):
 
 
 # Step 1: the input of the encoder layer
-input_ids = tw.input_ids()
-tw.show("inputs.input_ids", input_ids, TWIN)
-token_emb = nn.Embedding(config.vocab_size, C)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, C)
 tw.show("inputs_embeds.shape", inputs_embeds.shape)
 tw.show("inputs_embeds.std(-1)", inputs_embeds.std(-1), TWIN)
 

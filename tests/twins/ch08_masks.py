@@ -1,12 +1,10 @@
 """PyTorch twin of chapters/ch08_masks.cpp (run: /usr/bin/python3 tests/twins/ch08_masks.py --seed 0)."""
-from math import sqrt
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-from twinlib import BERT_BASE, TWIN, Twin, tf_shape, tf_str
+from twinlib import BERT_BASE, TWIN, Twin, scaled_scores, tf_shape, tf_str
 import article000
 import article004
 from article002 import subsequent_mask
@@ -18,13 +16,9 @@ config = BERT_BASE
 
 
 # Step 1: the scores of chapter 2 (q = k = v = the embedded sentence)
-input_ids = tw.input_ids()
-tw.show("inputs.input_ids", input_ids, TWIN)
-token_emb = nn.Embedding(config.vocab_size, tw.args.d_model)
-inputs_embeds = token_emb(input_ids)
+input_ids, inputs_embeds = tw.embedded_ids(config.vocab_size, tw.args.d_model)
 query = key = value = inputs_embeds
-dim_k = key.size(-1)
-scores = torch.bmm(query, key.transpose(1, 2)) / sqrt(dim_k)
+scores = scaled_scores(query, key)
 tw.show("scores", scores, TWIN)
 
 # Step 2: article 000's causal mask, 1 = keep, masked_fill(mask == 0, -inf)

@@ -10,12 +10,14 @@ import argparse
 import os
 import sys
 from copy import copy
+from math import sqrt
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 ARTICLE, TWIN = "article", "twin"
 
@@ -81,6 +83,23 @@ class Twin:
         from tokenizer_reference import BertTokenizer
         tok = BertTokenizer(self.args.vocab)
         return torch.tensor([tok.encode(self.args.text, add_special_tokens=add_special_tokens)])
+
+    def embedded_ids(self, vocab_size, d_model, show_ids=True):
+        """Article 000's first lines (ch02-ch08 start from them): the ids of --text (shown as
+        inputs.input_ids unless show_ids is False), then token_emb = nn.Embedding(vocab_size, d_model),
+        the twin's first random draw, applied to them. Returns (input_ids, inputs_embeds (1,T,d_model))."""
+        input_ids = self.input_ids()
+        if show_ids:
+            self.show("inputs.input_ids", input_ids, TWIN)
+        token_emb = nn.Embedding(vocab_size, d_model)
+        return input_ids, token_emb(input_ids)
+
+
+def scaled_scores(query, key):
+    """Article 000's scores = torch.bmm(query, key.transpose(1, 2)) / sqrt(dim_k), dim_k = key.size(-1)
+    (introduced in ch02): (B,T,D), (B,S,D) -> (B,T,S)."""
+    dim_k = key.size(-1)
+    return torch.bmm(query, key.transpose(1, 2)) / sqrt(dim_k)
 
 
 def tf_shape(shape):

@@ -407,20 +407,11 @@ void packed_product(const float* x, int64_t ldx, int64_t rows, int64_t K, const 
   }
 }
 
+// route.hpp's fields in their order, each kernel named as its field (a kernel in the wrong
+// place has the wrong signature and does not compile)
 Route make_route(Isa isa) {
-  Route r{};
-  r.isa = isa;
-  r.softmax_rows = softmax_rows;
-  r.layer_norm_rows = layer_norm_rows;
-  r.bias_gelu_rows = bias_gelu_rows;
-  r.gelu_backward = gelu_backward;
-  r.few_rows = few_rows;
-  r.mr = kMR;
-  r.nr = kNR;
-  r.pack_panels = pack_panels;
-  r.pack_panels_kmajor = pack_panels_kmajor;
-  r.packed_product = packed_product;
-  return r;
+  return {isa, softmax_rows, layer_norm_rows, bias_gelu_rows, gelu_backward, few_rows,  // row kernels
+          kMR, kNR, pack_panels, pack_panels_kmajor, packed_product};                   // packed GEMM
 }
 
 }  // namespace

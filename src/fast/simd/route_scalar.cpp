@@ -122,17 +122,9 @@ void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, f
 }
 }  // namespace
 
+// route.hpp's fields in their order, each kernel named as its field; no packed GEMM (nullptr)
 const Route& route_scalar() {
-  static const Route r = [] {
-    Route s{};
-    s.isa = Isa::Scalar;
-    s.softmax_rows = softmax_rows;
-    s.layer_norm_rows = layer_norm_rows;
-    s.bias_gelu_rows = bias_gelu_rows;
-    s.gelu_backward = gelu_backward;
-    s.few_rows = few_rows;
-    return s;
-  }();
+  static const Route r{Isa::Scalar, softmax_rows, layer_norm_rows, bias_gelu_rows, gelu_backward, few_rows};
   return r;
 }
 
