@@ -59,12 +59,10 @@ static std::string layer_norm_note(Chapter& ch, const Tensor& out);
 
 int main(int argc, char** argv) {
   Chapter ch("ch01_embedding", _("Embeddings: tokens, vectors and positions"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention, "
-               "§Positional Embeddings (tokenize, nn.Embedding, Embeddings); article 001 (d2l-style notes) "
-               "Encoder Module; article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.2, §9.4.2; article 004 "
-               "《GPT （一）transformer原理和代码详解》 §2 模型输入 (sinusoidal encoding, x * sqrt(d_model))"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention, §Positional Embeddings (tokenize, nn.Embedding, Embeddings)")},
+              {1, N_("Encoder Module")}, {2, N_("§9.1.2, §9.4.2")},
+              {4, N_("§2 模型输入 (sinusoidal encoding, x * sqrt(d_model))")}});
+  ch.add_sentence_flags();
   bool special = false;
   int64_t d_model = 768, pe_len = 50, pe_dim = 512;
   ch.flag("--special", special, _("add [CLS] and [SEP] (add_special_tokens=True)"));

@@ -57,13 +57,9 @@ static std::string toy_scores_note(const Tensor& q, const Tensor& k);
 
 int main(int argc, char** argv) {
   Chapter ch("ch02_attention_scores", _("Attention scores: Q K^T / sqrt(d_k)"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention; article 004 "
-               "《GPT （一）transformer原理和代码详解》 §3.2 Multi-Head Attention (the toy example)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention")}, {4, N_("§3.2 Multi-Head Attention (the toy example)")}});
   int64_t d_model = 768;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k here, BERT-base's by default"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("size C of each token vector, = dim_k here, BERT-base's by default"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base

@@ -52,13 +52,9 @@ constexpr double kSumTol = 1e-5, kSoftmaxTol = 1e-6;
 
 int main(int argc, char** argv) {
   Chapter ch("ch03_softmax", _("Softmax: scores -> weights -> outputs"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention "
-               "(softmax, sum, bmm; its re-post 003 is the same)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention (softmax, sum, bmm; its re-post 003 is the same)")}});
   int64_t d_model = 768, d_k = 64;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("size C of each token vector, = dim_k of the scores"));
   ch.option("--d-k", d_k, _("size of the random query/key vectors of the scaling demo, one BERT head's by default"), 1,
             65536);
 

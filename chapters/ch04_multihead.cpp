@@ -42,14 +42,9 @@ constexpr double kRounding = 1e-5;  // two float32 sums in different orders agre
 
 int main(int argc, char** argv) {
   Chapter ch("ch04_multihead", _("Multi-head attention: per head and fused"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Multi-head Attention; article 002 "
-               "《第九章：注意力和 Transformer 的逐行实现》 §9.2.1, listing 9.2; article 004 《GPT （一）transformer原理和代码详解》 "
-               "§3.2 Multi-Head Attention"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Multi-head Attention")}, {2, N_("§9.2.1, listing 9.2")}, {4, N_("§3.2 Multi-Head Attention")}});
   int64_t d_model = 768, heads = 12, seq_len = 60;
-  ch.option("--d-model", d_model, _("hidden_size C of article 000's layer, BERT-base's by default"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("hidden_size C of article 000's layer, BERT-base's by default"));
   ch.option("--heads", heads, _("num_attention_heads H of article 000's layer; must divide --d-model"));
   ch.option("--seq-len", seq_len, _("positions of the random input of article 004's layer, the article's by default"),
             1, 1024, _("article 004 uses 60"));

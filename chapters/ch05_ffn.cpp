@@ -82,14 +82,10 @@ static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Ten
 
 int main(int argc, char** argv) {
   Chapter ch("ch05_ffn", _("The feed-forward layer: Linear, activation, Linear"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §The Feed-Forward Layer; article 001 "
-               "(d2l-style notes) §Pointwise Feed-Forward Networks; article 002 《第九章：注意力和 Transformer 的逐行实现》 "
-               "§9.2.1 (PositionwiseFeedForward)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§The Feed-Forward Layer")}, {1, N_("§Pointwise Feed-Forward Networks")},
+              {2, N_("§9.2.1 (PositionwiseFeedForward)")}});
   int64_t d_model = 768, heads = 12, d_ff = 3072;
-  ch.option("--d-model", d_model, _("hidden_size C (BERT-base: 768)"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("hidden_size C (BERT-base: 768)"));
   ch.option("--heads", heads, _("num_attention_heads H of the attention before the FFN; must divide --d-model"));
   ch.option("--d-ff", d_ff,
             _("intermediate_size F, the hidden width of the FFN"), 1, 16384, _("BERT-base uses 3072 = 4 x 768"));

@@ -57,8 +57,7 @@ static void translation(Chapter& ch, int64_t n, const std::string& predicted);
 
 int main(int argc, char** argv) {
   Chapter ch("ch11_training", _("The Transformer learns: train_step, loss_fun, Adam, evaluate and translate"),
-             _("article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试 (train_step, create_mask, loss_fun, "
-               "Adam, evaluate/translate)"));
+             {{4, N_("§模型训练和测试 (train_step, create_mask, loss_fun, Adam, evaluate/translate)")}});
   ModelConfig cfg;  // create_model's sizes (the knobs below change them)
   cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.d_ff = 256, cfg.label_smoothing = 0.0;
   int64_t steps = 1000, batch = 64, log_every = 50, threads = 2;

@@ -45,7 +45,7 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
 
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
-             _("article 002 §9.1.3 (decoder-only); article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试"));
+             {{2, N_("§9.1.3 (decoder-only)")}, {4, N_("§模型训练和测试")}});
   int64_t steps = 400, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
   int64_t top_k = 0, samples = 20;
   double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
