@@ -137,11 +137,11 @@ int main(int argc, char** argv) {
       copied += xt::view(inputs_embeds, 0, t, xt::all()) == xt::view(token_emb.weight, id_list[t], xt::all()) ? 1 : 0;
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
             ch.verdict(copied == id_list.size(),
-                       trf(copied == id_list.size() ? N_("{n} of the {T} rows are exactly the table row of their id: "
-                                                         "the lookup copies, it does not compute")
-                                                    : N_("only {n} of the {T} rows are exactly the table row of their "
-                                                         "id: the lookup no longer just copies"),
-                           fmt::arg("n", copied), fmt::arg("T", id_list.size()))),
+                       N_("{n} of the {T} rows are exactly the table row of their id: the lookup copies, it does not "
+                          "compute"),
+                       N_("only {n} of the {T} rows are exactly the table row of their id: the lookup no longer just "
+                          "copies"),
+                       fmt::arg("n", copied), fmt::arg("T", id_list.size())),
             Shown::Twin);
     Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, std::min<int64_t>(8, d_model)));
     ch.show(fmt::format("token_emb.weight[{}, :8]", id_list[0]), row, {"SliceBackward0"},
@@ -191,15 +191,15 @@ int main(int argc, char** argv) {
       const int64_t last = pe_dim - 1;
       const std::string row0_text = fmt::format("[{}]", fmt::join(pe.data(), pe.data() + std::min<int64_t>(4, pe_dim), ", "));
       ch.show(fmt::format("torch.from_numpy(pos_encoding[:{}, :{}])", show_r, show_c), corner, {},
-              ch.verdict(row0, trf(row0 ? N_("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) "
-                                             "= 1 in the odd ones; columns 0 and 1 turn by 1 radian per position, the "
-                                             "last column ({last}) by {rate:.3g}: over positions 0..{end} its angle "
-                                             "reaches only {reach:.3g}")
-                                        : N_("row 0 (position 0) starts {row}: no longer 0 in every even column and 1 "
-                                             "in every odd one, as sin(0) and cos(0) give"),
-                                   fmt::arg("row", row0_text), fmt::arg("last", last),
-                                   fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
-                                   fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim)))),
+              ch.verdict(row0,
+                         N_("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) = 1 in the odd "
+                            "ones; columns 0 and 1 turn by 1 radian per position, the last column ({last}) by "
+                            "{rate:.3g}: over positions 0..{end} its angle reaches only {reach:.3g}"),
+                         N_("row 0 (position 0) starts {row}: no longer 0 in every even column and 1 in every odd "
+                            "one, as sin(0) and cos(0) give"),
+                         fmt::arg("row", row0_text), fmt::arg("last", last),
+                         fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
+                         fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim))),
               Shown::Twin);
     }
     HeatmapOptions hopt;
@@ -224,13 +224,12 @@ int main(int argc, char** argv) {
                           pe_dim, pe_len),
               diff, {},
               ch.verdict(diff() <= tol,
-                         trf(diff() <= tol ? N_("article 002's PositionalEncoding differs from this table by {d:.3g}, "
-                                                "against (L - 1) * 2^-22 = {tol:.3g} for float32 rounding of the "
-                                                "angles pos * rate (up to {amax}) before sin/cos")
-                                           : N_("article 002's PositionalEncoding differs from this table by {d:.3g}, "
-                                                "above (L - 1) * 2^-22 = {tol:.3g}: the two tables no longer follow "
-                                                "one formula"),
-                             fmt::arg("d", diff()), fmt::arg("tol", tol), fmt::arg("amax", pe_len - 1))),
+                         N_("article 002's PositionalEncoding differs from this table by {d:.3g}, against (L - 1) * "
+                            "2^-22 = {tol:.3g} for float32 rounding of the angles pos * rate (up to {amax}) before "
+                            "sin/cos"),
+                         N_("article 002's PositionalEncoding differs from this table by {d:.3g}, above (L - 1) * "
+                            "2^-22 = {tol:.3g}: the two tables no longer follow one formula"),
+                         fmt::arg("d", diff()), fmt::arg("tol", tol), fmt::arg("amax", pe_len - 1)),
               Shown::Twin);
     }
 
@@ -364,16 +363,15 @@ static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tenso
   }
   const size_t n = out.size();
   const bool ok = worst <= 1e-6;
-  return ch.verdict(ok, trf(ok ? N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}) and "
-                                    "scaled the other {k} by 1/(1 - p) = {s:g}: each is exactly that multiple of the "
-                                    "LayerNorm output (largest gap {d:.2g}); try --eval")
-                               : N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}), but "
-                                    "the other {k} are not 1/(1 - p) = {s:g} times the LayerNorm output: largest gap "
-                                    "{d:.2g}"),
-                            fmt::arg("z", zeros), fmt::arg("n", n),
-                            fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
-                            fmt::arg("p", dropout.p), fmt::arg("k", n - zeros), fmt::arg("s", scale),
-                            fmt::arg("d", worst)));
+  return ch.verdict(ok,
+                    N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}) and scaled the "
+                       "other {k} by 1/(1 - p) = {s:g}: each is exactly that multiple of the LayerNorm output "
+                       "(largest gap {d:.2g}); try --eval"),
+                    N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}), but the other {k} "
+                       "are not 1/(1 - p) = {s:g} times the LayerNorm output: largest gap {d:.2g}"),
+                    fmt::arg("z", zeros), fmt::arg("n", n),
+                    fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
+                    fmt::arg("p", dropout.p), fmt::arg("k", n - zeros), fmt::arg("s", scale), fmt::arg("d", worst));
 }
 
 static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
@@ -389,9 +387,10 @@ static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
     worst_var = std::max(worst_var, std::fabs(sq / static_cast<double>(C) - 1.0));
   }
   const bool ok = worst_mean <= 1e-5 && worst_var <= 1e-4;
-  return ch.verdict(ok, trf(ok ? N_("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 "
-                                    "(largest |mean| {m:.2g}, largest |variance - 1| {v:.2g})")
-                               : N_("eval mode: the rows no longer have mean 0 and variance 1: largest |mean| {m:.2g}, "
-                                    "largest |variance - 1| {v:.2g}"),
-                            fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
+  return ch.verdict(ok,
+                    N_("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 (largest |mean| "
+                       "{m:.2g}, largest |variance - 1| {v:.2g})"),
+                    N_("eval mode: the rows no longer have mean 0 and variance 1: largest |mean| {m:.2g}, largest "
+                       "|variance - 1| {v:.2g}"),
+                    fmt::arg("m", worst_mean), fmt::arg("v", worst_var));
 }

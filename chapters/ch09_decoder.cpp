@@ -155,11 +155,10 @@ int main(int argc, char** argv) {
             trf("(B, H, T, S): each head weighs {S} key rows for each of the {T} target tokens",
                 fmt::arg("S", cw[3]), fmt::arg("T", cw[2])),
             Shown::Twin);
-    ch.say("  " + ch.verdict(cw[3] == S, trf(cw[3] == S ? N_("the keys are memory's rows: {k} key columns for the {S} "
-                                                             "rows of memory.")
-                                                        : N_("the keys are not memory's rows: {k} key columns for "
-                                                             "the {S} rows of memory."),
-                                             fmt::arg("k", cw[3]), fmt::arg("S", S))));
+    ch.say("  " + ch.verdict(cw[3] == S,
+                             N_("the keys are memory's rows: {k} key columns for the {S} rows of memory."),
+                             N_("the keys are not memory's rows: {k} key columns for the {S} rows of memory."),
+                             fmt::arg("k", cw[3]), fmt::arg("S", S)));
     // the columns: memory's tokens, or (if the keys came from elsewhere) k0, k1, ...
     const std::vector<std::string> key_tokens = cw[3] == S ? src_tokens : labels(cw[3], {}, "k");
     const Tensor cross_w0 = xt::view(layer.src_attn.attn, 0, 0, xt::all(), xt::all());

@@ -144,6 +144,13 @@ class Chapter {
   // remembered: when the chapter ends, one line on stderr names the first one and the exit
   // code is 3, so an edit that breaks an invariant is seen in every output mode.
   std::string verdict(bool ok, const std::string& detail);
+  // The same with one message per outcome, as a verdict's words must: `ok_text` under OK,
+  // `not_ok_text` under NOT OK (both marked N_()), translated and formatted with `args`:
+  //   ch.verdict(d <= tol, N_("agree to {d:.3g}"), N_("differ by {d:.3g}, above {tol}"), fmt::arg("d", d), ...)
+  template <class... Args>
+  std::string verdict(bool ok, const char* ok_text, const char* not_ok_text, Args&&... args) {
+    return verdict(ok, trf(ok ? ok_text : not_ok_text, std::forward<Args>(args)...));
+  }
 
   // ANSI helpers (no-ops without colour).
   std::string bold(const std::string& s) const;
