@@ -143,10 +143,9 @@ int main(int argc, char** argv) {
     // GELU(h) = h * Phi(h)   (B,T,F)
     const Tensor activated = gelu(hidden);
     ch.show("feed_forward.gelu(feed_forward.linear_1(attn_output))", activated, {"GeluBackward0"},
-            act == "GELU" ? _("GELU keeps large positive values, squashes negative ones towards 0")
-                          : trf("GELU keeps large positive values, squashes negative ones towards 0; the FeedForward "
-                                "built here runs {act} instead (measured)",
-                                fmt::arg("act", activation_words(act))),
+            activation_note(act, N_("GELU keeps large positive values, squashes negative ones towards 0"),
+                            N_("GELU keeps large positive values, squashes negative ones towards 0; the FeedForward "
+                               "built here runs {act} instead (measured)")),
             Shown::Twin);
     {
       size_t neg = 0;
@@ -183,10 +182,9 @@ int main(int argc, char** argv) {
     // the same Linears, two activations   (B,T,F) -> (B,T,C)
     const Tensor with_relu = feed_forward.linear_2(relu(hidden));
     ch.show("with_gelu = feed_forward.linear_2(F.gelu(hidden))", with_gelu, {"ViewBackward0"},
-            act == "GELU" ? _("FeedForward without its dropout (equal to ff_outputs under --eval)")
-                          : trf("article 000's FeedForward without its dropout; the FeedForward built here runs {act} "
-                                "(Step 2)",
-                                fmt::arg("act", activation_words(act))),
+            activation_note(act, N_("FeedForward without its dropout (equal to ff_outputs under --eval)"),
+                            N_("article 000's FeedForward without its dropout; the FeedForward built here runs {act} "
+                               "(Step 2)")),
             Shown::Twin);
     ch.show("with_relu = feed_forward.linear_2(F.relu(hidden))", with_relu, {"ViewBackward0"},
             act == "ReLU" ? _("the same weights with ReLU: what the FeedForward built here computes without its dropout")
