@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
   ch.option("--label-smoothing", cfg.label_smoothing, _("spread this much target probability over all words"));
   ch.option("--loss", loss_name,
             _("the loss to train on: article (loss_fun: mean over all B*T positions) or token (mean over real tokens)"));
-  ch.option("--log-every", log_every, _("print the article's progress line every N batches"), 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
+  loop_options(ch, log_every, threads, _("print the article's progress line every N batches"));
   ch.flag("--post-ln", post_ln, _("post-LN (article 004, the paper) instead of pre-LN (article 002)"));
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));

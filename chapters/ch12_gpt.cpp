@@ -56,8 +56,7 @@ int main(int argc, char** argv) {
   ch.option("--layers", layers, _("N blocks"), 1, 12);
   width_options(ch, d_model, heads, d_ff);
   adam_options(ch, dropout, lr);
-  ch.option("--log-every", log_every, _("print the progress line every N batches"), 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
+  loop_options(ch, log_every, threads);
   ch.flag("--untied", untied, _("give the LM head its own weights instead of sharing the token embedding"));
   ch.flag("--no-causal-mask", no_causal, _("exercise: every position attends to every other, the answer too"));
   ch.flag("--no-cache", no_cache, _("exercise: generate by recomputing the whole prefix for every token"));
