@@ -54,12 +54,10 @@ static std::string layer_norm_note(Chapter& ch, const Tensor& out);
 
 int main(int argc, char** argv) {
   Chapter ch("ch01_embedding", _("Embeddings: tokens, vectors and positions"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention, "
-               "§Positional Embeddings (tokenize, nn.Embedding, Embeddings); article 001 (d2l-style notes) "
-               "Encoder Module; article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.2, §9.4.2; article 004 "
-               "《GPT （一）transformer原理和代码详解》 §2 模型输入 (sinusoidal encoding, x * sqrt(d_model))"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention, §Positional Embeddings (tokenize, nn.Embedding, Embeddings)")},
+              {1, N_("Encoder Module")}, {2, N_("§9.1.2, §9.4.2")},
+              {4, N_("§2 模型输入 (sinusoidal encoding, x * sqrt(d_model))")}});
+  ch.add_sentence_flags();
   bool special = false;
   int64_t d_model = 768, pe_len = 50, pe_dim = 512;
   ch.flag("--special", special, _("add [CLS] and [SEP] (add_special_tokens=True)"));
@@ -134,11 +132,11 @@ int main(int argc, char** argv) {
       copied += xt::view(inputs_embeds, 0, t, xt::all()) == xt::view(token_emb.weight, id_list[t], xt::all()) ? 1 : 0;
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
             ch.verdict(copied == id_list.size(),
-                       trf(copied == id_list.size() ? N_("{n} of the {T} rows are exactly the table row of their id: "
-                                                         "the lookup copies, it does not compute")
-                                                    : N_("only {n} of the {T} rows are exactly the table row of their "
-                                                         "id: the lookup no longer just copies"),
-                           fmt::arg("n", copied), fmt::arg("T", id_list.size()))),
+                       N_("{n} of the {T} rows are exactly the table row of their id: the lookup copies, it does not "
+                          "compute"),
+                       N_("only {n} of the {T} rows are exactly the table row of their id: the lookup no longer just "
+                          "copies"),
+                       fmt::arg("n", copied), fmt::arg("T", id_list.size())),
             Shown::Twin);
     Tensor row = xt::view(token_emb.weight, id_list[0], xt::range(0, std::min<int64_t>(8, d_model)));
     ch.show(fmt::format("token_emb.weight[{}, :8]", id_list[0]), row, {"SliceBackward0"},
@@ -193,15 +191,15 @@ int main(int argc, char** argv) {
       const int64_t last = pe_dim - 1;
       const std::string row0_text = fmt::format("[{}]", fmt::join(pe.data(), pe.data() + std::min<int64_t>(4, pe_dim), ", "));
       ch.show(fmt::format("torch.from_numpy(pos_encoding[:{}, :{}])", show_r, show_c), corner, {},
-              ch.verdict(row0, trf(row0 ? N_("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) "
-                                             "= 1 in the odd ones; columns 0 and 1 turn by 1 radian per position, the "
-                                             "last column ({last}) by {rate:.3g}: over positions 0..{end} its angle "
-                                             "reaches only {reach:.3g}")
-                                        : N_("row 0 (position 0) starts {row}: no longer 0 in every even column and 1 "
-                                             "in every odd one, as sin(0) and cos(0) give"),
-                                   fmt::arg("row", row0_text), fmt::arg("last", last),
-                                   fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
-                                   fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim)))),
+              ch.verdict(row0,
+                         N_("row 0 (position 0) starts {row}: sin(0) = 0 in the even columns, cos(0) = 1 in the odd "
+                            "ones; columns 0 and 1 turn by 1 radian per position, the last column ({last}) by "
+                            "{rate:.3g}: over positions 0..{end} its angle reaches only {reach:.3g}"),
+                         N_("row 0 (position 0) starts {row}: no longer 0 in every even column and 1 in every odd "
+                            "one, as sin(0) and cos(0) give"),
+                         fmt::arg("row", row0_text), fmt::arg("last", last),
+                         fmt::arg("rate", angle_rate(last, pe_dim)), fmt::arg("end", pe_len - 1),
+                         fmt::arg("reach", static_cast<double>(pe_len - 1) * angle_rate(last, pe_dim))),
               Shown::Twin);
     }
     HeatmapOptions hopt;
@@ -226,13 +224,12 @@ int main(int argc, char** argv) {
                           pe_dim, pe_len),
               diff, {},
               ch.verdict(diff() <= tol,
-                         trf(diff() <= tol ? N_("article 002's PositionalEncoding differs from this table by {d:.3g}, "
-                                                "against (L - 1) * 2^-22 = {tol:.3g} for float32 rounding of the "
-                                                "angles pos * rate (up to {amax}) before sin/cos")
-                                           : N_("article 002's PositionalEncoding differs from this table by {d:.3g}, "
-                                                "above (L - 1) * 2^-22 = {tol:.3g}: the two tables no longer follow "
-                                                "one formula"),
-                             fmt::arg("d", diff()), fmt::arg("tol", tol), fmt::arg("amax", pe_len - 1))),
+                         N_("article 002's PositionalEncoding differs from this table by {d:.3g}, against (L - 1) * "
+                            "2^-22 = {tol:.3g} for float32 rounding of the angles pos * rate (up to {amax}) before "
+                            "sin/cos"),
+                         N_("article 002's PositionalEncoding differs from this table by {d:.3g}, above (L - 1) * "
+                            "2^-22 = {tol:.3g}: the two tables no longer follow one formula"),
+                         fmt::arg("d", diff()), fmt::arg("tol", tol), fmt::arg("amax", pe_len - 1)),
               Shown::Twin);
     }
 
@@ -344,16 +341,16 @@ static std::string dropout_note(Chapter& ch, const Dropout& dropout, const Tenso
   }
   const size_t n = out.size();
   const bool ok = worst <= 1e-6;
-  return ch.verdict(ok, trf(ok ? N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}) and "
-                                    "scaled the other {k} by 1/(1 - p) = {s:g}: each is exactly that multiple of the "
-                                    "{before} (largest gap {d:.2g}); try --eval")
-                               : N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}), but "
-                                    "the other {k} are not 1/(1 - p) = {s:g} times the {before}: largest gap {d:.2g}"),
-                            fmt::arg("z", zeros), fmt::arg("n", n),
-                            fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
-                            fmt::arg("p", dropout.p), fmt::arg("k", n - zeros), fmt::arg("s", scale),
-                            fmt::arg("d", worst),
-                            fmt::arg("before", normalises ? _("LayerNorm output") : _("same layer's eval-mode output"))));
+  return ch.verdict(ok,
+                    N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}) and scaled the "
+                       "other {k} by 1/(1 - p) = {s:g}: each is exactly that multiple of the {before} (largest gap "
+                       "{d:.2g}); try --eval"),
+                    N_("train mode: Dropout zeroed {z} of the {n} entries ({pct:.1f}%, p = {p:g}), but the other {k} "
+                       "are not 1/(1 - p) = {s:g} times the {before}: largest gap {d:.2g}"),
+                    fmt::arg("z", zeros), fmt::arg("n", n),
+                    fmt::arg("pct", 100.0 * static_cast<double>(zeros) / static_cast<double>(n)),
+                    fmt::arg("p", dropout.p), fmt::arg("k", n - zeros), fmt::arg("s", scale), fmt::arg("d", worst),
+                    fmt::arg("before", normalises ? _("LayerNorm output") : _("same layer's eval-mode output")));
 }
 
 static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
@@ -369,9 +366,10 @@ static std::string layer_norm_note(Chapter& ch, const Tensor& out) {
     worst_var = std::max(worst_var, std::fabs(sq / static_cast<double>(C) - 1.0));
   }
   const bool ok = worst_mean <= 1e-5 && worst_var <= 1e-4;
-  return ch.verdict(ok, trf(ok ? N_("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 "
-                                    "(largest |mean| {m:.2g}, largest |variance - 1| {v:.2g})")
-                               : N_("eval mode: the rows no longer have mean 0 and variance 1: largest |mean| {m:.2g}, "
-                                    "largest |variance - 1| {v:.2g}"),
-                            fmt::arg("m", worst_mean), fmt::arg("v", worst_var)));
+  return ch.verdict(ok,
+                    N_("eval mode: Dropout is the identity, and each row has mean 0 and variance 1 (largest |mean| "
+                       "{m:.2g}, largest |variance - 1| {v:.2g})"),
+                    N_("eval mode: the rows no longer have mean 0 and variance 1: largest |mean| {m:.2g}, largest "
+                       "|variance - 1| {v:.2g}"),
+                    fmt::arg("m", worst_mean), fmt::arg("v", worst_var));
 }

@@ -57,13 +57,9 @@ static std::string toy_scores_note(const Tensor& q, const Tensor& k);
 
 int main(int argc, char** argv) {
   Chapter ch("ch02_attention_scores", _("Attention scores: Q K^T / sqrt(d_k)"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention; article 004 "
-               "《GPT （一）transformer原理和代码详解》 §3.2 Multi-Head Attention (the toy example)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention")}, {4, N_("§3.2 Multi-Head Attention (the toy example)")}});
   int64_t d_model = 768;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k here, BERT-base's by default"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("size C of each token vector, = dim_k here, BERT-base's by default"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     Config config;  // BERT-base
@@ -157,11 +153,11 @@ int main(int argc, char** argv) {
                fmt::arg("D", dim_k), fmt::arg("root", std::sqrt(d)), fmt::arg("lo", diag_lo), fmt::arg("hi", diag_hi),
                fmt::arg("off", T > 1 ? std::sqrt(off_sq / static_cast<double>(T * T - T)) : 0.0)) +
            "\n" + table + "  " +
-           ch.verdict(diag_ok, trf(diag_ok ? N_("scores[t,t] against |e_t|^2 / sqrt(D): largest relative gap {g:.2g} "
-                                                "(float32 rounding stays below 1e-05)")
-                                           : N_("scores[t,t] is no longer |e_t|^2 / sqrt(D): largest relative gap "
-                                                "{g:.2g}, above 1e-05"),
-                                   fmt::arg("g", worst))));
+           ch.verdict(diag_ok,
+                      N_("scores[t,t] against |e_t|^2 / sqrt(D): largest relative gap {g:.2g} (float32 rounding "
+                         "stays below 1e-05)"),
+                      N_("scores[t,t] is no longer |e_t|^2 / sqrt(D): largest relative gap {g:.2g}, above 1e-05"),
+                      fmt::arg("g", worst)));
     ch.erratum(_("000 §Scaled Dot-product Attention, line 195"),
                trf("the article says a token's dot product with itself is 1. It is |e_t|^2: here {sq_lo:.1f} to "
                    "{sq_hi:.1f}, and {lo:.2f} to {hi:.2f} once divided by sqrt(D) (about sqrt(D) = {root:.1f}).",
@@ -232,11 +228,12 @@ int main(int argc, char** argv) {
         stack_gap = std::max(stack_gap, std::fabs(static_cast<double>(att(r, s)) - single_attn[r](0, s)));
     const bool stacked = stack_gap <= 1e-6;
     ch.show("att", tf_str_suppressed(att),
-            ch.verdict(stacked, trf(stacked ? N_("the {n} rows above, stacked (largest difference {d:.2g}): queries are "
-                                                 "independent of each other")
-                                            : N_("the {n} rows differ from the single-query rows above by {d:.2g}: "
-                                                 "stacking the queries changed their weights"),
-                                    fmt::arg("n", q_rows.size()), fmt::arg("d", stack_gap))));
+            ch.verdict(stacked,
+                       N_("the {n} rows above, stacked (largest difference {d:.2g}): queries are independent of each "
+                          "other"),
+                       N_("the {n} rows differ from the single-query rows above by {d:.2g}: stacking the queries "
+                          "changed their weights"),
+                       fmt::arg("n", q_rows.size()), fmt::arg("d", stack_gap)));
     ch.show("out", tf_str_suppressed(out), _("= att v: each output row is a weighted mean of the value rows"));
     size_t tiny = 0, zero = 0;
     double tiny_lo = INFINITY, tiny_hi = 0;
@@ -314,18 +311,19 @@ static std::string toy_output_note(Chapter& ch, const Tensor& attn, const Tensor
   for (size_t j = 0; j < got.size(); ++j) gap = std::max(gap, std::fabs(got[j] - mean[j]) / std::max(1.0, std::fabs(mean[j])));
   const bool ok = gap <= 1e-5;
   if (keys.size() == 1)
-    return ch.verdict(ok, trf(ok ? N_("matches key {key} only (weight {w:.6g}): the output {out} is value row {key}, "
-                                      "{mean}")
-                                 : N_("matches key {key} only (weight {w:.6g}), but the output {out} is not value row "
-                                      "{key}, {mean}"),
-                              fmt::arg("key", keys[0]), fmt::arg("w", weights[0]), fmt::arg("out", num_list(got)),
-                              fmt::arg("mean", num_list(mean))));
-  return ch.verdict(ok, trf(ok ? N_("matches keys {keys} equally ({w:.6g} each): the output {out} is the mean of "
-                                    "their value rows, {mean}")
-                               : N_("matches keys {keys} equally ({w:.6g} each), but the output {out} is not the mean "
-                                    "of their value rows, {mean}"),
-                            fmt::arg("keys", num_list(keys)), fmt::arg("w", weights[0]), fmt::arg("out", num_list(got)),
-                            fmt::arg("mean", num_list(mean))));
+    return ch.verdict(ok,
+                      N_("matches key {key} only (weight {w:.6g}): the output {out} is value row {key}, {mean}"),
+                      N_("matches key {key} only (weight {w:.6g}), but the output {out} is not value row {key}, "
+                         "{mean}"),
+                      fmt::arg("key", keys[0]), fmt::arg("w", weights[0]), fmt::arg("out", num_list(got)),
+                      fmt::arg("mean", num_list(mean)));
+  return ch.verdict(ok,
+                    N_("matches keys {keys} equally ({w:.6g} each): the output {out} is the mean of their value "
+                       "rows, {mean}"),
+                    N_("matches keys {keys} equally ({w:.6g} each), but the output {out} is not the mean of their "
+                       "value rows, {mean}"),
+                    fmt::arg("keys", num_list(keys)), fmt::arg("w", weights[0]), fmt::arg("out", num_list(got)),
+                    fmt::arg("mean", num_list(mean)));
 }
 
 static std::string toy_scores_note(const Tensor& q, const Tensor& k) {

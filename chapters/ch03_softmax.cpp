@@ -52,13 +52,9 @@ constexpr double kSumTol = 1e-5, kSoftmaxTol = 1e-6;
 
 int main(int argc, char** argv) {
   Chapter ch("ch03_softmax", _("Softmax: scores -> weights -> outputs"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention "
-               "(softmax, sum, bmm; its re-post 003 is the same)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention (softmax, sum, bmm; its re-post 003 is the same)")}});
   int64_t d_model = 768, d_k = 64;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("size C of each token vector, = dim_k of the scores"));
   ch.option("--d-k", d_k, _("size of the random query/key vectors of the scaling demo, one BERT head's by default"), 1,
             65536);
 
@@ -125,11 +121,11 @@ int main(int argc, char** argv) {
       for (float s : row_sums) off = std::max(off, std::fabs(static_cast<double>(s) - 1.0));
       ch.show("weights.sum(dim=-1)", row_sums, {"SumBackward1"},
               ch.verdict(off <= kSumTol,
-                         trf(off <= kSumTol ? N_("each query's weights sum to 1 (largest |sum - 1| = {d:.2g}, tolerance "
-                                                 "for float rounding: {tol}): a weighted average over the keys")
-                                            : N_("the weights of a query no longer sum to 1: largest |sum - 1| = {d:.2g}, "
-                                                 "above {tol}, so a row is not a weighted average"),
-                             fmt::arg("d", off), fmt::arg("tol", short_sci(kSumTol)))));
+                         N_("each query's weights sum to 1 (largest |sum - 1| = {d:.2g}, tolerance for float rounding: "
+                            "{tol}): a weighted average over the keys"),
+                         N_("the weights of a query no longer sum to 1: largest |sum - 1| = {d:.2g}, above {tol}, so a "
+                            "row is not a weighted average"),
+                         fmt::arg("d", off), fmt::arg("tol", short_sci(kSumTol))));
     }
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
@@ -174,13 +170,13 @@ int main(int argc, char** argv) {
       const double gap = diagonal_vs_squared_norms(raw, inputs_embeds);
       ch.show("raw = torch.bmm(query, key.transpose(1, 2))", raw, {"BmmBackward0"},
               ch.verdict(gap <= kSumTol,
-                         trf(gap <= kSumTol ? N_("unscaled: the diagonal is |e_t|^2 (largest relative gap {g:.2g}, "
-                                                 "tolerance for float rounding: {tol}), here {lo:.4g} to {hi:.4g}; for "
-                                                 "N(0,1) entries its expected value is D = {D}")
-                                            : N_("the diagonal, {lo:.4g} to {hi:.4g}, is no longer |e_t|^2: largest "
-                                                 "relative gap {g:.2g}, above {tol}"),
-                             fmt::arg("g", gap), fmt::arg("tol", short_sci(kSumTol)), fmt::arg("lo", r.diag_min),
-                             fmt::arg("hi", r.diag_max), fmt::arg("D", dim_k))),
+                         N_("unscaled: the diagonal is |e_t|^2 (largest relative gap {g:.2g}, tolerance for float "
+                            "rounding: {tol}), here {lo:.4g} to {hi:.4g}; for N(0,1) entries its expected value is D = "
+                            "{D}"),
+                         N_("the diagonal, {lo:.4g} to {hi:.4g}, is no longer |e_t|^2: largest relative gap {g:.2g}, "
+                            "above {tol}"),
+                         fmt::arg("g", gap), fmt::arg("tol", short_sci(kSumTol)), fmt::arg("lo", r.diag_min),
+                         fmt::arg("hi", r.diag_max), fmt::arg("D", dim_k)),
               Shown::Twin);
     }
     // naive softmax: exp(x) / sum exp(x)
@@ -223,11 +219,11 @@ int main(int argc, char** argv) {
       const double d = max_abs_diff(library, stable)();
       ch.show("F.softmax(raw, dim=-1)", library, {"SoftmaxBackward0"},
               ch.verdict(d <= kSoftmaxTol,
-                         trf(d <= kSoftmaxTol ? N_("F.softmax does the shift for you: max |F.softmax - by hand| = "
-                                                   "{d:.3g} (tolerance for float rounding: {tol})")
-                                              : N_("max |F.softmax - by hand| = {d:.3g}, above {tol}: the recipe by "
-                                                   "hand no longer gives F.softmax's weights"),
-                             fmt::arg("d", d), fmt::arg("tol", short_sci(kSoftmaxTol)))),
+                         N_("F.softmax does the shift for you: max |F.softmax - by hand| = {d:.3g} (tolerance for "
+                            "float rounding: {tol})"),
+                         N_("max |F.softmax - by hand| = {d:.3g}, above {tol}: the recipe by hand no longer gives "
+                            "F.softmax's weights"),
+                         fmt::arg("d", d), fmt::arg("tol", short_sci(kSoftmaxTol))),
               Shown::Twin);
     }
     {
@@ -235,13 +231,13 @@ int main(int argc, char** argv) {
       Tensor by_hand = divide_by_row_sum(torch_exp(subtract_row_max(scores), ch.naive));
       const double d = max_abs_diff(by_hand, softmax(scores))();
       const bool ok = d <= kSoftmaxTol;
-      ch.say("  " + ch.verdict(ok, trf(ok ? N_("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g} "
-                                               "(tolerance for float rounding: {tol}): F.softmax multiplies by 1/sum "
-                                               "where the recipe divides by the sum, so the last bits of a float may "
-                                               "differ")
-                                          : N_("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g}, "
-                                               "above {tol}: the recipe by hand no longer gives F.softmax's weights"),
-                                       fmt::arg("d", d), fmt::arg("tol", short_sci(kSoftmaxTol)))));
+      ch.say("  " + ch.verdict(ok,
+                               N_("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g} (tolerance for "
+                                  "float rounding: {tol}): F.softmax multiplies by 1/sum where the recipe divides by "
+                                  "the sum, so the last bits of a float may differ"),
+                               N_("on the scaled scores of step 2, max |by hand - F.softmax| = {d:.3g}, above {tol}: "
+                                  "the recipe by hand no longer gives F.softmax's weights"),
+                               fmt::arg("d", d), fmt::arg("tol", short_sci(kSoftmaxTol))));
     }
 
     // ---------------------------------------------------------------- 5) what sqrt(d_k) does
@@ -363,15 +359,16 @@ static void scaling_verdicts(Chapter& ch, const std::vector<int64_t>& dks, const
     lo = std::min(lo, scaled[i].effective_keys);
     hi = std::max(hi, scaled[i].effective_keys);
   }
-  ch.say("  " + ch.verdict(falls, trf(falls ? N_("unscaled, eff. keys falls at every step as d_k grows ({trend}): "
-                                                 "the rows turn one-hot, softmax saturates and its gradient vanishes")
-                                            : N_("unscaled, eff. keys does not fall at every step as d_k grows "
-                                                 "({trend})"),
-                                      fmt::arg("trend", trend))));
+  ch.say("  " + ch.verdict(falls,
+                           N_("unscaled, eff. keys falls at every step as d_k grows ({trend}): the rows turn one-hot, "
+                              "softmax saturates and its gradient vanishes"),
+                           N_("unscaled, eff. keys does not fall at every step as d_k grows ({trend})"),
+                           fmt::arg("trend", trend)));
   const bool steady = hi - lo < 1.0;
-  ch.say("  " + ch.verdict(steady, trf(steady ? N_("scaled by 1/sqrt(d_k), the scores keep variance 1 and eff. keys "
-                                                   "stays within one key at every d_k ({lo:.2f} to {hi:.2f})")
-                                              : N_("the scaled column's eff. keys moves from {lo:.2f} to {hi:.2f} across "
-                                                   "the d_k, more than one key: its scores do not keep one variance"),
-                                       fmt::arg("lo", lo), fmt::arg("hi", hi))));
+  ch.say("  " + ch.verdict(steady,
+                           N_("scaled by 1/sqrt(d_k), the scores keep variance 1 and eff. keys stays within one key at "
+                              "every d_k ({lo:.2f} to {hi:.2f})"),
+                           N_("the scaled column's eff. keys moves from {lo:.2f} to {hi:.2f} across the d_k, more than "
+                              "one key: its scores do not keep one variance"),
+                           fmt::arg("lo", lo), fmt::arg("hi", hi)));
 }

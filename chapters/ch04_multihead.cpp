@@ -42,14 +42,9 @@ constexpr double kRounding = 1e-5;  // two float32 sums in different orders agre
 
 int main(int argc, char** argv) {
   Chapter ch("ch04_multihead", _("Multi-head attention: per head and fused"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Multi-head Attention; article 002 "
-               "《第九章：注意力和 Transformer 的逐行实现》 §9.2.1, listing 9.2; article 004 《GPT （一）transformer原理和代码详解》 "
-               "§3.2 Multi-Head Attention"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Multi-head Attention")}, {2, N_("§9.2.1, listing 9.2")}, {4, N_("§3.2 Multi-Head Attention")}});
   int64_t d_model = 768, heads = 12, seq_len = 60;
-  ch.option("--d-model", d_model, _("hidden_size C of article 000's layer, BERT-base's by default"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("hidden_size C of article 000's layer, BERT-base's by default"));
   ch.option("--heads", heads, _("num_attention_heads H of article 000's layer; must divide --d-model"));
   ch.option("--seq-len", seq_len, _("positions of the random input of article 004's layer, the article's by default"),
             1, 1024, _("article 004 uses 60"));
@@ -172,19 +167,19 @@ int main(int argc, char** argv) {
     const bool weights_ok = d_weights() <= kRounding, output_ok = d_output() <= kRounding;
     ch.show("(p_attn - weights).abs().max()", d_weights, {"MaxBackward1"},
             ch.verdict(weights_ok,
-                       trf(weights_ok ? N_("the fused weights and the per-head weights of step 3 differ by {d:.3g} "
-                                           "(float rounding is below {tol:.0e})")
-                                      : N_("the fused weights and the per-head weights of step 3 differ by {d:.3g}, "
-                                           "above {tol:.0e}: they are no longer the same weights"),
-                           fmt::arg("d", d_weights()), fmt::arg("tol", kRounding))),
+                       N_("the fused weights and the per-head weights of step 3 differ by {d:.3g} (float rounding is "
+                          "below {tol:.0e})"),
+                       N_("the fused weights and the per-head weights of step 3 differ by {d:.3g}, above {tol:.0e}: "
+                          "they are no longer the same weights"),
+                       fmt::arg("d", d_weights()), fmt::arg("tol", kRounding)),
             Shown::Twin);
     ch.show("(fused_output - attn_output).abs().max()", d_output, {"MaxBackward1"},
             ch.verdict(output_ok,
-                       trf(output_ok ? N_("the same layer within {tol:.0e} ({d:.3g}), with 4 large matrix products "
-                                          "instead of {n} small ones (3 per head + 1)")
-                                     : N_("the fused layer and the per-head layer differ by {d:.3g}, above {tol:.0e}: "
-                                          "they no longer compute the same layer"),
-                           fmt::arg("tol", kRounding), fmt::arg("d", d_output()), fmt::arg("n", 3 * H + 1))),
+                       N_("the same layer within {tol:.0e} ({d:.3g}), with 4 large matrix products instead of {n} "
+                          "small ones (3 per head + 1)"),
+                       N_("the fused layer and the per-head layer differ by {d:.3g}, above {tol:.0e}: they no longer "
+                          "compute the same layer"),
+                       fmt::arg("tol", kRounding), fmt::arg("d", d_output()), fmt::arg("n", 3 * H + 1)),
             Shown::Twin);
     ch.erratum(_("002 §9.1.1, line 51"),
                _("the article writes K = X * Q^K; the keys come from their own weight: K = X * W^K (listing 9.2's "
@@ -273,12 +268,11 @@ int main(int argc, char** argv) {
     const bool layers_ok = d_layers() <= kRounding;
     ch.show("(per_head(x, x, x) - mha(x, x, x)).abs().max()", d_layers, {"MaxBackward1"},
             ch.verdict(layers_ok,
-                       trf(layers_ok ? N_("article 000's {H} separate heads and article 002's fused layer differ by "
-                                          "{d:.3g}: float32 rounding, the same function in two layouts")
-                                     : N_("article 000's {H} separate heads and article 002's fused layer differ by "
-                                          "{d:.3g}, above {tol:.0e}: they compute different functions"),
-                           fmt::arg("H", per_head.heads.size()), fmt::arg("d", d_layers()),
-                           fmt::arg("tol", kRounding))),
+                       N_("article 000's {H} separate heads and article 002's fused layer differ by {d:.3g}: float32 "
+                          "rounding, the same function in two layouts"),
+                       N_("article 000's {H} separate heads and article 002's fused layer differ by {d:.3g}, above "
+                          "{tol:.0e}: they compute different functions"),
+                       fmt::arg("H", per_head.heads.size()), fmt::arg("d", d_layers()), fmt::arg("tol", kRounding)),
             Shown::Twin);
     ch.say(std::string(_("  Step 5 went from article 000's heads to fused weights (cat), step 7 from fused weights to "
                          "heads (slices).")) +

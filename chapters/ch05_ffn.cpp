@@ -82,14 +82,10 @@ static std::string dropout_note(Chapter& ch, const Tensor& ff_outputs, const Ten
 
 int main(int argc, char** argv) {
   Chapter ch("ch05_ffn", _("The feed-forward layer: Linear, activation, Linear"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §The Feed-Forward Layer; article 001 "
-               "(d2l-style notes) §Pointwise Feed-Forward Networks; article 002 《第九章：注意力和 Transformer 的逐行实现》 "
-               "§9.2.1 (PositionwiseFeedForward)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§The Feed-Forward Layer")}, {1, N_("§Pointwise Feed-Forward Networks")},
+              {2, N_("§9.2.1 (PositionwiseFeedForward)")}});
   int64_t d_model = 768, heads = 12, d_ff = 3072;
-  ch.option("--d-model", d_model, _("hidden_size C (BERT-base: 768)"), 1, 2048,
-            _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("hidden_size C (BERT-base: 768)"));
   ch.option("--heads", heads, _("num_attention_heads H of the attention before the FFN; must divide --d-model"));
   ch.option("--d-ff", d_ff,
             _("intermediate_size F, the hidden width of the FFN"), 1, 16384, _("BERT-base uses 3072 = 4 x 768"));
@@ -147,10 +143,9 @@ int main(int argc, char** argv) {
     // GELU(h) = h * Phi(h)   (B,T,F)
     const Tensor activated = gelu(hidden);
     ch.show("feed_forward.gelu(feed_forward.linear_1(attn_output))", activated, {"GeluBackward0"},
-            act == "GELU" ? _("GELU keeps large positive values, squashes negative ones towards 0")
-                          : trf("GELU keeps large positive values, squashes negative ones towards 0; the FeedForward "
-                                "built here runs {act} instead (measured)",
-                                fmt::arg("act", activation_words(act))),
+            activation_note(act, N_("GELU keeps large positive values, squashes negative ones towards 0"),
+                            N_("GELU keeps large positive values, squashes negative ones towards 0; the FeedForward "
+                               "built here runs {act} instead (measured)")),
             Shown::Twin);
     {
       size_t neg = 0;
@@ -187,10 +182,9 @@ int main(int argc, char** argv) {
     // the same Linears, two activations   (B,T,F) -> (B,T,C)
     const Tensor with_relu = feed_forward.linear_2(relu(hidden));
     ch.show("with_gelu = feed_forward.linear_2(F.gelu(hidden))", with_gelu, {"ViewBackward0"},
-            act == "GELU" ? _("FeedForward without its dropout (equal to ff_outputs under --eval)")
-                          : trf("article 000's FeedForward without its dropout; the FeedForward built here runs {act} "
-                                "(Step 2)",
-                                fmt::arg("act", activation_words(act))),
+            activation_note(act, N_("FeedForward without its dropout (equal to ff_outputs under --eval)"),
+                            N_("article 000's FeedForward without its dropout; the FeedForward built here runs {act} "
+                               "(Step 2)")),
             Shown::Twin);
     ch.show("with_relu = feed_forward.linear_2(F.relu(hidden))", with_relu, {"ViewBackward0"},
             act == "ReLU" ? _("the same weights with ReLU: what the FeedForward built here computes without its dropout")

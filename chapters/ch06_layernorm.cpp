@@ -47,11 +47,9 @@ struct AddNorm {
 
 int main(int argc, char** argv) {
   Chapter ch("ch06_layernorm", _("LayerNorm: three formulas, and Add & Norm"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Layer Normalization; article 002 "
-               "《第九章：注意力和 Transformer 的逐行实现》 §9.2.2 创建编码器 (LayerNorm); article 004 "
-               "《GPT （一）transformer原理和代码详解》 §3.3 LayerNorm; article 001 (d2l-style notes) §Add & Norm"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Layer Normalization")}, {2, N_("§9.2.2 创建编码器 (LayerNorm)")}, {4, N_("§3.3 LayerNorm")},
+              {1, N_("§Add & Norm")}});
+  ch.add_sentence_flags();
   int64_t d_model = 768;
   std::string row_text = "1,2,3,4";
   ch.option("--d-model", d_model,

@@ -45,12 +45,9 @@ static std::string std_table(const Tensor& layer_std);
 
 int main(int argc, char** argv) {
   Chapter ch("ch07_encoder", _("The encoder: pre-LN vs post-LN, and the 12-layer stack"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Layer Normalization, §Positional "
-               "Embeddings; article 001 (d2l-style notes) §Add & Norm, EncoderBlock; article 002 "
-               "《第九章：注意力和 Transformer 的逐行实现》 §9.2.2 创建编码器 (SublayerConnection, Encoder); article 004 "
-               "《GPT （一）transformer原理和代码详解》 Encoder (EncoderLayer)"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Layer Normalization, §Positional Embeddings")}, {1, N_("§Add & Norm, EncoderBlock")},
+              {2, N_("§9.2.2 创建编码器 (SublayerConnection, Encoder)")}, {4, N_("Encoder (EncoderLayer)")}});
+  ch.add_sentence_flags();
   Config config;  // BERT-base
   bool full_timing = false;
   ch.flag("--time", full_timing, _("time each path for ~0.4 s instead of a warm-up and 3 runs (steadier figures)"));

@@ -43,15 +43,11 @@ using namespace ts;
 
 int main(int argc, char** argv) {
   Chapter ch("ch08_masks", _("Masks: causal, padding, keep vs hide, -inf vs -1e9"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 §Scaled Dot-product Attention, §Transformer "
-               "Decoder; article 004 《GPT （一）transformer原理和代码详解》 §3.1 掩码 mask, §3.2 Multi-Head Attention; article "
-               "002 《第九章：注意力和 Transformer 的逐行实现》 §9.2.1, §9.3.1; article 001 (d2l-style notes), DecoderBlock"));
-  ch.add_text_flag();
-  ch.add_vocab_flag();
+             {{0, N_("§Scaled Dot-product Attention, §Transformer Decoder")},
+              {4, N_("§3.1 掩码 mask, §3.2 Multi-Head Attention")}, {2, N_("§9.2.1, §9.3.1")}, {1, N_("DecoderBlock")}});
   // --valid-len's default depends on T (valid_len, or T if the text is shorter): set once T is known.
   int64_t d_model = 768, valid_len = 3, look_ahead = 3;
-  ch.option("--d-model", d_model, _("size C of each token vector, = dim_k of the scores, BERT-base's by default"), 1,
-            2048, _("the 30522-row table must fit in memory"));
+  ch.add_sentence_flags(d_model, _("size C of each token vector, = dim_k of the scores, BERT-base's by default"));
   ch.option("--valid-len", valid_len,
             _("real tokens in the padding-mask demo, or T if shorter; the rest count as padding"),
             1, 512,

@@ -39,9 +39,7 @@ static Tensor head_mean(const Tensor& w);
 
 int main(int argc, char** argv) {
   Chapter ch("ch09_decoder", _("The decoder layer: masked self-attention, cross-attention, a key/value cache"),
-             _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.3.1 (DecoderLayer); article 001 "
-               "(d2l-style notes) Decoder Block and its cache; article 004 《GPT （一）transformer原理和代码详解》 "
-               "§Decoder"));
+             {{2, N_("§9.3.1 (DecoderLayer)")}, {1, N_("Decoder Block and its cache")}, {4, N_("§Decoder")}});
   int64_t d_model = 256, heads = 8, d_ff = 1024, tgt_len = 5, src_len = 6, n_layers = 6;
   ch.option("--d-model", d_model, _("C, the width of every token vector, article 002's by default"), 2, 512,
             _("LayerNorm's unbiased std divides by d_model - 1"));
@@ -157,11 +155,10 @@ int main(int argc, char** argv) {
             trf("(B, H, T, S): each head weighs {S} key rows for each of the {T} target tokens",
                 fmt::arg("S", cw[3]), fmt::arg("T", cw[2])),
             Shown::Twin);
-    ch.say("  " + ch.verdict(cw[3] == S, trf(cw[3] == S ? N_("the keys are memory's rows: {k} key columns for the {S} "
-                                                             "rows of memory.")
-                                                        : N_("the keys are not memory's rows: {k} key columns for "
-                                                             "the {S} rows of memory."),
-                                             fmt::arg("k", cw[3]), fmt::arg("S", S))));
+    ch.say("  " + ch.verdict(cw[3] == S,
+                             N_("the keys are memory's rows: {k} key columns for the {S} rows of memory."),
+                             N_("the keys are not memory's rows: {k} key columns for the {S} rows of memory."),
+                             fmt::arg("k", cw[3]), fmt::arg("S", S)));
     // the columns: memory's tokens, or (if the keys came from elsewhere) k0, k1, ...
     const std::vector<std::string> key_tokens = cw[3] == S ? src_tokens : labels(cw[3], {}, "k");
     const Tensor cross_w0 = xt::view(layer.src_attn.attn, 0, 0, xt::all(), xt::all());

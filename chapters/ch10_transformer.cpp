@@ -43,9 +43,8 @@ using namespace ts;
 
 int main(int argc, char** argv) {
   Chapter ch("ch10_transformer", _("The full Transformer: create_model, encode, decode, greedy decoding"),
-             _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.3.2-9.4 (Transformer, Generator, "
-               "create_model); article 004 《GPT （一）transformer原理和代码详解》 4) 模型测试 (evaluate: greedy "
-               "decoding)"));
+             {{2, N_("§9.3.2-9.4 (Transformer, Generator, create_model)")},
+              {4, N_("4) 模型测试 (evaluate: greedy decoding)")}});
   ch.text = "How are you?";
   ch.option("--text", ch.text, _("the English source sentence (bert-base-uncased pieces)"));
   ch.add_vocab_flag();

@@ -57,8 +57,7 @@ static void translation(Chapter& ch, int64_t n, const std::string& predicted);
 
 int main(int argc, char** argv) {
   Chapter ch("ch11_training", _("The Transformer learns: train_step, loss_fun, Adam, evaluate and translate"),
-             _("article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试 (train_step, create_mask, loss_fun, "
-               "Adam, evaluate/translate)"));
+             {{4, N_("§模型训练和测试 (train_step, create_mask, loss_fun, Adam, evaluate/translate)")}});
   ModelConfig cfg;  // create_model's sizes (the knobs below change them)
   cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.d_ff = 256, cfg.label_smoothing = 0.0;
   int64_t steps = 1000, batch = 64, log_every = 50, threads = 2;
@@ -73,8 +72,7 @@ int main(int argc, char** argv) {
   ch.option("--label-smoothing", cfg.label_smoothing, _("spread this much target probability over all words"));
   ch.option("--loss", loss_name,
             _("the loss to train on: article (loss_fun: mean over all B*T positions) or token (mean over real tokens)"));
-  ch.option("--log-every", log_every, _("print the article's progress line every N batches"), 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
+  loop_options(ch, log_every, threads, _("print the article's progress line every N batches"));
   ch.flag("--post-ln", post_ln, _("post-LN (article 004, the paper) instead of pre-LN (article 002)"));
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));

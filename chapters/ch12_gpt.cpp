@@ -45,7 +45,7 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
 
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
-             _("article 002 §9.1.3 (decoder-only); article 004 《GPT （一）transformer原理和代码详解》 §模型训练和测试"));
+             {{2, N_("§9.1.3 (decoder-only)")}, {4, N_("§模型训练和测试")}});
   int64_t steps = 400, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
   int64_t top_k = 0, samples = 20;
   double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
@@ -56,8 +56,7 @@ int main(int argc, char** argv) {
   ch.option("--layers", layers, _("N blocks"), 1, 12);
   width_options(ch, d_model, heads, d_ff);
   adam_options(ch, dropout, lr);
-  ch.option("--log-every", log_every, _("print the progress line every N batches"), 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
+  loop_options(ch, log_every, threads);
   ch.flag("--untied", untied, _("give the LM head its own weights instead of sharing the token embedding"));
   ch.flag("--no-causal-mask", no_causal, _("exercise: every position attends to every other, the answer too"));
   ch.flag("--no-cache", no_cache, _("exercise: generate by recomputing the whole prefix for every token"));

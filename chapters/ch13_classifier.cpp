@@ -50,8 +50,8 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
 
 int main(int argc, char** argv) {
   Chapter ch("ch13_classifier", _("An encoder-only Transformer learns to classify: [CLS], a head, the vectors it learns"),
-             _("article 000 《使用 Pytorch 一步一步实现 Transformer Encoder》 (TransformerEncoder: learned positions, pre-LN, "
-               "GELU); article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (encoder-only Transformers classify)"));
+             {{0, N_("(TransformerEncoder: learned positions, pre-LN, GELU)")},
+              {2, N_("§9.1.3 (encoder-only Transformers classify)")}});
   ClassifierConfig cfg;
   int64_t steps = 400, batch = 64, log_every = 100;
   double lr = 0.001, dropout = 0.1;

@@ -34,7 +34,7 @@ static void show_run(Chapter& ch, const Kind& k);
 int main(int argc, char** argv) {
   Chapter ch("ch14_three_kinds",
              _("Three kinds of Transformer side by side: encoder-decoder, decoder-only, encoder-only"),
-             _("article 002 《第九章：注意力和 Transformer 的逐行实现》 §9.1.3 (不同类型的 Transformer)"));
+             {{2, N_("§9.1.3 (不同类型的 Transformer)")}});
   int64_t max_steps = 1000, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
   ch.option("--max-steps", max_steps,
             _("stop each run after this many steps if its target is not reached (ch11's --steps)"), 1,

@@ -176,8 +176,8 @@ std::string join_words(int argc, char** argv) {
 
 }  // namespace
 
-Chapter::Chapter(std::string id, std::string title, std::string follows)
-    : id_(std::move(id)), title_(std::move(title)), follows_(std::move(follows)),
+Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
+    : id_(std::move(id)), title_(std::move(title)), follows_(cite(follows)), sources_(std::move(follows)),
       app_(std::make_unique<CLI::App>(title_ + " (follows " + follows_ + ")", id_)) {
   // The knobs every chapter takes, in --help's order (a chapter's own knobs follow them).
   const struct {
@@ -259,8 +259,14 @@ void Chapter::option(const std::string& name, std::string& value, const std::str
   add_knob(name, kText, &value, help).default_text = default_of(kText, &value);
 }
 
-void Chapter::add_text_flag() {
+void Chapter::add_sentence_flags() {
   add_knob("--text", kText, &text, N_("input sentence (default: \"time flies like an arrow\")"));
+  add_vocab_flag();
+}
+
+void Chapter::add_sentence_flags(int64_t& d_model, const std::string& d_model_help) {
+  add_sentence_flags();
+  option("--d-model", d_model, d_model_help, 1, 2048, N_("the 30522-row table must fit in memory"));
 }
 
 void Chapter::add_vocab_flag() {
@@ -409,7 +415,7 @@ void Chapter::choose_language(int argc, char** argv) {
   }
   set_lang(lang);
   title_ = tr(title_.c_str());
-  follows_ = tr(follows_.c_str());
+  follows_ = cite(sources_);
   app_->description(trf("{title} (follows {follows})", fmt::arg("title", title_), fmt::arg("follows", follows_)));
   app_->get_formatter()->label("Usage", _("Usage"));
   app_->get_formatter()->label("OPTIONS", _("OPTIONS"));

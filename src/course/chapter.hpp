@@ -26,7 +26,9 @@
 
 #include "base/code_site.hpp"
 #include "base/figure_sink.hpp"
+#include "course/articles.hpp"
 #include "course/errors.hpp"
+#include "course/i18n.hpp"
 #include "exact/print.hpp"
 #include "exact/tensor.hpp"
 #include "text/tokenizer.hpp"
@@ -46,8 +48,9 @@ enum class Shown { Article, Twin, Info };
 
 class Chapter {
  public:
-  // id "ch01_embedding", title "Embeddings", follows "article 000 §Attention; 001; 004 §2".
-  Chapter(std::string id, std::string title, std::string follows);
+  // id "ch04_multihead", title "Multi-head attention", follows {{0, N_("§Multi-head Attention")},
+  // {2, N_("§9.2.1")}}: the articles and sections it follows (articles.hpp, shown as cite() words them).
+  Chapter(std::string id, std::string title, std::vector<Source> follows);
   ~Chapter();
 
   // Chapter knobs, added before run() (kept here so chapters need not include CLI11).
@@ -62,8 +65,11 @@ class Chapter {
               const std::string& why = "");
   void option(const std::string& name, double& value, const std::string& help);
   void option(const std::string& name, std::string& value, const std::string& help);
-  void add_text_flag();     // --text "..." (default: the article's sentence)
-  void add_vocab_flag();    // --vocab PATH (default: data/bert-base-uncased-vocab.txt)
+  void add_sentence_flags();  // --text "..." (default: the article's sentence), then add_vocab_flag()
+  void add_vocab_flag();      // --vocab PATH (default: data/bert-base-uncased-vocab.txt)
+  // add_sentence_flags(), then --d-model C, the width of the rows of BERT's 30522-row embedding
+  // table that turns the sentence into vectors: 1..2048, so that the table fits in memory.
+  void add_sentence_flags(int64_t& d_model, const std::string& d_model_help);
 
   // Parse argv, seed the generator, run body; maps errors to exit codes (0 ok, 2 bad input,
   // 1 a failed write or an internal error). A write error on stdout is reported as coreutils do.
@@ -138,6 +144,13 @@ class Chapter {
   // remembered: when the chapter ends, one line on stderr names the first one and the exit
   // code is 3, so an edit that breaks an invariant is seen in every output mode.
   std::string verdict(bool ok, const std::string& detail);
+  // The same with one message per outcome, as a verdict's words must: `ok_text` under OK,
+  // `not_ok_text` under NOT OK (both marked N_()), translated and formatted with `args`:
+  //   ch.verdict(d <= tol, N_("agree to {d:.3g}"), N_("differ by {d:.3g}, above {tol}"), fmt::arg("d", d), ...)
+  template <class... Args>
+  std::string verdict(bool ok, const char* ok_text, const char* not_ok_text, Args&&... args) {
+    return verdict(ok, trf(ok ? ok_text : not_ok_text, std::forward<Args>(args)...));
+  }
 
   // ANSI helpers (no-ops without colour).
   std::string bold(const std::string& s) const;
@@ -156,7 +169,8 @@ class Chapter {
   void write_figure(const FigureData& f);  // --svg: one SVG file per figure shown
   bool stepping() const;    // --step-by-step in effect (default mode, stdin and stdout terminals)
   void dump(const std::string& expr, const std::function<void(const std::string&)>& write);
-  std::string id_, title_, follows_;
+  std::string id_, title_, follows_;  // follows_: cite(sources_), in the chosen language
+  std::vector<Source> sources_;
   std::unique_ptr<CLI::App> app_;
   std::vector<std::unique_ptr<Knob>> knobs_;
   std::unique_ptr<DumpDir> dump_;

@@ -60,6 +60,11 @@ std::string activation_words(const std::string& name) {
   return name;
 }
 
+std::string activation_note(const std::string& act, const char* gelu_text, const char* other_text) {
+  if (act == "GELU") return tr(gelu_text);
+  return trf(other_text, fmt::arg("act", activation_words(act)));
+}
+
 ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tensor& x) {
   TransformerEncoderLayer quiet = layer;
   quiet.train(false);

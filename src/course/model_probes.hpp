@@ -22,6 +22,10 @@ std::string feed_forward_activation();
 Tensor apply_activation(const std::string& name, const Tensor& x);
 // The activation's name for a sentence: the name, or "an activation that is neither GELU nor ReLU".
 std::string activation_words(const std::string& name);
+// A note on a step that depends on the activation `act` (feed_forward_activation()'s answer):
+// `gelu_text` when FeedForward runs GELU, as article 000 builds it, else `other_text` with {act}
+// = activation_words(act). Both marked N_(), translated here.
+std::string activation_note(const std::string& act, const char* gelu_text, const char* other_text);
 
 // What TransformerEncoderLayer::operator() adds to its input, measured on x with an eval-mode
 // copy of `layer` (no dropout, no draw): a = MHA(LN1(x)), f = FFN(LN2(x + a)).

@@ -17,6 +17,12 @@ void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& l
   ch.option("--lr", lr, lr_help.empty() ? std::string(_("Adam's learning rate")) : lr_help);
 }
 
+void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const std::string& log_help) {
+  ch.option("--log-every", log_every,
+            log_help.empty() ? std::string(_("print the progress line every N batches")) : log_help, 1, 1000000);
+  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
+}
+
 void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir) {
   ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
   ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
