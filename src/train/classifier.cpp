@@ -189,8 +189,8 @@ std::string classifier_block_wiring() {
   auto norm = [&](size_t weight, size_t bias, float eps) {
     return [&, weight, bias, eps](const std::vector<float>& v) {
       std::vector<float> out(C), mean(1), rstd(1);
-      torch_layernorm_forward(out.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias,
-                              int64_t(1), int64_t(C), eps);
+      layernorm_forward(out.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias,
+                        int64_t(1), int64_t(C), eps, Variance::Biased);
       return out;
     };
   };
