@@ -28,6 +28,7 @@
 #include "course/layout.hpp"
 #include "course/mask_notes.hpp"
 #include "course/mask_stats.hpp"
+#include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -220,25 +221,28 @@ int main(int argc, char** argv) {
             Shown::Twin);
 
     // ---------------------------------------------------------------- 4) -inf vs -1e9
-    ch.section(_("Step 4: the same fully masked rows with -1e9 instead of -inf"),
+    const float fill = -1e9f;  // article 002's large finite number
+    const std::string F = short_sci(fill);
+    ch.section(trf("Step 4: the same fully masked rows with {fill} instead of -inf", fmt::arg("fill", F)),
                _("article 002 §9.2.1 注意力机制, attention()"));
-    // scores' = where(pad_mask == 0, -1e9, scores)
+    // scores' = where(pad_mask == 0, fill, scores)
     // (B,T,S)
-    Tensor pad_scores_1e9 = masked_fill_zero(scores, pad_mask, -1e9f);
-    ch.show("scores.masked_fill(pad_mask == 0, -1e9)", pad_scores_1e9, {"MaskedFillBackward0"},
-            _("article 002 writes a large finite number instead of -inf"), Shown::Twin);
+    Tensor pad_scores_1e9 = masked_fill_zero(scores, pad_mask, fill);
+    ch.show("scores.masked_fill(pad_mask == 0, " + F + ")", pad_scores_1e9, {"MaskedFillBackward0"},
+            fill == -1e9f ? _("article 002 writes a large finite number instead of -inf")
+                          : trf("a finite number, {fill}, instead of -inf (article 002 writes -1e9)", fmt::arg("fill", F)),
+            Shown::Twin);
     ch.erratum(_("002 §9.2.1, line 186"),
                _("note ② says the mask hides the future elements of the sequence. attention() applies whatever mask it "
                  "is given: in the encoder that is src_mask, which hides padding; only the decoder's tgt_mask hides "
                  "the future (Step 6)."));
     Tensor pad_weights_1e9 = softmax(pad_scores_1e9);
-    ch.show("F.softmax(scores.masked_fill(pad_mask == 0, -1e9), dim=-1)", pad_weights_1e9, {"SoftmaxBackward0"},
-            empty_rows_1e9_note(ch, pad_weights_1e9, pad_mask),
-            Shown::Twin);
-    hopt.title = _("weights with -1e9");
+    ch.show("F.softmax(scores.masked_fill(pad_mask == 0, " + F + "), dim=-1)", pad_weights_1e9, {"SoftmaxBackward0"},
+            empty_rows_1e9_note(ch, pad_weights_1e9, pad_mask, fill), Shown::Twin);
+    hopt.title = trf("weights with {fill}", fmt::arg("fill", F));
     ch.figure(heatmap(xt::view(pad_weights_1e9, 0, xt::all(), xt::all()), tokens, tokens, hopt));
-    // the rows that keep a key: -inf and -1e9 give the same bits (e^(-1e9 - max) is 0.0 in float32)
-    inf_vs_1e9_notes(ch, pad_weights_inf, pad_weights_1e9, n_empty);
+    // the rows that keep a key: -inf and fill give the same bits when e^(fill - max) is 0.0 in float32
+    inf_vs_1e9_notes(ch, scores, pad_weights_inf, pad_weights_1e9, n_empty, fill);
 
     // ---------------------------------------------------------------- 5) article 004: 1 = hide, additive -1e9
     ch.section(_("Step 5: article 004's masks: 1 = hide, added as mask * -1e9"),

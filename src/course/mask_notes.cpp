@@ -1,9 +1,13 @@
 #include "course/mask_notes.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "course/i18n.hpp"
 #include "course/mask_stats.hpp"
+#include "course/weight_stats.hpp"
 
 namespace ts {
 
@@ -31,9 +35,10 @@ std::string weights_note(Chapter& ch, const Tensor& w, const Tensor& keep) {
                                fmt::arg("w", w_hidden), fmt::arg("dev", w_sum), fmt::arg("nan", nan_rows(w))));
 }
 
-std::string empty_rows_1e9_note(Chapter& ch, const Tensor& w, const Tensor& keep) {
+std::string empty_rows_1e9_note(Chapter& ch, const Tensor& w, const Tensor& keep, float fill) {
   const size_t n_empty = empty_rows(keep), T = w.shape()[w.dimension() - 1];
-  if (!n_empty) return _("every row keeps a key: no row is left to -1e9 alone");
+  if (!n_empty)
+    return trf("every row keeps a key: no row is left to {fill} alone", fmt::arg("fill", short_sci(fill)));
   const double empty_dev = uniform_dev(w, keep, true);
   const std::string check =
       empty_dev <= kRowSum
@@ -45,23 +50,45 @@ std::string empty_rows_1e9_note(Chapter& ch, const Tensor& w, const Tensor& keep
   return trf("a row with no key left is now {T} equal numbers: {check}", fmt::arg("T", T), fmt::arg("check", check));
 }
 
-void inf_vs_1e9_notes(Chapter& ch, const Tensor& w_inf, const Tensor& w_1e9, size_t n_empty) {
+void inf_vs_1e9_notes(Chapter& ch, const Tensor& scores, const Tensor& w_inf, const Tensor& w_1e9, size_t n_empty,
+                      float fill) {
   const double row_diff = kept_rows_diff(w_inf, w_1e9);
   const size_t T = w_inf.shape()[w_inf.dimension() - 1];
-  ch.say("  " + (row_diff <= kSameWeights
-                     ? ch.verdict(true, trf("-inf vs -1e9: the rows that keep at least one key differ by {d:.1e} (0 "
-                                            "expected: e^(-1e9 - max) is 0.0 in float32, exactly like e^-inf)",
-                                            fmt::arg("d", row_diff)))
-                     : ch.verdict(false, trf("-inf vs -1e9: the rows that keep at least one key differ by {d:.1e}, "
-                                             "where the same bits were expected",
-                                             fmt::arg("d", row_diff)))));
-  if (n_empty)
-    ch.say(trf("  Only the {empty} fully masked row(s) differ: nan with -inf, 1/{T} with -1e9. The -1e9 rows are "
+  // the largest e^(fill - row max) over the rows: 0.0 in float32 when fill is far below every score
+  float leak = 0.0f;
+  for (size_t r = 0; r < scores.size() / T; ++r) {
+    const float* row = scores.data() + r * T;
+    leak = std::max(leak, std::exp(fill - *std::max_element(row, row + T)));
+  }
+  const bool same = row_diff <= kSameWeights, predicted_same = leak == 0.0f;
+  const std::string f = short_sci(fill);
+  std::string verdict;
+  if (same && predicted_same)
+    verdict = ch.verdict(true, trf("-inf vs {fill}: the rows that keep at least one key differ by {d:.1e} (0 "
+                                   "expected: e^({fill} - max) is 0.0 in float32, exactly like e^-inf)",
+                                   fmt::arg("fill", f), fmt::arg("d", row_diff)));
+  else if (!same && !predicted_same)
+    verdict = ch.verdict(true, trf("-inf vs {fill}: the rows that keep at least one key differ by {d:.1e}, as "
+                                   "expected: e^({fill} - row max) reaches {e:.2g} in float32, not 0, so the hidden "
+                                   "keys keep some weight",
+                                   fmt::arg("fill", f), fmt::arg("d", row_diff), fmt::arg("e", leak)));
+  else
+    verdict = ch.verdict(false, trf("-inf vs {fill}: the rows that keep at least one key differ by {d:.1e}, while "
+                                    "e^({fill} - row max) is at most {e:.2g} in float32",
+                                    fmt::arg("fill", f), fmt::arg("d", row_diff), fmt::arg("e", leak)));
+  ch.say("  " + verdict);
+  if (n_empty && same)
+    ch.say(trf("  Only the {empty} fully masked row(s) differ: nan with -inf, 1/{T} with {fill}. The {fill} rows are "
                "garbage (they attend to padding too) but finite, and a loss can ignore them; the nan rows are not "
                "harmless, because the next layer multiplies them by 0 and 0 * nan = nan (Step 3).",
-               fmt::arg("empty", n_empty), fmt::arg("T", T)));
+               fmt::arg("empty", n_empty), fmt::arg("T", T), fmt::arg("fill", f)));
+  else if (n_empty)
+    ch.say(trf("  The {empty} fully masked row(s) differ too: nan with -inf, 1/{T} with {fill}; the nan rows are not "
+               "harmless, because the next layer multiplies them by 0 and 0 * nan = nan (Step 3).",
+               fmt::arg("empty", n_empty), fmt::arg("T", T), fmt::arg("fill", f)));
   else
-    ch.say(_("  No row is fully masked here. Try --valid-len 1 for the rows where -inf and -1e9 part."));
+    ch.say(trf("  No row is fully masked here. Try --valid-len 1 for the rows where -inf and {fill} part.",
+               fmt::arg("fill", f)));
 }
 
 std::string visible_uniform_note(Chapter& ch, const Tensor& w, const Tensor& keep) {

@@ -20,11 +20,14 @@ constexpr double kRowSum = 1e-6;
 std::string mask_note(Chapter& ch, const Tensor& mask0, bool causal, const std::string& pattern);
 // Under the masked weights: hidden keys get 0 and rows sum to 1 (a verdict).
 std::string weights_note(Chapter& ch, const Tensor& w, const Tensor& keep);
-// Under the -1e9 weights: the rows that keep no key are uniform 1/S (a verdict), if any.
-std::string empty_rows_1e9_note(Chapter& ch, const Tensor& w, const Tensor& keep);
-// After them: -inf and -1e9 agree on the rows that keep a key (a verdict), and what the fully
-// masked rows (n_empty) do with each.
-void inf_vs_1e9_notes(Chapter& ch, const Tensor& w_inf, const Tensor& w_1e9, size_t n_empty);
+// Under the weights of masked_fill(mask == 0, fill) (article 002: fill = -1e9): the rows that keep
+// no key are uniform 1/S (a verdict), if any.
+std::string empty_rows_1e9_note(Chapter& ch, const Tensor& w, const Tensor& keep, float fill);
+// After them: -inf and `fill` agree on the rows that keep a key exactly when e^(fill - row max)
+// of `scores` (B,T,S) underflows to 0 in float32 (a verdict on that prediction), and what the
+// fully masked rows (n_empty) do with each.
+void inf_vs_1e9_notes(Chapter& ch, const Tensor& scores, const Tensor& w_inf, const Tensor& w_1e9, size_t n_empty,
+                      float fill);
 // Under article 004's softmax of the logits: uniform over the visible keys, 0 on hidden ones.
 std::string visible_uniform_note(Chapter& ch, const Tensor& w, const Tensor& keep);
 // Mix-up A: article 004's look-ahead mask (look1, 1 = hide) read as 1 = keep; look_causal: it
