@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from script_args import args_or_usage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUICK = []  # the flags of tests/cases/<chapter>.quick (main), for the runs that do the whole work
@@ -251,10 +252,10 @@ def quick_flags(binary):
 
 
 def main():
-    binary = sys.argv[1]
+    binary, *bad = args_or_usage(__doc__, 1)
     cases = list(GENERIC)
-    if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
-        for line in open(sys.argv[2], encoding="utf-8"):
+    if bad and os.path.exists(bad[0]):
+        for line in open(bad[0], encoding="utf-8"):
             line = line.strip()
             if line and not line.startswith("#"):
                 cases.append(line)

@@ -10,6 +10,7 @@ NOT OK with the entry for each miss; exit 0 when there is none.
 """
 import re
 import sys
+from script_args import args_or_usage
 
 # English word(s) -> (a code name in the glossary's row, the index of the term in its cell)
 WORDS = {
@@ -70,9 +71,10 @@ def uses(word_re, text):
 
 
 def main():
-    terms = glossary_terms(sys.argv[1])
+    glossary, catalog = args_or_usage(__doc__, 2)[:2]
+    terms = glossary_terms(glossary)
     misses = 0
-    for msgid, msgstr in entries(sys.argv[2]):
+    for msgid, msgstr in entries(catalog):
         if not msgstr:
             continue
         for word, (_, _, word_re) in WORDS.items():

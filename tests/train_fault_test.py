@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from script_args import args_or_usage
 import time
 
 results, skipped = [], []
@@ -70,7 +71,7 @@ def loads(binary, folder):
 
 
 def main():
-    binary = sys.argv[1]
+    binary, = args_or_usage(__doc__, 1)[:1]
     tmp = tempfile.mkdtemp(prefix="ts_fault_")
     try:
         ck = os.path.join(tmp, "ck")

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import unicodedata
+from script_args import args_or_usage
 
 from cli_test import quick_flags
 
@@ -29,8 +30,8 @@ def columns(line):
 
 
 def main():
-    binary = sys.argv[1]
-    widths = [int(w) for w in sys.argv[2:]] or [60, 80, 120]
+    binary, *given = args_or_usage(__doc__, 1)
+    widths = [int(w) for w in given] or [60, 80, 120]
     name = os.path.basename(binary)
     failed = 0
     for lang in ("en", "zh"):
