@@ -30,7 +30,7 @@
 #include "train/checkpoint.hpp"
 #include "train/classifier.hpp"
 #include "train/numbers.hpp"
-#include "train/wiring.hpp"
+#include "course/model_probes.hpp"
 #include "course/plot.hpp"
 #include "course/train_knobs.hpp"
 

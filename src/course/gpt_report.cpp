@@ -20,7 +20,7 @@
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
-#include "train/wiring.hpp"
+#include "course/model_probes.hpp"
 #include "course/plot.hpp"
 
 namespace ts {

@@ -158,4 +158,10 @@ std::string generator_words(const AnnotatedGenerator& g, const std::string& V) {
   return trf("C -> {V} scores, then a function of them that is neither log_softmax nor softmax", fmt::arg("V", V));
 }
 
+std::string wiring_words(const std::string& wiring) {
+  if (wiring == "pre-LN") return _("pre-LN");
+  if (wiring == "post-LN") return _("post-LN");
+  return _("LayerNorms neither pre-LN nor post-LN (measured on one block)");
+}
+
 }  // namespace ts

@@ -53,4 +53,8 @@ std::string embed_sequential_words(const EmbedSequential& e, const std::string& 
 // in words for the note under `model.generator`: out = generator(x) against proj(x), x fixed.
 std::string generator_words(const AnnotatedGenerator& g, const std::string& V);
 
+// train::block_wiring's answer (ch12's and ch13's blocks) in the learner's words: "pre-LN",
+// "post-LN", or that the block is neither.
+std::string wiring_words(const std::string& wiring);
+
 }  // namespace ts

@@ -17,7 +17,8 @@
 
 namespace ts::train {
 
-// "pre-LN", "post-LN", or "" when the measured output is neither (max |difference| > tol)
+// "pre-LN", "post-LN", or "" when the measured output is neither (max |difference| > tol);
+// course/model_probes' wiring_words puts the answer in the learner's words.
 template <class F, class Norm1, class Norm2, class After>
 std::string block_wiring(const std::vector<F>& x, const std::vector<F>& measured, Norm1 norm_1, Norm2 norm_2,
                          After after, double tol) {
@@ -39,8 +40,5 @@ std::string block_wiring(const std::vector<F>& x, const std::vector<F>& measured
   if (post <= tol && post < pre) return "post-LN";
   return "";
 }
-
-// block_wiring's answer in the learner's words: "pre-LN", "post-LN", or that it is neither
-std::string wiring_words(const std::string& wiring);
 
 }  // namespace ts::train
