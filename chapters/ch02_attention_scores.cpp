@@ -132,7 +132,8 @@ int main(int argc, char** argv) {
       }
     }
     // the explanation holds only while scores[t,t] is |e_t|^2 / sqrt(D), which the verdict checks
-    const bool diag_ok = worst <= 1e-5;
+    constexpr double kDiagTol = 1e-5;  // relative: what float32 rounding of C products and a sum leaves
+    const bool diag_ok = worst <= kDiagTol;
     ch.erratum(_("002 §9.2.1, line 184"),
                diag_ok ? _("the note on attention() says the dot product is multiplied by the square root of d[k] (so "
                            "do lines 62 and 192); the code divides by math.sqrt(d_k), as this step does.")
@@ -155,9 +156,9 @@ int main(int argc, char** argv) {
            "\n" + table + "  " +
            ch.verdict(diag_ok,
                       N_("scores[t,t] against |e_t|^2 / sqrt(D): largest relative gap {g:.2g} (float32 rounding "
-                         "stays below 1e-05)"),
-                      N_("scores[t,t] is no longer |e_t|^2 / sqrt(D): largest relative gap {g:.2g}, above 1e-05"),
-                      fmt::arg("g", worst)));
+                         "stays below {tol:.0e})"),
+                      N_("scores[t,t] is no longer |e_t|^2 / sqrt(D): largest relative gap {g:.2g}, above {tol:.0e}"),
+                      fmt::arg("g", worst), fmt::arg("tol", kDiagTol)));
     ch.erratum(_("000 §Scaled Dot-product Attention, line 195"),
                trf("the article says a token's dot product with itself is 1. It is |e_t|^2: here {sq_lo:.1f} to "
                    "{sq_hi:.1f}, and {lo:.2f} to {hi:.2f} once divided by sqrt(D) (about sqrt(D) = {root:.1f}).",

@@ -96,8 +96,11 @@ int main(int argc, char** argv) {
       const bool exp_gap = T > 1 && std::fabs(std::log(w.min_ratio) - sc.min_gap) <= 1e-3 * std::max(1.0, sc.min_gap) &&
                            std::fabs(std::log(w.max_ratio) - sc.max_gap) <= 1e-3 * std::max(1.0, sc.max_gap);
       // one whole message each: with one key there is no runner-up
+      const bool in_unit = w.min >= 0 && w.max <= 1;  // softmax's range, checked on what came out
       const std::string why =
-          T == 1  ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}", fmt::arg("lo", w.min),
+          !in_unit ? trf("the weights are not all in [0, 1], as softmax's would be: here from {lo:.3g} to {hi:.3g}",
+                         fmt::arg("lo", w.min), fmt::arg("hi", w.max))
+          : T == 1  ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}", fmt::arg("lo", w.min),
                         fmt::arg("hi", w.max))
           : exp_gap ? trf("every weight lies in [0, 1]: here from {lo:.3g} to {hi:.3g}. In each row the largest weight "
                           "is {rlo:.3g} to {rhi:.3g} times the runner-up: e^gap, where the gap between their scores is "
@@ -146,10 +149,17 @@ int main(int argc, char** argv) {
       double vmax = 0;
       for (float v : value) vmax = std::max(vmax, std::fabs(static_cast<double>(v)));
       const double off = off_diagonal_mass(weights);
+      double sum_off = 0;  // a mean's weights are >= 0 and sum to 1 (step 2's checks, read again)
+      for (float v : sum_lastdim(weights)) sum_off = std::max(sum_off, std::fabs(static_cast<double>(v) - 1.0));
+      const bool mean = row_stats(weights).min >= 0 && sum_off <= kSumTol;
       ch.show("attn_outputs", attn_outputs, {"BmmBackward0"},
-              trf("each row is the weighted mean of the value rows. With q = k = v the weights off the diagonal add "
-                  "up to at most {off:.3g} in a row, so max |attn_outputs - value| = {gap:.3g} against values up to "
-                  "{vmax:.3g} (chapter 4's projections are what lets a token look elsewhere)",
+              trf(mean ? N_("each row is the weighted mean of the value rows. With q = k = v the weights off the "
+                            "diagonal add up to at most {off:.3g} in a row, so max |attn_outputs - value| = {gap:.3g} "
+                            "against values up to {vmax:.3g} (chapter 4's projections are what lets a token look "
+                            "elsewhere)")
+                       : N_("each row mixes the value rows with step 2's weights, which are not a mean's (not all in "
+                            "[0, 1], or not summing to 1). The weights off the diagonal add up to at most {off:.3g} in "
+                            "a row, and max |attn_outputs - value| = {gap:.3g} against values up to {vmax:.3g}"),
                   fmt::arg("off", off), fmt::arg("gap", gap), fmt::arg("vmax", vmax)),
               Shown::Twin);
     }
