@@ -208,16 +208,16 @@ int main(int argc, char** argv) {
     const std::string shape = std::to_string(bt.first) + "x" + std::to_string(bt.second);
     const int runs = bt.second == 5 ? 10 : bt.first == 1 ? 3 : 1;
     const int64_t B = bt.first, T = bt.second;
-    add_at_1_and_2_threads("encoder_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_ptr, B, T); });
-    add_at_1_and_2_threads("sgemmroute_" + shape, runs,
+    add_at_thread_counts("encoder_" + shape, runs, [=](benchmark::State& s) { encoder(s, fast_ptr, B, T); });
+    add_at_thread_counts("sgemmroute_" + shape, runs,
                            [=](benchmark::State& s) { encoder(s, fast_sgemm_ptr, B, T); });
-    if (B == 1) add_at_1_and_2_threads("exact_" + shape, runs, [=](benchmark::State& s) { exact(s, B, T); });
+    if (B == 1) add_at_thread_counts("exact_" + shape, runs, [=](benchmark::State& s) { exact(s, B, T); });
   }
-  add_at_1_and_2_threads("layer_8x128", 2, layer_8x128);
-  add_at_1_and_2_threads("qk_8x128", 10, qk_8x128);
-  add_at_1_and_2_threads("softmax_8x12x128x128", 20, softmax_8x12x128x128);
-  add_at_1_and_2_threads("layernorm_8x128x768", 50, layernorm_8x128x768);
-  add_at_1_and_2_threads("gelu_8x128x3072", 20, gelu_8x128x3072);
+  add_at_thread_counts("layer_8x128", 2, layer_8x128);
+  add_at_thread_counts("qk_8x128", 10, qk_8x128);
+  add_at_thread_counts("softmax_8x12x128x128", 20, softmax_8x12x128x128);
+  add_at_thread_counts("layernorm_8x128x768", 50, layernorm_8x128x768);
+  add_at_thread_counts("gelu_8x128x3072", 20, gelu_8x128x3072);
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

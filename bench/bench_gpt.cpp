@@ -1,12 +1,12 @@
 // bench_gpt: ch12's decoder-only model in make bench (rows of bench/report.py).
 //   gpt_train_step_64/T    the default GPT (2 blocks, C 64, 4 heads, F 256, tied head), B = 64,
-//                          forward + hand-written backward + Adam, T = 1 or 2 threads; the
+//                          forward + hand-written backward + Adam, T threads (bench_thread_counts()); the
 //                          PyTorch peer (bench/bench_pytorch.py) trains tests/twins/gpt_reference.py's
 //                          GPT on the same batch in eager mode
 //   gpt_gen_stories15m/T   generation at llama2.c's stories15M size (C 288, 6 blocks, 6 heads,
 //                          F 768, V 32000, context 256), random weights, batch 1: 256 tokens fed
 //                          one by one through the KV cache (gpt_step: matrix-vector products on
-//                          the SIMD route), greedy; T = 1 or 2 threads (the large weights' rows
+//                          the SIMD route), greedy; T threads (the large weights' rows
 //                          split over the thread pool)
 // The bound of generation (each token reads every weight once: tokens/s <= bandwidth / weight
 // bytes) divides by bench_peak's mem_read_bw, measured the way bench_peak measures the FMA peak.
@@ -68,9 +68,8 @@ static void gpt_generate(benchmark::State& state) {
 
 int main(int argc, char** argv) {
   if (!init_on_widest_blas_core(&argc, argv)) return 2;
-  add_at_1_and_2_threads("gpt_train_step_64", 100, gpt_train_step);
-  benchmark::RegisterBenchmark("gpt_gen_stories15m", gpt_generate)->Arg(1)->Arg(2)->Iterations(1)
-      ->Unit(benchmark::kMillisecond)->UseRealTime();
+  add_at_thread_counts("gpt_train_step_64", 100, gpt_train_step);
+  add_at_thread_counts("gpt_gen_stories15m", 1, gpt_generate);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

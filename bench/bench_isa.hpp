@@ -5,12 +5,14 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "exact/matmul.hpp"  // ts::blas_core
@@ -60,13 +62,40 @@ inline bool init_on_widest_blas_core(int* argc, char** argv) {
   return true;
 }
 
-// A row `name`/threads at 1 and 2 threads, `runs` timed runs per repetition, in ms of real time.
-inline void add_at_1_and_2_threads(const std::string& name, int runs,
-                                   const std::function<void(benchmark::State&)>& fn) {
-  benchmark::RegisterBenchmark(name.c_str(), fn)
-      ->Arg(1)
-      ->Arg(2)
-      ->Iterations(runs)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+// The thread counts every row runs at: TS_BENCH_THREADS ("1,2,4") if set, else 1, 2, 4, ... up to
+// the logical CPUs this process may use, and that count itself (a 12-core machine: 1 2 4 8 12).
+// bench/report.py computes the same list (bench_threads()) and sets TS_BENCH_THREADS for every binary,
+// so both sides of the table agree. A malformed list is bad input: one line, exit 2.
+inline std::vector<int> bench_thread_counts() {
+  std::vector<int> counts;
+  if (const char* env = std::getenv("TS_BENCH_THREADS"); env && *env) {
+    std::string s(env);
+    size_t i = 0;
+    while (i <= s.size()) {
+      const size_t j = std::min(s.find(',', i), s.size());
+      const std::string item = s.substr(i, j - i);
+      char* end = nullptr;
+      const long v = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || v < 1 || v > 1024) {
+        std::fprintf(stderr, "error: TS_BENCH_THREADS='%s': expected thread counts like 1,2,4 (each 1..1024)\n", env);
+        std::exit(2);
+      }
+      counts.push_back(int(v));
+      i = j + 1;
+    }
+    return counts;
+  }
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  for (int t = 1; t <= cores; t *= 2) counts.push_back(t);
+  if (counts.back() != cores) counts.push_back(cores);
+  return counts;
+}
+
+// A row `name`/threads at every count of bench_thread_counts(), `runs` timed runs per repetition,
+// in ms of real time.
+inline benchmark::internal::Benchmark* add_at_thread_counts(const std::string& name, int runs,
+                                                            const std::function<void(benchmark::State&)>& fn) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), fn);
+  for (int t : bench_thread_counts()) b->Arg(t);
+  return b->Iterations(runs)->Unit(benchmark::kMillisecond)->UseRealTime();
 }

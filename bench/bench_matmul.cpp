@@ -81,8 +81,6 @@ void linear_small(benchmark::State& state, ts::MatmulPath path) {
 
 }  // namespace
 
-BENCHMARK(linear_128x768x3072)->Arg(1)->Arg(2)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(sgemm_128x768x3072)->Arg(1)->Arg(2)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(linear_small, blas, ts::MatmulPath::Blas)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(linear_small, naive, ts::MatmulPath::Naive)->Unit(benchmark::kMicrosecond);
 
@@ -91,6 +89,8 @@ int main(int argc, char** argv) {
   bench_isa_or_exit("bench_matmul");  // not used here (OpenBLAS picks its own kernel), but bad input all the same
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  add_at_thread_counts("linear_128x768x3072", 20, linear_128x768x3072);
+  add_at_thread_counts("sgemm_128x768x3072", 20, sgemm_128x768x3072);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

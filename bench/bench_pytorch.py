@@ -4,6 +4,12 @@
 usage: /usr/bin/python3 bench/bench_pytorch.py [--threads 1,2] [--reps 7] [--filter REGEX]
                                                [--expect-core NAME] [--out FILE.json]
 
+fused_encoder_* is PyTorch's strongest CPU path for the same encoder: nn.TransformerEncoder of
+nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True) in eval mode under
+inference_mode (its fused "fast path"), on article 000's Embeddings and the SAME weights (the per-head
+q/k/v Linears stacked into in_proj); its output is checked against the eager model's first
+(FUSED_CHECK), and a fused model that computes something else is not timed.
+
 train_step_64 is ch11's training step (autograd on, see train_step_64()). The other workloads' model is article 000's TransformerEncoder (tests/twins/article000.py, BERT-base config)
 after torch.manual_seed(0), in eval mode, run under torch.inference_mode() -- PyTorch's best
 setting for inference. Thread settings: every pair (torch.set_num_threads(i), OpenBLAS's own
@@ -45,6 +51,44 @@ def build_model():
     return article000.TransformerEncoder(BERT_BASE).eval()
 
 
+def build_fused(model):
+    """PyTorch's fused encoder on article 000's weights -> (ids -> hidden). The layers of article 000 are
+    pre-LN with GELU and nn.LayerNorm's eps 1e-5: nn.TransformerEncoderLayer(norm_first=True,
+    activation="gelu") is the same function, its in_proj = the heads' q (then k, then v) weights stacked."""
+    n = len(model.layers)
+    layer = torch.nn.TransformerEncoderLayer(C, H, FF, dropout=0.1, activation="gelu", batch_first=True,
+                                             norm_first=True)
+    try:
+        enc = torch.nn.TransformerEncoder(layer, n, enable_nested_tensor=False)
+    except TypeError:  # a PyTorch without the argument
+        enc = torch.nn.TransformerEncoder(layer, n)
+    with torch.no_grad():
+        for ours, theirs in zip(model.layers, enc.layers):
+            heads = ours.attention.heads
+            theirs.self_attn.in_proj_weight.copy_(torch.cat([h.q.weight for h in heads] + [h.k.weight for h in heads]
+                                                            + [h.v.weight for h in heads], 0))
+            theirs.self_attn.in_proj_bias.copy_(torch.cat([h.q.bias for h in heads] + [h.k.bias for h in heads]
+                                                          + [h.v.bias for h in heads], 0))
+            theirs.self_attn.out_proj.weight.copy_(ours.attention.output_linear.weight)
+            theirs.self_attn.out_proj.bias.copy_(ours.attention.output_linear.bias)
+            for a, b in ((theirs.linear1, ours.feed_forward.linear_1), (theirs.linear2, ours.feed_forward.linear_2),
+                         (theirs.norm1, ours.layer_norm_1), (theirs.norm2, ours.layer_norm_2)):
+                a.weight.copy_(b.weight)
+                a.bias.copy_(b.bias)
+    enc.eval()
+    return lambda ids: enc(model.embeddings(ids))
+
+
+FUSED_CHECK = 1e-4  # max |fused - eager| / max |eager| on the check input: the same function, float rounding
+
+
+def check_fused(model, fused):
+    """the fused encoder's largest difference from the eager one, relative to the output's scale"""
+    ids = torch.randint(0, BERT_BASE.vocab_size, (2, 16), generator=torch.Generator().manual_seed(7))
+    want, got = model(ids), fused(ids)
+    return float((got - want).abs().max() / want.abs().max())
+
+
 def openblas():
     for name in ("libopenblas.so.0", ctypes.util.find_library("openblas") or ""):
         try:
@@ -68,7 +112,7 @@ def timed(fn, reps, runs_per_rep):
     return statistics.median(times)
 
 
-def workloads(model):
+def workloads(model, fused):
     g = torch.Generator().manual_seed(1234)
 
     def ids(b, t):
@@ -92,6 +136,9 @@ def workloads(model):
         "encoder_1x5": (lambda: model(x5), 10),
         "encoder_1x128": (lambda: model(x128), 3),
         "encoder_8x128": (lambda: model(x8), 1),
+        "fused_encoder_1x5": (lambda: fused(x5), 10),
+        "fused_encoder_1x128": (lambda: fused(x128), 3),
+        "fused_encoder_8x128": (lambda: fused(x8), 1),
         "layer_8x128": (lambda: layer(h8), 2),
         "qk_8x128": (lambda: torch.matmul(q4, k4.transpose(-2, -1)), 10),
         "softmax_8x12x128x128": (lambda: F.softmax(s, dim=-1), 20),
@@ -215,9 +262,18 @@ def main():
     model = build_model()
     results = []
     counts = [int(x) for x in a.threads.split(",")]
-    settings = [(i, b) for i in counts for b in (counts if blas else [0])]
+    # torch's threads i with OpenBLAS's threads b: b = 1 (torch's pool only) or b = i (both pools);
+    # on two counts that is every pair, as before; on more it keeps the search linear
+    settings = sorted({(i, b) for i in counts for b in ({1, i} if blas else {0})})
     with torch.inference_mode():
-        work = workloads(model)
+        fused = build_fused(model)
+        diff = check_fused(model, fused)
+        print(json.dumps({"fused_check": diff, "limit": FUSED_CHECK, "torch": torch.__version__}), flush=True)
+        work = workloads(model, fused)
+        if not diff <= FUSED_CHECK:
+            print(f"bench_pytorch: the fused encoder differs from article 000's by {diff:.3g} of the output's "
+                  f"scale (> {FUSED_CHECK:g}): not the same function, its rows are not timed", file=sys.stderr)
+            work = {k: v for k, v in work.items() if not k.startswith("fused_")}
         for intra, nblas in settings:
             torch.set_num_threads(intra)
             if blas:
@@ -236,7 +292,7 @@ def main():
                 print(json.dumps(r), flush=True)
     if a.out:
         with open(a.out, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump({"rows": results, "fused_check": diff, "fused_limit": FUSED_CHECK}, f, indent=1)
     return 0
 
 

@@ -1,5 +1,5 @@
 // bench_train: ch11's train_step (forward, hand-written backward, Adam) on the default model,
-// 2+2 layers, d_model 64, 4 heads, d_ff 256, dropout 0.1, B = 64, at 1 and 2 threads.
+// 2+2 layers, d_model 64, 4 heads, d_ff 256, dropout 0.1, B = 64, at each of bench_thread_counts().
 // The PyTorch peer (bench/bench_pytorch.py, "train_step_64") runs the same model, batch and
 // optimizer in eager mode. Row "train_step_64" of make bench; steps/s = 1000 / ms.
 #include <benchmark/benchmark.h>
@@ -30,7 +30,7 @@ static void train_step(benchmark::State& state) {
 
 int main(int argc, char** argv) {
   if (!init_on_widest_blas_core(&argc, argv)) return 2;
-  add_at_1_and_2_threads("train_step_64", 100, train_step);
+  add_at_thread_counts("train_step_64", 100, train_step);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

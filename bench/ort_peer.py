@@ -75,15 +75,15 @@ def export(ort_dir, python):
     return None if p.returncode == 0 else f"bench/export_onnx.py failed (exit {p.returncode})"
 
 
-def measure(build, python, reps, filt):
-    """(timing rows, check row, None) or ([], None, reason): the encoder rows at intra-op threads 1 and 2"""
+def measure(build, python, reps, filt, threads=(1, 2)):
+    """(timing rows, check row, None) or ([], None, reason): the encoder rows at each intra-op thread count"""
     ort_dir = os.path.abspath(os.path.join(build, "bench", "ort"))
     reason = install(ort_dir) or export(ort_dir, python)
     if reason:
         return [], None, reason
     out = os.path.join(ort_dir, "timings.json")
     cmd = ["node", os.path.join(HERE, "bench_ort.js"), "--ort", ort_dir, "--model", os.path.join(ort_dir, "encoder.onnx"),
-           "--threads", "1,2", "--reps", str(reps), "--filter", filt, "--check", ort_dir, "--out", out]
+           "--threads", ",".join(map(str, threads)), "--reps", str(reps), "--filter", filt, "--check", ort_dir, "--out", out]
     print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     sys.stderr.write(p.stdout)

@@ -3,11 +3,20 @@
 
 usage: python3 bench/report.py BUILD_DIR [--reps 7] [--filter REGEX] [--no-docs]
 
+Thread counts: TS_BENCH_THREADS ("1,2,4") if set, else 1, 2, 4, ... up to the CPUs this process
+may use, and that count itself (bench_threads(); bench/bench_isa.hpp computes the same list, and
+every binary and peer is given it). Each row with t > 1 threads shows its parallel efficiency,
+time at 1 thread / (t x time at t).
 1. BUILD_DIR/bench_peak: the FMA peak of the SIMD route in use (ts::active_isa(): TS_ISA caps
-   it) at 1 and 2 threads -- what the "% of peak" column divides by. A bad TS_ISA stops here
-   (the binary's one line, exit 2).
+   it) at every thread count -- what the "% of peak" column divides by. It is measured three
+   times, interleaved with the rows (before ours, between ours and the peers, after the peers),
+   each a warm-up for the clock to settle then --reps repetitions; the peak is the best of them
+   all, and the spread between the lowest and the highest is printed: a host whose clock moves
+   shows it there. A measured product above the peak (ours, OpenBLAS's sgemm, a peer's encoder
+   at its FLOP count) is said under the table. A bad TS_ISA stops here (the binary's one line,
+   exit 2).
 2. BUILD_DIR/bench_encoder and BUILD_DIR/bench_matmul (Google Benchmark): every workload at
-   1 and 2 threads, a warm-up, then --reps repetitions (interleaved in random order); we
+   every thread count, a warm-up, then --reps repetitions (interleaved in random order); we
    keep the median. The row kernels (softmax, LayerNorm, GELU) run in a process of their
    own, so no thread left spinning by an encoder row shares their cores.
 3. bench/bench_pytorch.py under /usr/bin/python3 with the SAME OpenBLAS core: the core our
@@ -17,11 +26,14 @@ usage: python3 bench/report.py BUILD_DIR [--reps 7] [--filter REGEX] [--no-docs]
    default on an AVX-512 CPU is AVX2, measured slower) unless the caller set that variable.
    TS_ISA=avx2 on an AVX-512 CPU emulates an AVX2-only machine: both sides then also run
    OpenBLAS's Haswell core (unless OPENBLAS_CORETYPE is set).
-   PyTorch is timed at every (torch threads, OpenBLAS threads) pair; a row with t threads
-   gets PyTorch's best time with both <= t ("its best thread setting").
+   PyTorch is timed at (torch threads i, OpenBLAS threads b) with b = 1 or b = i; a row with t
+   threads gets PyTorch's best time with both <= t ("its best thread setting"). Beside the
+   article's eager code, PyTorch's fused encoder (nn.TransformerEncoder, norm_first, GELU, eval,
+   inference_mode: its CPU fast path) runs the encoder rows on the same weights, checked equal
+   first (bench_pytorch.py's FUSED_CHECK).
 4. ONNX Runtime (bench/ort_peer.py): the pinned onnxruntime-node from npm, article 000's
-   encoder exported by torch.onnx.export, timed by bench/bench_ort.js at intra-op threads 1
-   and 2 (inter-op 1); a row with t threads gets its best with threads <= t. Its output is
+   encoder exported by torch.onnx.export, timed by bench/bench_ort.js at intra-op threads of
+   every count (inter-op 1); a row with t threads gets its best with threads <= t. Its output is
    checked against PyTorch's first. It has no switch to cap its instruction set. Where it
    cannot run, its column stays empty and one line says why.
 5. One table: workload, threads, ours (ms), PyTorch (ms), ratio = ours / PyTorch, ONNX
@@ -109,6 +121,47 @@ def run(cmd, env=None):
     return p.stdout
 
 
+def bench_threads():
+    """the thread counts of every row: TS_BENCH_THREADS, or 1, 2, 4, ... up to the usable CPUs and that count"""
+    env = os.environ.get("TS_BENCH_THREADS", "").strip()
+    if env:
+        try:
+            counts = [int(x) for x in env.split(",")]
+        except ValueError:
+            counts = []
+        if not counts or any(not 1 <= c <= 1024 for c in counts):
+            print(f"bench: error: TS_BENCH_THREADS={env!r}: expected thread counts like 1,2,4 (each 1..1024)",
+                  file=sys.stderr)
+            sys.exit(2)
+        return counts
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS: no affinity
+        cores = os.cpu_count() or 1
+    counts, t = [], 1
+    while t <= cores:
+        counts.append(t)
+        t *= 2
+    return counts + ([cores] if counts[-1] != cores else [])
+
+
+def every_run(binary, out_json, reps, filt, env=None):
+    """bench_peak's runs, every repetition kept: {(name, threads): [(ms, flop, bytes), ...]}"""
+    cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_enable_random_interleaving=true",
+           f"--benchmark_out={out_json}", "--benchmark_out_format=json", f"--benchmark_filter={filt}"]
+    sys.stderr.write(run(cmd, env))
+    with open(out_json) as f:
+        data = json.load(f)
+    runs = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") != "iteration":
+            continue
+        name, threads = b["run_name"].split("/")[:2]
+        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
+        runs.setdefault((name, int(threads)), []).append((b["real_time"] * scale, b.get("flop", 0.0)))
+    return runs, data.get("context", {})
+
+
 def google_bench(binary, out_json, reps, filt, env=None):
     # repetitions of all benchmarks interleaved in random order: a change of load hits them alike
     cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_enable_random_interleaving=true",
@@ -184,12 +237,31 @@ def main():
     except OSError:
         pass
 
-    # 1) the measured peak of the route in use (a bad TS_ISA exits 2 here)
-    # (and, for ch12's generation bound, the memory's read bandwidth, measured the same way)
-    peak_runs, peak_ctx = google_bench(os.path.join(a.build, "bench_peak"), os.path.join(out_dir, "peak.json"),
-                                       a.reps, "^(fma_peak|mem_read_bw)/" if "mem_read_bw" in keys else "^fma_peak/")
+    threads = bench_threads()
+    os.environ["TS_BENCH_THREADS"] = ",".join(map(str, threads))  # every binary and peer runs these counts
+
+    # 1) the measured peak of the route in use (a bad TS_ISA exits 2 here), the first of three
+    # measurements interleaved with the rows; (and, for ch12's generation bound, the memory's read
+    # bandwidth, measured the same way, once)
+    peak_gflops = {}  # threads -> [GFLOP/s of every repetition of every measurement]
+    peak_when = []    # (when, {threads: best GFLOP/s of that measurement})
+
+    def measure_peak(when, with_bw=False):
+        runs, ctx = every_run(os.path.join(a.build, "bench_peak"), os.path.join(out_dir, f"peak_{when}.json"),
+                              a.reps, "^(fma_peak|mem_read_bw)/" if with_bw else "^fma_peak/")
+        best = {}
+        for (name, t), got in runs.items():
+            if name == "fma_peak":
+                g = [flop / (ms * 1e-3) / 1e9 for ms, flop in got]
+                peak_gflops.setdefault(t, []).extend(g)
+                best[t] = max(g)
+        peak_when.append((when, best))
+        return runs, ctx
+
+    first_runs, peak_ctx = measure_peak("before", "mem_read_bw" in keys)
+    peak_runs = {k: {"ms": sorted(ms for ms, _ in v)[len(v) // 2], "flop": 0.0}
+                 for k, v in first_runs.items() if k[0] == "mem_read_bw"}  # the median, as every row
     isa, cpu_isa = peak_ctx.get("peak_isa", "?"), peak_ctx.get("cpu_isa", "?")
-    peak = {t: r["flop"] / (r["ms"] * 1e-3) / 1e9 for (name, t), r in peak_runs.items() if name == "fma_peak"}
 
     # the environment of both sides: TS_ISA=avx2 on an AVX-512 CPU emulates an AVX2-only machine
     # (ATEN_CPU_CAPABILITY: PyTorch's kernels, unless the caller chose; our binaries ignore it)
@@ -226,8 +298,9 @@ def main():
         ours.update(got)
         if part != "train":  # the first binary's context wins; bench_train's is not shown
             context = {**ctx, **context}
-    ours.update({k: r for k, r in peak_runs.items() if k[0] == "mem_read_bw"})  # the generation bound
+    ours.update(peak_runs)  # mem_read_bw: the generation bound
     core = context.get("openblas_core", "")
+    measure_peak("between")  # the second peak: after ours, before the peers
 
     # 3) PyTorch, on the same OpenBLAS core and the matching ATen kernels
     if core and not env.get("OPENBLAS_CORETYPE"):
@@ -237,24 +310,30 @@ def main():
     if peers:
         py_out = os.path.join(out_dir, "pytorch.json")
         cmd = [PYTHON, os.path.join(ROOT, "bench", "bench_pytorch.py"), "--reps", str(a.reps), "--out", py_out,
-               "--filter", "^(" + "|".join(peers) + ")/"]
+               "--threads", ",".join(map(str, threads)),
+               "--filter", "^(" + "|".join(peers + ["fused_" + p for p in peers if p.startswith("encoder_")]) + ")/"]
         if core:
             cmd += ["--expect-core", core]
         sys.stderr.write(run(cmd, env=env))
         with open(py_out) as f:
-            py_rows = json.load(f)
+            py = json.load(f)
+        py_rows, fused_check = py["rows"], py["fused_check"]
         for r in py_rows:
             key = (r["workload"], r["threads"])
             setting = f"{r['torch_threads']}/{r['openblas_threads']}"
             if key not in torch_ms or r["ms"] < torch_ms[key][0]:
                 torch_ms[key] = (r["ms"], setting)
         torch_version = py_rows[0]["torch"] if py_rows else "?"
+        if not fused_check <= py["fused_limit"]:
+            notes.append(f"PyTorch's fused encoder differs from article 000's by {fused_check:.3g} of the output's "
+                         f"scale (> {py['fused_limit']:g}): not the same function, its column is empty")
 
     # 4) ONNX Runtime: the encoder rows
     ort_peers = sorted(k for k in peers if k.startswith("encoder_"))
     ort_ms, ort_check, ort_reason = {}, None, None
     if ort_peers:
-        ort_rows, ort_check, ort_reason = ort_peer.measure(a.build, PYTHON, a.reps, "^(" + "|".join(ort_peers) + ")/")
+        ort_rows, ort_check, ort_reason = ort_peer.measure(a.build, PYTHON, a.reps, "^(" + "|".join(ort_peers) + ")/",
+                                                           threads)
         for r in ort_rows:
             key = (r["workload"], r["threads"])
             if key not in ort_ms or r["ms"] < ort_ms[key][0]:
@@ -262,35 +341,48 @@ def main():
         if ort_reason:
             print(f"bench: ONNX Runtime column empty: {ort_reason}", file=sys.stderr)
     ort_version = ort_check["onnxruntime"] if ort_check else ort_peer.pinned_version()
+    measure_peak("after")  # the third peak, after the peers
+    peak = {t: max(g) for t, g in peak_gflops.items()}
+    spread = {t: 100.0 * (max(g) - min(g)) / max(g) for t, g in peak_gflops.items()}
 
     # 5) the table
     rows = []
     for key, label, peer in ROWS:
-        for t in (1, 2):
+        for t in threads:
             o = ours.get((key, t))
             if key not in keys or o is None:
                 continue
             py, py_threads = best_peer(torch_ms, peer, t)
+            fu, fu_threads = best_peer(torch_ms, "fused_" + peer if peer and peer.startswith("encoder_") else None, t)
             ort, ort_threads = best_peer(ort_ms, peer, t)
+            one = ours.get((key, 1))
             gflops = o["flop"] / (o["ms"] * 1e-3) / 1e9 if o["flop"] else None
             rows.append({"key": key, "workload": label.strip(), "label": label, "threads": t, "ours_ms": o["ms"],
                          "pytorch_ms": py, "pytorch_threads": py_threads, "ratio": o["ms"] / py if py else None,
+                         "fused_ms": fu, "fused_threads": fu_threads, "ratio_fused": o["ms"] / fu if fu else None,
                          "ort_ms": ort, "ort_threads": ort_threads, "ratio_ort": o["ms"] / ort if ort else None,
                          "gflops": gflops, "peak_gflops": peak.get(t), "flop": o["flop"],
-                         "pct_peak": 100.0 * gflops / peak[t] if gflops and peak.get(t) else None})
+                         "pct_peak": 100.0 * gflops / peak[t] if gflops and peak.get(t) else None,
+                         "efficiency": 100.0 * one["ms"] / (t * o["ms"]) if one and t > 1 else None})
 
     def with_setting(ms, setting):
         return fmt(ms, ".3f") + ("" if setting is None else f" ({setting})")
 
-    head = ["workload", "threads", "ours ms", "PyTorch ms", "ratio", "ORT ms", "ratio ORT", "GFLOP/s", "% of peak"]
+    head = ["workload", "threads", "ours ms", "PyTorch ms", "ratio", "fused ms", "ratio fused", "ORT ms", "ratio ORT",
+            "GFLOP/s", "% of peak", "par. eff. %"]
     table = [[r["label"], str(r["threads"]), fmt(r["ours_ms"], ".3f"), with_setting(r["pytorch_ms"], r["pytorch_threads"]),
-              fmt(r["ratio"], ".2f"), with_setting(r["ort_ms"], r["ort_threads"]), fmt(r["ratio_ort"], ".2f"),
-              fmt(r["gflops"], ".1f"), fmt(r["pct_peak"], ".1f")] for r in rows]
+              fmt(r["ratio"], ".2f"), with_setting(r["fused_ms"], r["fused_threads"]), fmt(r["ratio_fused"], ".2f"),
+              with_setting(r["ort_ms"], r["ort_threads"]), fmt(r["ratio_ort"], ".2f"),
+              fmt(r["gflops"], ".1f"), fmt(r["pct_peak"], ".1f"), fmt(r["efficiency"], ".0f")] for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in table)) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-    peak_line = (f"measured FMA peak, {isa} route ({PEAK_OP.get(isa, '?')}, 12 chains per thread): "
-                 + ", ".join(f"{t} thread{'s' if t > 1 else ''} {peak[t]:.1f} GFLOP/s" for t in sorted(peak))
+    peak_line = (f"measured FMA peak, {isa} route ({PEAK_OP.get(isa, '?')}, 12 chains per thread), the best of "
+                 f"{len(peak_when)} measurements x {a.reps} repetitions interleaved with the rows: "
+                 + ", ".join(f"{t} thread{'s' if t > 1 else ''} {peak[t]:.1f} GFLOP/s (spread {spread[t]:.0f} %)"
+                             for t in sorted(peak))
                  + " -- the % of peak column divides by it")
+    peak_detail = "peak per measurement (GFLOP/s): " + "; ".join(
+        f"{when}: " + ", ".join(f"{t}t {g:.1f}" for t, g in sorted(best.items())) for when, best in peak_when)
     if ort_reason:
         ort_line = f"ONNX Runtime column empty: {ort_reason}"
     elif not ort_check:
@@ -300,6 +392,7 @@ def main():
                     f"{ort_check['max_abs_diff']:.2g} (check at {ort_check['shape']}); (n) after its time = "
                     f"intraOpNumThreads n, inter-op 1, its best with n <= the row's threads")
     print(peak_line)
+    print(peak_detail)
     for n in notes:
         print(n)
     print(ort_line)
@@ -315,7 +408,7 @@ def main():
         return next((r for r in rows if r["workload"] == label and r["threads"] == t), None)
 
     checks = []
-    for t in (1, 2):
+    for t in threads:
         lin, raw = get("linear_128x768x3072", t), get("sgemm_128x768x3072", t)
         if lin and raw:
             over = lin["ours_ms"] / raw["ours_ms"] - 1
@@ -338,19 +431,53 @@ def main():
 
     targets = [("encoder_1x5", 0.5), ("encoder_1x128", 0.85), ("encoder_8x128", 0.85)] + [(k, 1.0) for k in ROW_KERNELS]
     for key, limit in targets:
-        for t in (1, 2):
+        for t in threads:
             r = get(key, t)
             if r and r["ratio"] is not None:
                 checks.append(ratio_check(r, t, "PyTorch", "ratio", "pytorch_ms", limit, "target"))
+    # issue 33: the encoders <= 1.0x the best of every peer at every thread count, [1,5] ahead of each
+    for key in ("encoder_1x5", "encoder_1x128", "encoder_8x128"):
+        for t in threads:
+            r = get(key, t)
+            if not r:
+                continue
+            peers_ms = [(n, r[m]) for n, m in (("PyTorch eager", "pytorch_ms"), ("PyTorch fused", "fused_ms"),
+                                               ("ONNX Runtime", "ort_ms")) if r[m]]
+            if not peers_ms:
+                continue
+            name, best = min(peers_ms, key=lambda x: x[1])
+            checks.append(f"{r['workload']}, {t} thread(s): ours / the best peer ({name}, {best:.3f} ms) = "
+                          f"{r['ours_ms'] / best:.2f} (target <= 1.0): {'met' if r['ours_ms'] <= best else 'NOT met'}")
+    r = get("encoder_8x128", 1)
+    if r and r["pct_peak"] is not None:
+        checks.append(f"{r['workload']}, 1 thread: {r['pct_peak']:.1f} % of the measured {isa} peak "
+                      f"({r['peak_gflops']:.1f} GFLOP/s; target >= 85 %): {'met' if r['pct_peak'] >= 85 else 'NOT met'}")
+    most = max(threads)
+    r = get("encoder_8x128", most)
+    if r and r["efficiency"] is not None:
+        want = 75 if most >= 16 else 85 if most == 2 else None
+        checks.append(f"{r['workload']}, {most} threads: parallel efficiency {r['efficiency']:.0f} %"
+                      + (f" (target >= {want} % at {most} threads): {'met' if r['efficiency'] >= want else 'NOT met'}"
+                         if want else " (targets: >= 85 % at 2 threads, >= 75 % at 16)"))
+    # a measured product above the measured peak: the peak is then no bound on this host
+    for r in rows:
+        if not r["flop"] or not r["peak_gflops"]:
+            continue
+        for who, ms in (("ours", r["ours_ms"]), ("PyTorch eager", r["pytorch_ms"]), ("PyTorch fused", r["fused_ms"]),
+                        ("ONNX Runtime", r["ort_ms"])):
+            if ms and r["flop"] / (ms * 1e-3) / 1e9 > r["peak_gflops"]:
+                checks.append(f"WARNING: {r['workload']}, {r['threads']} thread(s): {who} ran at "
+                              f"{r['flop'] / (ms * 1e-3) / 1e9:.1f} GFLOP/s, above the measured peak "
+                              f"({r['peak_gflops']:.1f}): the peak is not a bound on this host (see the spread)")
     gpt_checks = []  # the lines under ch12's own table
     for key, what in (("train_step_64", "ch11 training"), ("gpt_train_step_64", "ch12 GPT training")):
-        for t in (1, 2):
+        for t in threads:
             r = get(key, t)
             if r and r["ratio"] is not None:
                 (gpt_checks if key in GPT_KEYS else checks).append(f"{what}, {t} thread(s): {1e3 / r['ours_ms']:.1f} steps/s ours vs "
                               f"{1e3 / r['pytorch_ms']:.1f} PyTorch eager = {1 / r['ratio']:.2f}x (target >= 2x): "
                               f"{'met' if r['ratio'] <= 0.5 else 'NOT met'}")
-    for t in (1, 2):  # PyTorch's side: its best setting with <= t threads (its own threads only slow it down)
+    for t in threads:  # PyTorch's side: its best setting with <= t threads (its own threads only slow it down)
         r, m = get("gpt_gen_stories15m", t), get("mem_read_bw", t)
         if not r:
             continue
@@ -367,8 +494,14 @@ def main():
                      f"into 12 independent sums) that is <= {bound:.1f} tokens/s; ours is {100 * tps / bound:.1f} % "
                      f"of it (goal >= 60 %): {'met' if tps >= 0.6 * bound else 'NOT met'}")
         gpt_checks.append(line)
+    gen = [get("gpt_gen_stories15m", t) for t in threads if t <= 8]
+    gen = [r for r in gen if r]
+    for prev, r in zip(gen, gen[1:]):
+        gpt_checks.append(f"ch12 generation from {prev['threads']} to {r['threads']} threads: "
+                          f"{prev['ours_ms']:.1f} -> {r['ours_ms']:.1f} ms (target: gains from every thread added up "
+                          f"to 8): {'met' if r['ours_ms'] < prev['ours_ms'] else 'NOT met'}")
     for key in ("encoder_1x5", "encoder_1x128", "encoder_8x128"):
-        for t in (1, 2):
+        for t in threads:
             r = get(key, t)
             if r and r["ratio_ort"] is not None:
                 checks.append(ratio_check(r, t, "ONNX Runtime", "ratio_ort", "ort_ms", 1.0, "goal"))
@@ -381,10 +514,10 @@ def main():
         print(c)
 
     csv_path = os.path.join(out_dir, "results.csv")
-    columns = ["workload", "threads", "ours_ms", "pytorch_ms", "ratio", "gflops", "pct_peak", "ort_ms", "ratio_ort",
-               "peak_gflops"]
-    digits = {"ours_ms": 4, "pytorch_ms": 4, "ratio": 4, "gflops": 2, "pct_peak": 2, "ort_ms": 4, "ratio_ort": 4,
-              "peak_gflops": 2}
+    columns = ["workload", "threads", "ours_ms", "pytorch_ms", "ratio", "fused_ms", "ratio_fused", "gflops", "pct_peak",
+               "ort_ms", "ratio_ort", "peak_gflops", "efficiency"]
+    digits = {"ours_ms": 4, "pytorch_ms": 4, "ratio": 4, "fused_ms": 4, "ratio_fused": 4, "gflops": 2, "pct_peak": 2,
+              "ort_ms": 4, "ratio_ort": 4, "peak_gflops": 2, "efficiency": 1}
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(columns)
@@ -406,7 +539,7 @@ def main():
         md.append(f"| logical CPUs | {os.cpu_count()} |")
         md.append(f"| SIMD route (ours) | {isa}" + (f" (TS_ISA={isa} on an {cpu_isa} CPU: emulation)" if isa != cpu_isa
                                                    else " (the widest this CPU runs: measured natively)") + " |")
-        md.append(f"| measured FMA peak | {peak_line} |")
+        md.append(f"| measured FMA peak | {peak_line}; {peak_detail} |")
         md.append(f"| OpenBLAS core | {core or '?'} ({context.get('openblas_core_reason', '?')}) |")
         if gpt:
             md.append(f"| PyTorch | {torch_version} (`{PYTHON}`), tests/twins/gpt_reference.py's GPT: training in eager "
@@ -414,7 +547,8 @@ def main():
                       f"(bench/bench_pytorch.py), 1 thread |")
         else:
             md.append(f"| fast path GEMM | {context.get('fast_gemm', '?')} |")
-            md.append(f"| PyTorch | {torch_version} (`{PYTHON}`), article 000's model, eval, inference_mode |")
+            md.append(f"| PyTorch | {torch_version} (`{PYTHON}`), article 000's model, eval, inference_mode; "
+                      f"fused = nn.TransformerEncoder(norm_first, GELU) on the same weights, its fast path |")
         md.append(f"| PyTorch settings | OPENBLAS_CORETYPE={env.get('OPENBLAS_CORETYPE', '(unset)')}, "
                   f"ATEN_CPU_CAPABILITY={env.get('ATEN_CPU_CAPABILITY', '(default)')}; (i/b) after its time = "
                   f"torch.set_num_threads(i), OpenBLAS threads b: its best pair with i, b <= the row's threads |")
@@ -424,6 +558,7 @@ def main():
             md.append(f"| note | {n} |")
         md.append(f"| load average (1/5/15 min) | before {load_before}, after {load_after} |")
         md.append(f"| repetitions | median of {a.reps} after a warm-up, each side |")
+        md.append(f"| threads | {', '.join(map(str, threads))} (par. eff. = time at 1 thread / (t x time at t)) |")
         md.append("")
         md.append("| " + " | ".join(head) + " |")
         md.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
