@@ -96,7 +96,7 @@ def main():
     a = ap.parse_args()
     tool = find_mca(a.llvm_mca)
     if not tool:
-        print("mca: llvm-mca not found: apt-get install llvm (llvm-mca-17 or newer knows znver4)", file=sys.stderr)
+        print("mca: llvm-mca not found: install the newest llvm-NN package your release has (llvm-mca 17 or newer knows znver4)", file=sys.stderr)
         return 2
     version = subprocess.run([tool, "--version"], stdout=subprocess.PIPE, text=True).stdout
     version = re.search(r"version ([\d.]+)", version).group(1) if re.search(r"version ([\d.]+)", version) else "?"
