@@ -62,6 +62,11 @@ int main(int argc, char** argv) {
     HeatmapOptions hopt;
     hopt.mode = heatmap_mode(ch.color);
     hopt.vmin = 0.0f, hopt.vmax = 1.0f;  // masks and weights share one scale: 0 blank, 1 darkest
+    // a mask's picture: in the SVG, kept and hidden cells in the colours every chapter's masks use
+    auto as_mask = [](HeatmapOptions o, MaskMeaning meaning) {
+      o.mask = meaning;
+      return o;
+    };
 
     // ---------------------------------------------------------------- 1) the scores of chapter 2
     ch.section(_("Step 1: the scores of chapter 2"), _("article 000 §Scaled Dot-product Attention"));
@@ -100,7 +105,7 @@ int main(int argc, char** argv) {
             mask_note(ch, mask0, causal, pattern));
     hopt.title = _("mask[0] (article 000, 1 = keep): rows = queries, columns = keys");
     hopt.cell_width = 7;
-    ch.figure(heatmap(mask0, tokens, tokens, hopt));
+    ch.figure(heatmap(mask0, tokens, tokens, as_mask(hopt, MaskMeaning::OneKeeps)));
     // hide = (mask == 0)   (1,T,S) bool
     BTensor hide = xt::equal(mask, 0.0f);
     ch.show("mask == 0", hide,
@@ -184,7 +189,8 @@ int main(int argc, char** argv) {
                 fmt::arg("empty", n_empty), fmt::arg("T", T)),
             Shown::Twin);
     hopt.title = _("pad_mask[0] (1 = keep)");
-    ch.figure(heatmap(xt::view(pad_mask, 0, xt::all(), xt::all()), tokens, tokens, hopt));
+    ch.figure(heatmap(xt::view(pad_mask, 0, xt::all(), xt::all()), tokens, tokens,
+                      as_mask(hopt, MaskMeaning::OneKeeps)));
     // weights = softmax(where(pad_mask == 0, -inf, scores))
     // (B,T,S)
     Tensor pad_weights_inf = softmax(masked_fill_zero(scores, pad_mask, -INFINITY));
@@ -258,7 +264,8 @@ int main(int argc, char** argv) {
             Shown::Twin);
     hopt.title = _("padding_mask[:, 0, 0, :] (article 004, 1 = hide): rows = sentences, columns = positions");
     hopt.cell_width = 3;
-    ch.figure(heatmap(xt::view(padding_mask, xt::all(), 0, 0, xt::all()), {"x[0]", "x[1]"}, {}, hopt));
+    ch.figure(heatmap(xt::view(padding_mask, xt::all(), 0, 0, xt::all()), {"x[0]", "x[1]"}, {},
+                      as_mask(hopt, MaskMeaning::OneHides)));
     // look_ahead[t,s] = 1 if s > t (hide the future)
     // (T,S)
     Tensor look = create_look_ahead_mask(look_ahead);
@@ -271,7 +278,7 @@ int main(int argc, char** argv) {
                  "written they stop with a NameError. The functions are create_padding_mask and "
                  "create_look_ahead_mask, which this chapter calls."));
     hopt.title = trf("create_look_ahead_mask({n}) (1 = hide)", fmt::arg("n", look_ahead));
-    ch.figure(heatmap(look, {}, {}, hopt));
+    ch.figure(heatmap(look, {}, {}, as_mask(hopt, MaskMeaning::OneHides)));
     // combine = max(padding, look_ahead): hidden if either says hide
     // (2,1,1,5) with (5,5) -> (2,1,5,5)
     Tensor combine_mask = xt::maximum(padding_mask, create_look_ahead_mask(5));  // broadcast like numpy
@@ -282,7 +289,8 @@ int main(int argc, char** argv) {
             Shown::Twin);
     for (size_t b = 0; b < 2; ++b) {
       hopt.title = trf("combine_mask[{b}, 0] (1 = hide)", fmt::arg("b", b));
-      ch.figure(heatmap(xt::view(combine_mask, b, 0, xt::all(), xt::all()), {}, {}, hopt));
+      ch.figure(heatmap(xt::view(combine_mask, b, 0, xt::all(), xt::all()), {}, {},
+                        as_mask(hopt, MaskMeaning::OneHides)));
     }
     // logits = 0 + mask * -1e9
     // (2,1,5,5)
@@ -316,7 +324,8 @@ int main(int argc, char** argv) {
     hopt.title = _("tgt_mask[0] (article 002, True = keep)");
     hopt.cell_width = 7;
     const Tensor tgt_keep = xt::cast<float>(tgt_mask);
-    ch.figure(heatmap(xt::view(tgt_keep, 0, xt::all(), xt::all()), tokens, tokens, hopt));
+    ch.figure(heatmap(xt::view(tgt_keep, 0, xt::all(), xt::all()), tokens, tokens,
+                      as_mask(hopt, MaskMeaning::OneKeeps)));
     // p_attn = softmax(where(tgt_mask == 0, -1e9, scores))   (B,T,S)
     // (the bool mask == 0 is the float mask == 0 of its 0/1 values)
     Tensor p_attn = softmax(masked_fill_zero(scores, tgt_keep, -1e9f));

@@ -129,3 +129,20 @@ TEST_CASE("heatmap: a swatch is the very cell the picture draws for a value", "[
   CHECK(ts::heatmap_swatch(1, opt) == "[@]");
   CHECK(ts::heatmap_swatch(0, opt) == "[ ]");
 }
+
+TEST_CASE("heatmap: a terminal legend follows the title in the terminal only; a mask says so to the SVG",
+          "[heatmap]") {
+  std::vector<ts::FigureData> seen;
+  ts::set_figure_sink([&](const ts::FigureData& f) { seen.push_back(f); });
+  ts::HeatmapOptions opt;
+  opt.vmin = 0, opt.vmax = 1;
+  opt.mask = ts::MaskMeaning::OneHides;
+  opt.title = "mask";
+  opt.terminal_legend = ", " + ts::heatmap_swatch(1, opt) + " = hidden";
+  const std::string pic = ts::heatmap(matrix({{0, 1}}), {"r"}, {"a", "b"}, opt);
+  ts::set_figure_sink(nullptr);
+  CHECK(lines_of(pic)[0] == "mask, [@] = hidden");
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].title == "mask");  // the SVG draws its own legend, in its own colours
+  CHECK(seen[0].mask == ts::MaskMeaning::OneHides);
+}

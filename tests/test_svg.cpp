@@ -5,7 +5,10 @@
 // and is the same text every time; a loss curve has its axes' labels.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -57,4 +60,124 @@ TEST_CASE("svg: a loss curve has labelled axes; file names are plain ASCII", "[s
   CHECK(ts::figure_file_stem("softmax(qk), unscaled: rows = queries") == "softmax_qk_unscaled_rows_queries");
   CHECK(ts::figure_file_stem("头 0") == "0");
   CHECK(ts::figure_file_stem("注意力") == "figure");
+}
+
+namespace {
+
+// every match of `re`'s first group in `s`
+std::vector<std::string> all(const std::string& s, const std::string& re) {
+  std::vector<std::string> out;
+  const std::regex r(re);
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), r); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1].str());
+  return out;
+}
+
+// A number's width in DejaVu Sans (the figures' first font), from its real advances in ems:
+// independent of the estimate svg.cpp makes, so that a too-hopeful estimate fails here.
+double dejavu_px(const std::string& s, double size) {
+  double em = 0;
+  for (char c : s) em += std::isdigit(static_cast<unsigned char>(c)) ? 0.636 : c == '.' ? 0.318 : c == 'e' ? 0.615 : c == '-' ? 0.361 : 0.838;
+  return em * size;
+}
+
+ts::FigureData matrix_figure(size_t rows, size_t cols, const std::vector<float>& cycle) {
+  ts::FigureData f;
+  f.title = "weights";
+  f.rows = rows, f.cols = cols;
+  for (size_t k = 0; k < rows * cols; ++k) f.values.push_back(cycle[k % cycle.size()]);
+  f.vmin = 0, f.vmax = 1;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("svg: the values in the cells fit their cells, or are left to the colour bar", "[svg]") {
+  // 5 columns: 48-px cells, too narrow for "1.01e-12" at 11 px (51 px in DejaVu Sans)
+  const std::string pic = ts::svg(matrix_figure(5, 5, {1.01e-12f, 1.64e-13f, 0.00972f, 1.0f, 0.5f}));
+  const auto sizes = all(pic, "text-anchor=\"middle\" font-size=\"(\\d+)\" fill=\"#(?:222|eee)\">");
+  const auto texts = all(pic, "font-size=\"\\d+\" fill=\"#(?:222|eee)\">([^<]*)<");
+  REQUIRE(texts.size() == 25);
+  const double font = std::stod(sizes.at(0));
+  CHECK(font >= 9);
+  for (const std::string& t : texts) {
+    INFO(t << " at " << font << " px");
+    CHECK(dejavu_px(t, font) <= 48 - 4);
+  }
+  CHECK(pic.find("colour bar gives the values") == std::string::npos);
+  // 20 columns: 28-px cells hold no "1.2e-12" even at 9 px; the colour bar carries the values
+  const std::string narrow = ts::svg(matrix_figure(3, 20, {1.2345e-12f, 0.98765f}));
+  CHECK(all(narrow, "fill=\"#(?:222|eee)\">([^<]*)<").empty());
+  CHECK(narrow.find("the colour bar gives the values") != std::string::npos);
+}
+
+TEST_CASE("svg: a mask is drawn in the mask colours, with a legend that says which value keeps", "[svg]") {
+  ts::FigureData f = matrix_figure(2, 2, {0.0f, 1.0f});
+  f.mask = ts::MaskMeaning::OneHides;
+  const std::string hides = ts::svg(f);
+  CHECK(hides.find(">0 = keep (visible)</text>") != std::string::npos);
+  CHECK(hides.find(">1 = hidden</text>") != std::string::npos);
+  CHECK(hides.find(">0.5</text>") == std::string::npos);  // no colour bar
+  f.mask = ts::MaskMeaning::OneKeeps;
+  const std::string keeps = ts::svg(f);
+  CHECK(keeps.find(">1 = keep (visible)</text>") != std::string::npos);
+  CHECK(keeps.find(">0 = hidden</text>") != std::string::npos);
+  // the same colours for "keep" whichever value means it: cell (0,0) holds 0, cell (0,1) holds 1
+  const auto fills_h = all(hides, "<rect x=\"[\\d.]+\" y=\"[\\d.]+\" width=\"[\\d.]+\" height=\"[\\d.]+\" fill=\"(#[0-9a-f]+)\" stroke=\"#888\"");
+  const auto fills_k = all(keeps, "<rect x=\"[\\d.]+\" y=\"[\\d.]+\" width=\"[\\d.]+\" height=\"[\\d.]+\" fill=\"(#[0-9a-f]+)\" stroke=\"#888\"");
+  REQUIRE(fills_h.size() == 4);
+  REQUIRE(fills_k.size() == 4);
+  CHECK(fills_h[0] == fills_k[1]);  // kept: 0 in one, 1 in the other
+  CHECK(fills_h[1] == fills_k[0]);  // hidden
+  CHECK(fills_h[0] != fills_h[1]);
+  // not a 0/1 matrix: its values, on a colour bar, no mask legend
+  f.values[0] = 0.5f;
+  const std::string values = ts::svg(f);
+  CHECK(values.find("keep (visible)") == std::string::npos);
+  CHECK(values.find(">0.5</text>") != std::string::npos);
+}
+
+TEST_CASE("svg: a log axis ticks at 1, 2, 5 x 10^k, clear of the axis label", "[svg]") {
+  ts::FigureData f;
+  f.kind = ts::FigureData::Kind::Curve;
+  f.title = "loss per step";
+  f.log_y = true;
+  f.y_label = "loss (log scale)";
+  for (std::vector<float> losses : {std::vector<float>{4.113f, 0.2633f, 0.01686f, 6.91e-05f},  // 5 decades
+                                    std::vector<float>{2.9f, 2.5f, 2.1f},                       // in one decade
+                                    std::vector<float>{40.0f, 31.0f, 12.0f}}) {
+    f.values = losses;
+    f.rows = 1, f.cols = losses.size();
+    const std::string pic = ts::svg(f);
+    const auto ticks = all(pic, "text-anchor=\"end\">([^<]*)<");
+    INFO(pic);
+    REQUIRE(ticks.size() >= 2);
+    // round: each 1..9 x 10^k (over decades: 1, 2 or 5 x 10^k); within less than a decade, a
+    // linear run whose step is 1, 2 or 5 x 10^k and every value a multiple of it (2.2, 2.4, ...)
+    auto mantissa = [](double v) { return v / std::pow(10.0, std::floor(std::log10(v) + 1e-9)); };
+    bool one_digit = true;
+    for (const std::string& t : ticks) one_digit &= std::abs(mantissa(std::stod(t)) - std::round(mantissa(std::stod(t)))) < 1e-9;
+    if (losses.size() == 4 || one_digit) {
+      CHECK(one_digit);
+      for (const std::string& t : ticks) {
+        const double m = std::round(mantissa(std::stod(t)));
+        INFO(t);
+        if (losses.size() == 4) CHECK((m == 1 || m == 2 || m == 5));
+      }
+    } else {
+      const double step = std::abs(std::stod(ticks[1]) - std::stod(ticks[0]));
+      const double m = mantissa(step);
+      CHECK((std::abs(m - 1) < 1e-6 || std::abs(m - 2) < 1e-6 || std::abs(m - 5) < 1e-6));
+      for (const std::string& t : ticks) {
+        INFO(t << " in steps of " << step);
+        CHECK(std::abs(std::stod(t) / step - std::round(std::stod(t) / step)) < 1e-6);
+      }
+    }
+    // the turned y label (its glyphs 1.2 lines wide around its baseline) ends left of the values
+    const double plot_left = std::stod(all(pic, "<rect x=\"([\\d.]+)\" y=\"[\\d.]+\" width=\"[\\d.]+\" height=\"[\\d.]+\" fill=\"none\"")[0]);
+    const double label_x = std::stod(all(pic, "<text x=\"([\\d.]+)\" y=\"[\\d.]+\" text-anchor=\"middle\" transform=\"rotate\\(-90")[0]);
+    double widest = 0;
+    for (const std::string& t : ticks) widest = std::max(widest, dejavu_px(t, 12));
+    CHECK(label_x + 0.3 * 12 < plot_left - 6 - widest);
+  }
 }

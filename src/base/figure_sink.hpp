@@ -11,6 +11,11 @@
 
 namespace ts {
 
+// A heatmap of a mask (its values 0 and 1): which of the two means "keep" (the query sees the
+// key). The SVG then draws every mask of every chapter alike: kept cells white, hidden ones
+// grey (the grey of a -inf score), with a legend that says which value is which.
+enum class MaskMeaning { None, OneKeeps, OneHides };
+
 struct FigureData {
   enum class Kind { Heatmap, Curve };
   Kind kind = Kind::Heatmap;
@@ -22,6 +27,7 @@ struct FigureData {
   std::vector<float> values;
   std::vector<std::string> row_labels, col_labels;
   float vmin = NAN, vmax = NAN;
+  MaskMeaning mask = MaskMeaning::None;
   bool log_y = false;
   std::string x_label, y_label;
 };

@@ -83,6 +83,7 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
     f.col_labels = col_labels;
     f.vmin = opt.vmin;
     f.vmax = opt.vmax;
+    f.mask = opt.mask;
     emit_figure(f);
   }
   float lo = INFINITY, hi = -INFINITY;
@@ -107,7 +108,7 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   std::vector<size_t> cols = pick(C, max_cols);
 
   std::string out;
-  if (!opt.title.empty()) out += opt.title + "\n";
+  if (!opt.title.empty()) out += opt.title + opt.terminal_legend + "\n";
   // Column labels: written vertically when they do not fit the cell width.
   const size_t w = static_cast<size_t>(opt.cell_width);
   size_t max_cl = 0;

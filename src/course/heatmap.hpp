@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/figure_sink.hpp"
 #include "exact/tensor.hpp"
 
 namespace ts {
@@ -26,6 +27,12 @@ struct HeatmapOptions {
   // A fixed scale (e.g. 0 and 1 for masks and attention weights, so that 1 is always the
   // darkest shade and two pictures compare); NaN = use the matrix's finite min / max.
   float vmin = NAN, vmax = NAN;
+  // A mask: which value means keep (base/figure_sink.hpp); the SVG draws it in the one mask
+  // colouring every chapter shares, the terminal in the shades above.
+  MaskMeaning mask = MaskMeaning::None;
+  // Words after the title in the terminal only: a legend in the terminal's own shades
+  // (", [@] = hidden, [ ] = visible"); the SVG draws its own legend, in its colours.
+  std::string terminal_legend;
 };
 
 // The mode for a chapter's figures: Color if the chapter uses colour (ch.color), else

@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "course/i18n.hpp"
 #include "course/layout.hpp"
 
 namespace ts {
@@ -42,6 +46,11 @@ std::string colour(double t) {
 
 std::string num(double v) { return fmt::format("{:.4g}", v); }
 
+// The colours of a mask, the same in every chapter: kept cells white, hidden ones grey (the
+// grey of a -inf score, which is what a hidden key's score becomes).
+const char* kKeep = "#ffffff";
+const char* kHidden = "#b4b4b4";
+
 // every k-th index (k odd, as the terminal heatmap picks them) so that at most `most` remain
 std::vector<size_t> pick(size_t n, size_t most) {
   size_t step = n <= most ? 1 : (n + most - 1) / most;
@@ -51,8 +60,68 @@ std::vector<size_t> pick(size_t n, size_t most) {
   return idx;
 }
 
-// a text's width in pixels at `size` px, roughly (CJK characters are square)
-double text_px(const std::string& s, double size) { return display_width(s) * size * 0.6; }
+// A text's width in pixels at `size` px, never less than DejaVu Sans draws it (the first font
+// asked for; the fallbacks are narrower): each glyph counted at the widest advance of its
+// class, in ems (digits 0.636, 'm' 0.974, 'W' 0.989, a CJK character 1.0), bold 12% wider.
+// Measured, not guessed: tests/figures_check.py lays the figures out in a browser and fails on
+// any two texts that overlap.
+double text_px(const std::string& s, double size, bool bold = false) {
+  double em = 0;
+  for (size_t b = 0; b < s.size(); ++b) {
+    const unsigned char c = static_cast<unsigned char>(s[b]);
+    if (c >= 0x80) {  // one code point: its lead byte counts, its continuation bytes do not
+      if ((c & 0xC0) != 0x80) em += 1.0;
+      continue;
+    }
+    if (std::strchr(" .,:;'|!ijlftr()[]{}/\\-", c)) em += 0.42;
+    else if (c == 'm' || c == 'w' || c == 'M' || c == 'W' || c == '@' || c == '%') em += 1.0;
+    else if (std::islower(c) || std::isdigit(c) || c == '$' || c == '?' || c == '_' || c == '*' || c == '"') em += 0.64;
+    else if (std::isupper(c) || c == '&') em += 0.8;
+    else em += 0.84;  // < > = + ~ # ^ and the rest
+  }
+  return em * size * (bold ? 1.12 : 1.0);
+}
+
+// the height of a line of text at `size` px (DejaVu's ascent + descent is 1.164 em)
+double line_px(double size) { return size * 1.2; }
+
+// Round values for an axis between lo and hi: steps of 1, 2 or 5 x 10^k, about `most` of them
+// at most (the first and last inside [lo, hi]).
+std::vector<double> nice_ticks(double lo, double hi, int most) {
+  std::vector<double> out;
+  if (!(lo < hi) || most < 2) return out;
+  const double raw = (hi - lo) / (most - 1), mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag <= 1 ? mag : raw / mag <= 2 ? 2 * mag : raw / mag <= 5 ? 5 * mag : 10 * mag;
+  for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; ++k) out.push_back(k * step == 0 ? 0.0 : k * step);
+  return out;
+}
+
+// Round values for a log axis between 10^lo and 10^hi (lo, hi in decades): 1, 2 and 5 x 10^k,
+// or only the powers of ten (every second or third when there are many decades) when those are
+// too many; in less than a decade 1..9 x 10^k, or failing those round linear steps. Returns
+// the values themselves (not their logs).
+std::vector<double> log_ticks(double lo, double hi, int most) {
+  auto within = [&](std::initializer_list<int> mantissas, int every) {
+    std::vector<double> v;
+    for (int k = static_cast<int>(std::floor(lo)); k <= static_cast<int>(std::ceil(hi)); ++k) {
+      if (every > 1 && k % every != 0) continue;
+      for (int m : mantissas) {
+        const double x = m * std::pow(10.0, k), l = std::log10(x);
+        if (l >= lo - 1e-9 && l <= hi + 1e-9) v.push_back(x);
+      }
+    }
+    return v;
+  };
+  std::vector<double> v = within({1, 2, 5}, 1);
+  if (static_cast<int>(v.size()) > most)
+    for (int every = 1; every <= 6; ++every)
+      if (static_cast<int>((v = within({1}, every)).size()) <= most) break;
+  if (v.size() < 2) v = within({1, 2, 3, 4, 5, 6, 7, 8, 9}, 1);
+  if (v.size() < 2) v = nice_ticks(std::pow(10.0, lo), std::pow(10.0, hi), most);
+  return v;
+}
+
+std::string tick_text(double v) { return fmt::format("{:g}", v); }
 
 // The title in lines of at most 72 columns (wrapped as the terminal's prose is), from y = 20
 // down, 18 px apart; returns the SVG text and sets `height` to the pixels it takes.
@@ -64,76 +133,164 @@ std::string title_svg(const std::string& title, double& height, double& width) {
   for (size_t b = 0, e; b < wrapped.size(); b = e + 1, y += 18) {
     e = wrapped.find('\n', b);
     const std::string line = wrapped.substr(b, e - b);
-    width = std::max(width, 20 + text_px(line, 14));
+    width = std::max(width, 20 + text_px(line, 14, true));
     out += fmt::format("<text x=\"10\" y=\"{:.0f}\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", y, esc(line));
   }
   height = y - 18;
   return out;
 }
 
+// How the values are written in the cells: 3 significant digits at 11 or 10 px, else 2, else
+// either at 9 px: the first with which every label fits inside its cell, 2 px clear of each
+// side; none fits: no labels (the colour bar carries the values).
+struct CellLabels {
+  bool on = false;
+  int digits = 3;
+  double font = 11;
+};
+
+std::string cell_text(float v, int digits) { return fmt::format("{:.{}g}", v, digits); }
+
+CellLabels cell_labels(const std::vector<float>& shown, double cell) {
+  const std::pair<int, double> tries[] = {{3, 11}, {3, 10}, {2, 11}, {2, 10}, {3, 9}, {2, 9}};  // digits, px
+  for (const auto& [digits, font] : tries) {
+    if (line_px(font) > cell - 2) continue;
+    bool fits = true;
+    for (float v : shown)
+      if (std::isfinite(v) && text_px(cell_text(v, digits), font) > cell - 4) {
+        fits = false;
+        break;
+      }
+    if (fits) return {true, digits, font};
+  }
+  return {};
+}
+
 std::string heatmap_svg(const FigureData& f) {
   const std::vector<size_t> rows = pick(f.rows, 64), cols = pick(f.cols, 64);
   auto value = [&](size_t i, size_t j) { return f.values[i * f.cols + j]; };
   float lo = INFINITY, hi = -INFINITY;
-  bool neg_inf = false, pos_inf = false, nan = false;
+  bool neg_inf = false, pos_inf = false, nan = false, binary = true;
   for (float v : f.values) {
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
     neg_inf |= std::isinf(v) && v < 0;
     pos_inf |= std::isinf(v) && v > 0;
     nan |= std::isnan(v);
+    binary &= v == 0.0f || v == 1.0f;
   }
   if (!std::isnan(f.vmin) && !std::isnan(f.vmax)) lo = f.vmin, hi = f.vmax;
+  // a mask in the mask colouring only when it holds nothing but 0 and 1 (else: its values)
+  const bool mask = f.mask != MaskMeaning::None && binary;
+  const float keep_value = f.mask == MaskMeaning::OneHides ? 0.0f : 1.0f;
   auto row_label = [&](size_t i) { return i < f.row_labels.size() ? f.row_labels[i] : std::to_string(i); };
   auto col_label = [&](size_t j) { return j < f.col_labels.size() ? f.col_labels[j] : std::to_string(j); };
   // 1) sizes: square cells, the grid about 560 px wide at most
   const double cell = std::clamp(560.0 / static_cast<double>(std::max(cols.size(), rows.size() / 2 + 1)), 6.0, 48.0);
-  const double font = 12;
-  double row_w = 0, col_h = 0;
+  const double font = 12, line = line_px(font);
+  double row_w = 0, col_w = 0;
   for (size_t i : rows) row_w = std::max(row_w, text_px(row_label(i), font));
-  for (size_t j : cols) col_h = std::max(col_h, text_px(col_label(j), font));
-  const bool slanted = col_h > cell - 4;  // column labels that do not fit across a cell
-  const size_t label_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(16.0 / cell)));
+  for (size_t j : cols) col_w = std::max(col_w, text_px(col_label(j), font));
+  // a label on every k-th row, k rows at least a line apart
+  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(line / cell)));
+  // column labels across the cells when they fit, else slanted (50 degrees up): k columns
+  // apart, two slanted labels are k * cell * sin(50) apart across their lines
+  const double slant = 50 * std::acos(-1.0) / 180, sin_s = std::sin(slant), cos_s = std::cos(slant);
+  size_t col_every = row_every;
+  const bool slanted = col_w > col_every * cell - 4;
+  if (slanted) col_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(line / (cell * sin_s))));
   double title_h = 0, title_w = 0;
   const std::string title = title_svg(f.title, title_h, title_w);
-  const double left = 10 + row_w + 8, top = title_h + 14 + (slanted ? col_h * 0.75 + 10 : font + 8);
+  const double left = 10 + row_w + 8,
+               top = title_h + 14 + (slanted ? col_w * sin_s + line * cos_s + 8 : line + 6);
   const double grid_w = cell * cols.size(), grid_h = cell * rows.size();
-  const double bar_x = left + grid_w + 24, bar_w = 14;
-  const double width = std::max(bar_x + bar_w + 8 + 7 * font * 0.6 + 10, title_w),
-               height = top + grid_h + 40;
+  // 2) what the colours mean, right of the grid: the mask's two colours, or a colour bar with
+  // as many values as its height holds a line apart (at least 80 px tall)
+  const double bar_x = left + grid_w + 24, bar_w = 14, bar_h = std::max(grid_h, 80.0);
+  struct Tick {
+    double y;
+    std::string text;
+  };
+  std::vector<Tick> bar_ticks;
+  std::vector<std::pair<const char*, std::string>> swatches;  // colour, words
+  if (mask) {
+    const float hide_value = 1.0f - keep_value;
+    swatches.emplace_back(kKeep, trf("{v} = keep (visible)", fmt::arg("v", keep_value)));
+    swatches.emplace_back(kHidden, trf("{v} = hidden", fmt::arg("v", hide_value)));
+  } else if (lo <= hi) {
+    const int ticks = lo < hi ? std::clamp(static_cast<int>(bar_h / (line + 4)) + 1, 2, 5) : 1;
+    for (int k = 0; k < ticks; ++k) {
+      const double t = ticks == 1 ? 0.5 : static_cast<double>(k) / (ticks - 1);
+      bar_ticks.push_back({top + bar_h * (1 - t), num(lo + t * (static_cast<double>(hi) - lo))});
+    }
+  }
+  double key_w = 0;
+  for (const Tick& t : bar_ticks) key_w = std::max(key_w, bar_w + 6 + text_px(t.text, font));
+  for (const auto& s : swatches) key_w = std::max(key_w, bar_w + 6 + text_px(s.second, font));
+  // 3) what the grey cells mean, and what was left out: one line under the grid and the key
+  std::string note;
+  if (neg_inf) note += "x = -inf   ";
+  if (pos_inf) note += "! = +inf   ";
+  if (nan) note += "? = nan   ";
+  if (rows.size() < f.rows || cols.size() < f.cols)
+    note += fmt::format("{} of {} rows, {} of {} columns", rows.size(), f.rows, cols.size(), f.cols);
+  while (!note.empty() && note.back() == ' ') note.pop_back();
+  const CellLabels labels = cell_labels([&] {
+    std::vector<float> shown;
+    for (size_t i : rows)
+      for (size_t j : cols) shown.push_back(value(i, j));
+    return shown;
+  }(), cell);
+  if (!labels.on && !mask && cell >= 24) {  // cells wide enough to read, too narrow for the values
+    if (!note.empty()) note += "   ";
+    note += _("the colour bar gives the values");
+  }
+  const double note_y = top + std::max(grid_h, bar_h) + 22;
+  const double width = std::max({bar_x + key_w + 10, title_w, left + text_px(note, font) + 10,
+                                 slanted ? left + grid_w - cell / 2 + col_w * cos_s + line * sin_s + 10 : 0.0}),
+               height = note_y + (note.empty() ? 0 : 18);
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
       "font-family=\"{}\" font-size=\"{:.0f}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      width, height, width, height, kFont, font);
+      std::ceil(width), std::ceil(height), std::ceil(width), std::ceil(height), kFont, font);
   out += title;
-  // 2) the cells
+  // 4) the cells, each with its value when it fits
+  const double mark_font = std::min(font, (cell - 2) / 1.2);
   for (size_t r = 0; r < rows.size(); ++r)
     for (size_t c = 0; c < cols.size(); ++c) {
       const float v = value(rows[r], cols[c]);
       const double x = left + c * cell, y = top + r * cell;
-      if (std::isfinite(v)) {
-        const double t = hi > lo ? (static_cast<double>(v) - lo) / (static_cast<double>(hi) - lo) : 0.5;
+      if (!std::isfinite(v)) {
+        out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", x, y,
+                           cell, cell, kHidden);
+        if (mark_font >= 7)
+          out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"{:.0f}\" fill=\"#333\">{}</text>\n",
+                             x + cell / 2, y + cell / 2 + mark_font * 0.36, mark_font,
+                             std::isnan(v) ? "?" : (v < 0 ? "x" : "!"));
+        continue;
+      }
+      const double t = hi > lo ? (static_cast<double>(v) - lo) / (static_cast<double>(hi) - lo) : 0.5;
+      const bool dark_text = mask || t > 0.6;  // dark on light cells, light on dark ones
+      if (mask)
+        out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"#888\" "
+                           "stroke-width=\"0.5\"/>\n",
+                           x, y, cell, cell, v == keep_value ? kKeep : kHidden);
+      else
         out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", x, y,
                            cell, cell, colour(t));
-        if (cell >= 40)  // room for the value itself, dark on light cells, light on dark ones
-          out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\">{}</text>\n",
-                             x + cell / 2, y + cell / 2 + 4, t > 0.6 ? "#222" : "#eee", fmt::format("{:.3g}", v));
-      } else {
-        out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#c8c8c8\"/>\n", x,
-                           y, cell, cell);
-        if (cell >= 10)
-          out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#555\">{}</text>\n",
-                             x + cell / 2, y + cell / 2 + 4, std::isnan(v) ? "?" : (v < 0 ? "x" : "!"));
-      }
+      if (labels.on)
+        out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"{:.0f}\" fill=\"{}\">{}</text>\n",
+                           x + cell / 2, y + cell / 2 + labels.font * 0.36, labels.font, dark_text ? "#222" : "#eee",
+                           cell_text(v, labels.digits));
     }
   out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#444\"/>\n",
                      left, top, grid_w, grid_h);
-  // 3) the labels: rows on the left, columns on top (slanted when they are long)
+  // 5) the labels: rows on the left, columns on top (slanted when they are long)
   for (size_t r = 0; r < rows.size(); ++r)
-    if (r % label_every == 0)
+    if (r % row_every == 0)
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6,
                          top + r * cell + cell / 2 + 4, esc(row_label(rows[r])));
   for (size_t c = 0; c < cols.size(); ++c) {
-    if (c % label_every != 0) continue;
+    if (c % col_every != 0) continue;
     const double x = left + c * cell + cell / 2;
     if (slanted)
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" transform=\"rotate(-50 {:.1f} {:.1f})\">{}</text>\n", x,
@@ -142,44 +299,37 @@ std::string heatmap_svg(const FigureData& f) {
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x, top - 6,
                          esc(col_label(cols[c])));
   }
-  // 4) the colour bar and its values
-  if (lo <= hi) {
+  // 6) the key: the mask's two colours with their meaning, or the colour bar and its values
+  for (size_t k = 0; k < swatches.size(); ++k) {
+    const double y = top + k * (line + 8);
+    out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"#444\"/>\n",
+                       bar_x, y, bar_w, bar_w, swatches[k].first);
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", bar_x + bar_w + 6, y + bar_w / 2 + 4,
+                       esc(swatches[k].second));
+  }
+  if (!bar_ticks.empty()) {
     const int steps = 32;
     for (int k = 0; k < steps; ++k)
       out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.2f}\" width=\"{:.1f}\" height=\"{:.2f}\" fill=\"{}\"/>\n", bar_x,
-                         top + grid_h * (steps - 1 - k) / steps, bar_w, grid_h / steps + 0.3,
-                         colour((k + 0.5) / steps));
+                         top + bar_h * (steps - 1 - k) / steps, bar_w, bar_h / steps + 0.3, colour((k + 0.5) / steps));
     out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#444\"/>\n",
-                       bar_x, top, bar_w, grid_h);
-    const int ticks = lo < hi ? 5 : 1;
-    for (int k = 0; k < ticks; ++k) {
-      const double t = ticks == 1 ? 0.5 : static_cast<double>(k) / (ticks - 1);
-      const double y = top + grid_h * (1 - t);
+                       bar_x, top, bar_w, bar_h);
+    for (const Tick& t : bar_ticks) {
       out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#444\"/>\n",
-                         bar_x + bar_w, y, bar_x + bar_w + 4, y);
-      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", bar_x + bar_w + 6, y + 4,
-                         esc(num(lo + t * (static_cast<double>(hi) - lo))));
+                         bar_x + bar_w, t.y, bar_x + bar_w + 4, t.y);
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", bar_x + bar_w + 6, t.y + 4, esc(t.text));
     }
   }
-  // 5) what the grey cells mean, and what was left out
-  std::string note;
-  if (neg_inf) note += "x = -inf   ";
-  if (pos_inf) note += "! = +inf   ";
-  if (nan) note += "? = nan   ";
-  if (rows.size() < f.rows || cols.size() < f.cols)
-    note += fmt::format("{} of {} rows, {} of {} columns", rows.size(), f.rows, cols.size(), f.cols);
   if (!note.empty())
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#333\">{}</text>\n", left, top + grid_h + 22, esc(note));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#333\">{}</text>\n", left, note_y, esc(note));
   return out + "</svg>\n";
 }
 
 std::string curve_svg(const FigureData& f) {
   double title_h = 0, title_w = 0;
   const std::string title = title_svg(f.title, title_h, title_w);
-  const double width = std::max(640.0, title_w), height = 320 + title_h, left = 70, right = 20, top = title_h + 20,
-               bottom = 56;
-  const double pw = width - left - right, ph = height - top - bottom;
   const size_t n = f.values.size();
+  const double font = 12, line = line_px(font);
   auto y_of = [&](double v) { return f.log_y ? std::log10(std::max(v, 1e-12)) : v; };
   double lo = INFINITY, hi = -INFINITY;
   for (float v : f.values)
@@ -187,6 +337,15 @@ std::string curve_svg(const FigureData& f) {
   if (!(lo < hi)) lo -= 0.5, hi += 0.5;
   const double pad = (hi - lo) * 0.05;
   lo -= pad, hi += pad;
+  // y values at round numbers (1, 2, 5 x 10^k; on a log axis, powers of ten when those are many)
+  std::vector<double> yt = f.log_y ? log_ticks(lo, hi, 7) : nice_ticks(lo, hi, 6);
+  double tick_w = 0;
+  for (double v : yt) tick_w = std::max(tick_w, text_px(tick_text(v), font));
+  // left to right: the y label (turned up, one line), a gap, the y values, the ticks, the plot
+  const double label_x = 10 + line * 0.8;  // its baseline: the line's ascent right of 10 px
+  const double left = 10 + line + 8 + tick_w + 6, right = 20, top = title_h + 20, bottom = 56;
+  const double width = std::max(640.0, title_w), height = 320 + title_h;
+  const double pw = width - left - right, ph = height - top - bottom;
   auto px = [&](double step) { return left + (n > 1 ? (step - 1) / (n - 1) : 0.5) * pw; };
   auto py = [&](double y) { return top + (1 - (y - lo) / (hi - lo)) * ph; };
   std::string out = fmt::format(
@@ -194,16 +353,17 @@ std::string curve_svg(const FigureData& f) {
       "font-family=\"{}\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       width, height, width, height, kFont);
   out += title;
-  // axes, with 5 values on y (in the data's units) and up to 6 steps on x
   out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#444\"/>\n",
                      left, top, pw, ph);
-  for (int k = 0; k < 5; ++k) {
-    const double y = lo + (hi - lo) * k / 4;
-    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, py(y),
-                       left + pw, py(y));
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, py(y) + 4,
-                       num(f.log_y ? std::pow(10.0, y) : y));
+  for (double v : yt) {
+    const double y = py(f.log_y ? std::log10(v) : v);
+    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, y,
+                       left + pw, y);
+    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#444\"/>\n", left - 4, y,
+                       left, y);
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, y + 4, tick_text(v));
   }
+  // x: steps at round numbers, up to 6, and the first step
   const double raw = std::max(1.0, (n - 1) / 5.0), mag = std::pow(10.0, std::floor(std::log10(raw)));
   const double step = raw / mag <= 1 ? mag : raw / mag <= 2 ? 2 * mag : raw / mag <= 5 ? 5 * mag : 10 * mag;
   for (double s = 1; s <= static_cast<double>(n) + 0.5; s = (s == 1 && step > 1) ? step : s + step) {
@@ -213,8 +373,8 @@ std::string curve_svg(const FigureData& f) {
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, height - 12,
                      esc(f.x_label));
-  out += fmt::format("<text x=\"14\" y=\"{:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1f})\">{}</text>\n",
-                     top + ph / 2, top + ph / 2, esc(f.y_label));
+  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 {:.1f} {:.1f})\">{}</text>\n",
+                     label_x, top + ph / 2, label_x, top + ph / 2, esc(f.y_label));
   // the line itself
   out += "<polyline fill=\"none\" stroke=\"#3b528b\" stroke-width=\"1.5\" points=\"";
   for (size_t i = 0; i < n; ++i)

@@ -104,8 +104,11 @@ static void draw(Chapter& ch, const std::string& title, const std::vector<float>
   opt.mode = heatmap_mode(ch.color);
   opt.vmin = 0, opt.vmax = 1;
   opt.cell_width = 4;
-  opt.title = trf("{what}: rows = queries, columns = keys, {hide} = hidden, {keep} = visible", fmt::arg("what", title),
-                  fmt::arg("hide", heatmap_swatch(1, opt)), fmt::arg("keep", heatmap_swatch(0, opt)));
+  opt.mask = MaskMeaning::OneHides;  // the SVG draws it in the mask colours, with their legend
+  opt.title = trf("{what}: rows = queries, columns = keys", fmt::arg("what", title));
+  // the terminal's legend, in the terminal's shades
+  opt.terminal_legend = trf(", {hide} = hidden, {keep} = visible", fmt::arg("hide", heatmap_swatch(1, opt)),
+                            fmt::arg("keep", heatmap_swatch(0, opt)));
   Tensor t = Tensor::from_shape({size_t(T), size_t(S)});
   std::copy(m.begin(), m.end(), t.begin());
   ch.figure(heatmap(t, rows, cols, opt));

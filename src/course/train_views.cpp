@@ -117,10 +117,12 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
   opt.mode = heatmap_mode(ch.color);
   opt.vmin = 0, opt.vmax = 1;
   opt.cell_width = 8;
-  opt.title = trf("combined_mask of {n} (\"{words}\"): rows = queries, columns = keys, {hide} = 1 = hidden, {keep} = "
-                  "0 = visible",
-                  fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])),
-                  fmt::arg("hide", heatmap_swatch(1, opt)), fmt::arg("keep", heatmap_swatch(0, opt)));
+  opt.mask = MaskMeaning::OneHides;  // the SVG draws it in the mask colours, with their legend
+  opt.title = trf("combined_mask of {n} (\"{words}\"): rows = queries, columns = keys",
+                  fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])));
+  // the terminal's legend, in the terminal's shades
+  opt.terminal_legend = trf(", {hide} = 1 = hidden, {keep} = 0 = visible", fmt::arg("hide", heatmap_swatch(1, opt)),
+                            fmt::arg("keep", heatmap_swatch(0, opt)));
   ch.figure(heatmap(picture, tokens_of(target_vocab(), ti), tokens_of(target_vocab(), ti), opt));
 }
 
