@@ -88,8 +88,11 @@ def blocks(text):
 
 
 def build_torch(binary):
-    """The PyTorch the binary's build reproduces: TS_TORCH in the CMakeCache.txt of the build
-    tree that holds it (None when the binary is not in one)."""
+    """The PyTorch the binary reproduces: $TS_TORCH when set (it overrides the build's choice),
+    else TS_TORCH in the CMakeCache.txt of the build tree that holds it (None when the binary
+    is not in one)."""
+    if os.environ.get("TS_TORCH"):
+        return os.environ["TS_TORCH"]
     d = os.path.dirname(os.path.abspath(binary))
     for _ in range(3):
         cache = os.path.join(d, "CMakeCache.txt")
@@ -152,7 +155,7 @@ def main():
     if built and installed and not same_torch(built, installed):
         print(f"NOT OK: {os.path.basename(binary)} reproduces PyTorch {built}, the twins run PyTorch {installed} "
               f"({PYTHON}): configure the build for it (cmake -DTS_TORCH=<1.13|2.6>; a fresh configure "
-              f"picks the installed one)")
+              f"picks the installed one) or run with TS_TORCH=<1.13|2.6>")
         return 1
     results = []
     for mode in ("--plain", "--transcript"):

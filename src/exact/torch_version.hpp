@@ -7,6 +7,8 @@
 //                                        1.13 when none is installed
 //   cmake -S . -B build -DTS_TORCH=2.6   PyTorch 2.6 (Debian 13's python3-torch)
 //   cmake -S . -B build -DTS_TORCH=1.13  PyTorch 1.13 (Debian 12's python3-torch)
+//   TS_TORCH=2.6 ./build/ch05_ffn        the environment overrides the build's choice
+//                                        (1.13 or 2.6; any other value: exit 2)
 // Every chapter's header names it, and tests/twin_compare.py stops with one line when the
 // twins' PyTorch is another one.
 #pragma once
@@ -15,8 +17,8 @@ namespace ts {
 
 enum class TorchVersion { V1_13, V2_6 };
 
-// The version this build reproduces (TS_TORCH at configure time), unless a test set another
-// with set_torch_version().
+// The version this run reproduces: $TS_TORCH if set, else TS_TORCH at configure time; a
+// test may set another with set_torch_version().
 TorchVersion torch_version();
 void set_torch_version(TorchVersion v);
 
