@@ -58,7 +58,12 @@ class ReferenceRun {
     std::string tmpl = (fs::temp_directory_path() / "ts_ref_XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
     dir_ = tmpl;
-    const std::string cmd = "OPENBLAS_NUM_THREADS=" + std::to_string(kReferenceBlasThreads) + " /usr/bin/python3 '" + std::string(TS_SOURCE_DIR) + "/tests/twins/" + script + "' '" +
+    // TS_REFERENCE_PYTHON: another interpreter for the script, e.g. one in a chroot with
+    // another PyTorch (it must see this source tree and the temporary folder at these paths)
+    const char* python = std::getenv("TS_REFERENCE_PYTHON");
+    const std::string cmd = "OPENBLAS_NUM_THREADS=" + std::to_string(kReferenceBlasThreads) + " " +
+                            (python && *python ? std::string(python) : std::string("/usr/bin/python3")) + " '" +
+                            std::string(TS_SOURCE_DIR) + "/tests/twins/" + script + "' '" +
                             dir_.string() + "' > '" + (dir_ / "log.txt").string() + "' 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream log(dir_ / "log.txt");

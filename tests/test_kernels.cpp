@@ -1,4 +1,5 @@
-// test_kernels.cpp: the row kernels against the live PyTorch 1.13 (tests/twins/kernels_reference.py).
+// test_kernels.cpp: the row kernels against the live PyTorch (tests/twins/kernels_reference.py):
+// 1.13 or 2.6, whichever the twin ran (its torch_version.txt), through that version's table.
 //
 // The twin writes inputs and torch's outputs as raw float32 into a temp dir; here both of
 // our paths run on the same inputs:
@@ -21,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "exact/kernels.hpp"
+#include "exact/torch_version.hpp"
 #include "reference_run.hpp"
 
 namespace {
@@ -47,10 +49,35 @@ Case read_case(std::istringstream& ss, const fs::path& dir) {
   return c;
 }
 
+struct TwinRun {
+  std::vector<Case> cases;
+  std::string torch;  // the twin's torch.__version__, e.g. "1.13.0a0"
+};
+
 // torch's cases: the twin runs once per test binary, its temporary folder goes once they are read.
-const std::vector<Case>& twin_cases() {
-  static const std::vector<Case> cases = ts_test::ReferenceRun("kernels_reference.py").manifest_cases<Case>(read_case);
-  return cases;
+const TwinRun& twin_run() {
+  static const TwinRun run = [] {
+    const ts_test::ReferenceRun ref("kernels_reference.py");
+    TwinRun r{ref.manifest_cases<Case>(read_case), ""};
+    std::ifstream v(ref / "torch_version.txt");
+    std::getline(v, r.torch);
+    return r;
+  }();
+  return run;
+}
+const std::vector<Case>& twin_cases() { return twin_run().cases; }
+
+// The exact kernels of the PyTorch the twin ran (a build reproduces one by default: TS_TORCH).
+struct TorchGuard {
+  explicit TorchGuard(ts::TorchVersion v) : old(ts::torch_version()) { ts::set_torch_version(v); }
+  ~TorchGuard() { ts::set_torch_version(old); }
+  ts::TorchVersion old;
+};
+ts::TorchVersion twin_torch() {
+  const std::string& v = twin_run().torch;
+  if (v.rfind("1.13.", 0) == 0) return ts::TorchVersion::V1_13;
+  if (v.rfind("2.6.", 0) == 0) return ts::TorchVersion::V2_6;
+  throw std::runtime_error("the twin ran PyTorch '" + v + "': the exact kernels reproduce 1.13 and 2.6 only");
 }
 
 // Runs one case through the table kernel_path() picks (ts::kernels()).
@@ -108,8 +135,10 @@ struct PathGuard {
 
 }  // namespace
 
-TEST_CASE("exact kernels match torch 1.13 bit for bit", "[kernels]") {
+TEST_CASE("exact kernels match the installed torch bit for bit", "[kernels]") {
   PathGuard guard(ts::KernelPath::Exact);
+  TorchGuard torch(twin_torch());
+  INFO("PyTorch " << twin_run().torch << ", replayed by the " << ts::torch_version_name() << " kernels");
   REQUIRE(twin_cases().size() > 50);
   size_t bad_cases = 0;
   std::string report;
@@ -184,4 +213,41 @@ TEST_CASE("kernel Tensor wrappers work over the last dim", "[kernels]") {
   const ts::Tensor scalar = ts::Tensor(2.5f);
   CHECK(ts::softmax(scalar)() == 1.0f);
   CHECK(ts::sum_lastdim(scalar)() == 2.5f);
+}
+
+TEST_CASE("PyTorch 2.6's kernels are another computation than 1.13's where torch changed", "[kernels]") {
+  // LayerNorm: 2.6 centres first, (x - mean) * rstd; around a large mean 1.13's
+  // x * rstd - rstd * mean rounds otherwise
+  const int64_t n = 37;
+  std::vector<float> x(n), g(n), b(n), y(n), y13(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = 1000.0f + 0.37f * static_cast<float>((i * 7) % 11) - 0.11f * static_cast<float>(i);
+    g[i] = 0.5f + 0.01f * static_cast<float>(i);
+    b[i] = -0.25f + 0.003f * static_cast<float>(i);
+  }
+  ts::exact_kernels_torch2.layer_norm_rows(x.data(), y.data(), 1, n, g.data(), b.data(), 1e-5f);
+  ts::exact_kernels.layer_norm_rows(x.data(), y13.data(), 1, n, g.data(), b.data(), 1e-5f);
+  size_t differ13 = 0;
+  for (int64_t i = 0; i < n; ++i) differ13 += bits(y[i]) != bits(y13[i]);
+  // around a large mean, 1.13's x * rstd - rstd * mean is another rounding
+  CHECK(differ13 > 0);
+
+  // softmax, log_softmax: the same bits as 1.13's on a CPU without AVX-512 (torch 2.6 runs its
+  // AVX2 kernels there); with AVX-512 the row sums take 16 lanes and some rows differ in the last bit
+  const int64_t rows = 64, m = 50;
+  std::vector<float> s(rows * m), p26(rows * m), p13(rows * m);
+  for (int64_t i = 0; i < rows * m; ++i) s[i] = std::sin(0.7f * static_cast<float>(i)) * 4.0f;
+  size_t differ = 0;
+  for (auto f : {&ts::RowKernels::softmax_rows, &ts::RowKernels::log_softmax_rows}) {
+    (ts::exact_kernels_torch2.*f)(s.data(), p26.data(), rows, m);
+    (ts::exact_kernels.*f)(s.data(), p13.data(), rows, m);
+    for (int64_t i = 0; i < rows * m; ++i) differ += bits(p26[i]) != bits(p13[i]);
+  }
+  __builtin_cpu_init();
+  const char* cap = std::getenv("ATEN_CPU_CAPABILITY");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      !(cap && *cap && std::string(cap) != "avx512");
+  if (avx512) CHECK(differ > 0);
+  else CHECK(differ == 0);
 }

@@ -87,6 +87,37 @@ def blocks(text):
     return [(e, "\n".join(v)) for e, v in out]
 
 
+def build_torch(binary):
+    """The PyTorch the binary reproduces: $TS_TORCH when set (it overrides the build's choice),
+    else TS_TORCH in the CMakeCache.txt of the build tree that holds it (None when the binary
+    is not in one)."""
+    if os.environ.get("TS_TORCH"):
+        return os.environ["TS_TORCH"]
+    d = os.path.dirname(os.path.abspath(binary))
+    for _ in range(3):
+        cache = os.path.join(d, "CMakeCache.txt")
+        if os.path.exists(cache):
+            with open(cache, encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("TS_TORCH:"):
+                        return line.split("=", 1)[1].strip()
+            return None
+        d = os.path.dirname(d)
+    return None
+
+
+def twin_torch():
+    """The version of the PyTorch the twins run, e.g. '2.6.0'."""
+    p = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
+                       capture_output=True, text=True, env=ENV)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def same_torch(built, installed):
+    """A build for 1.13 reproduces PyTorch 1.13.x, one for 2.6 PyTorch 2.6.x."""
+    return installed.split("+")[0].startswith(built + ".")
+
+
 def compare(mode, ours, theirs):
     ok = ours == theirs
     if ok:
@@ -118,6 +149,14 @@ def main():
     if "--ours" in flags:
         at = flags.index("--ours")
         flags, ours_only = flags[:at], flags[at + 1:]
+    # A build reproduces one PyTorch's arithmetic (TS_TORCH): against another, every tensor
+    # would differ in its last digits. Say so once instead of diffing.
+    built, installed = build_torch(binary), twin_torch()
+    if built and installed and not same_torch(built, installed):
+        print(f"NOT OK: {os.path.basename(binary)} reproduces PyTorch {built}, the twins run PyTorch {installed} "
+              f"({PYTHON}): configure the build for it (cmake -DTS_TORCH=<1.13|2.6>; a fresh configure "
+              f"picks the installed one) or run with TS_TORCH=<1.13|2.6>")
+        return 1
     results = []
     for mode in ("--plain", "--transcript"):
         ours = run([binary, mode, "--no-color"] + flags + ours_only)

@@ -28,6 +28,7 @@
 #include "fast/blas_core.hpp"
 #include "exact/npy.hpp"
 #include "exact/rng.hpp"
+#include "exact/torch_version.hpp"
 
 namespace ts {
 
@@ -515,7 +516,9 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       const std::string follows =
           trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_), fmt::arg("seed", seed_text),
               fmt::arg("mode", eval ? _("eval") : _("train mode"))) +
-          (naive ? std::string(" · ") + _("naive loops") : std::string());
+          (naive ? std::string(" · ") + _("naive loops") : std::string()) +
+          // the PyTorch whose arithmetic the exact path reproduces (TS_TORCH, torch_version.hpp)
+          " · PyTorch " + torch_version_name();
       const std::string title = hang(id_ + " · " + title_, width, "", ""), by = hang(follows, width, "", "");
       std::cout << bold(title.substr(0, title.size() - 1)) << "\n" << dim(by.substr(0, by.size() - 1)) << "\n";
     }

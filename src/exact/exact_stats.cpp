@@ -38,7 +38,7 @@ double welford_var(const float* x, int64_t n, int64_t correction) {
 // The mean is torch's float mean (cascade sum / n), widened to double.
 double two_pass_var(const float* x, int64_t n, int64_t correction) {
   float mean_f = 0.0f;
-  exact_kernels.mean_rows(x, &mean_f, 1, n);
+  torch_kernels().mean_rows(x, &mean_f, 1, n);
   const double mean = static_cast<double>(mean_f);
   double sum_dx2 = 0.0;
   for (int64_t i = 0; i < n; ++i) {
@@ -109,7 +109,7 @@ Tensor mean_lastdim_keepdim(const Tensor& x) {
       std::fill(b, b + rows, std::numeric_limits<float>::quiet_NaN());
       return;
     }
-    exact_kernels.mean_rows(a, b, rows, n);
+    torch_kernels().mean_rows(a, b, rows, n);
   });
 }
 

@@ -5,7 +5,9 @@
 //   KernelPath::Exact  (src/exact/exact_kernels.cpp) replays PyTorch 1.13's CPU kernels
 //                      (AVX2 build, 8-lane vectors, SLEEF exp/log/erf) step by step, so
 //                      every float has the same bits as torch's and the printed tensors
-//                      match the PyTorch twin byte for byte. This is the default.
+//                      match the PyTorch twin byte for byte. This is the default. A build
+//                      configured for PyTorch 2.6 (TS_TORCH, exact/torch_version.hpp) runs
+//                      2.6's kernels instead (src/exact/exact_kernels_torch2.cpp).
 //   KernelPath::Naive  (src/exact/kernels_naive.cpp) is the textbook formula as plain loops:
 //                      read it first. It agrees with torch to ~1e-6, not to the bit.
 //
@@ -47,9 +49,13 @@ struct RowKernels {
   void (*relu)(const float* x, float* y, int64_t n);
 };
 
-// The torch-replaying kernels (src/exact/exact_kernels.cpp), callable directly whatever
-// kernel_path() says.
+// The torch-replaying kernels, callable directly whatever kernel_path() says:
+// PyTorch 1.13's (src/exact/exact_kernels.cpp) and 2.6's (src/exact/exact_kernels_torch2.cpp,
+// which reuses 1.13's where 2.6 computes the same bits).
 extern const RowKernels exact_kernels;
+extern const RowKernels exact_kernels_torch2;
+// The one of the two that torch_version() (exact/torch_version.hpp) names.
+const RowKernels& torch_kernels();
 // The textbook loops (src/exact/kernels_naive.cpp).
 extern const RowKernels naive_kernels;
 // The table kernel_path() picks: kernels().softmax_rows(x, y, rows, n).

@@ -130,7 +130,7 @@ std::atomic<KernelPath> g_path{KernelPath::Exact};
 
 void set_kernel_path(KernelPath p) { g_path.store(p, std::memory_order_relaxed); }
 KernelPath kernel_path() { return g_path.load(std::memory_order_relaxed); }
-const RowKernels& kernels() { return kernel_path() == KernelPath::Exact ? exact_kernels : naive_kernels; }
+const RowKernels& kernels() { return kernel_path() == KernelPath::Exact ? torch_kernels() : naive_kernels; }
 
 // ===========================================================================
 // Tensor wrappers: the last dim is the row (a 0-d tensor is one row of 1)

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""PyTorch twin of src/exact/kernels.hpp: writes inputs and torch 1.13 outputs as raw float32.
+"""PyTorch twin of src/exact/kernels.hpp: writes inputs and the installed torch's outputs as raw float32
+(1.13 or 2.6: torch_version.txt says which, and the C++ test replays that version's kernels).
 
 Usage: /usr/bin/python3 tests/twins/kernels_reference.py OUT_DIR
 

@@ -24,4 +24,7 @@ class RawReference:
     def finish(self):
         with open(os.path.join(self.out_dir, "manifest.txt"), "w") as f:
             f.write("\n".join(self.manifest) + "\n")
+        # which PyTorch made these numbers: the C++ test replays that version's kernels
+        with open(os.path.join(self.out_dir, "torch_version.txt"), "w") as f:
+            f.write(torch.__version__ + "\n")
         print(f"wrote {len(self.manifest)} cases to {self.out_dir}")
