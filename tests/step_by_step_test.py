@@ -102,6 +102,8 @@ try:
     tmux("kill-session", "-t", "t")
     # at 80 x 24 every step either fits the screen or pauses page by page, and at every pause
     # (a page's or a step's) the step's title is on the screen
+    if os.path.exists(done):
+        os.remove(done)
     tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", f"NO_COLOR=1 {binary} --step-by-step; echo $? > {done}; sleep 600")
     pauses, pages, lost, last = 0, 0, [], ""
     end = time.time() + 300

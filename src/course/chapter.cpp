@@ -727,13 +727,13 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
                            fmt::arg("n", start_step_), fmt::arg("steps", section_no_)));
     // an output folder this run left empty must not look like a run that failed to write
     if (dump_ && dump_->count() == 0)
-      std::cerr << trf("{id}: --dump {dir}: this run printed no tensor, so the folder holds only its manifest",
+      std::cerr << trf("{id}: note: --dump {dir}: this run printed no tensor, so the folder holds only its manifest",
                        fmt::arg("id", id_), fmt::arg("dir", dump_dir))
                 << "\n";
     if (svg_ && svg_->count() == 0)
-      std::cerr << (rich() ? trf("{id}: --svg {dir}: this run drew no figure, so the folder holds only its manifest",
+      std::cerr << (rich() ? trf("{id}: note: --svg {dir}: this run drew no figure, so the folder holds only its manifest",
                                  fmt::arg("id", id_), fmt::arg("dir", svg_dir_))
-                           : trf("{id}: --svg {dir}: --plain and --transcript draw no figure, so the folder holds only "
+                           : trf("{id}: note: --svg {dir}: --plain and --transcript draw no figure, so the folder holds only "
                                  "its manifest: drop them to get the figures",
                                  fmt::arg("id", id_), fmt::arg("dir", svg_dir_)))
                 << "\n";
