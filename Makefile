@@ -1,6 +1,7 @@
 # transformer-steps: the two commands a learner needs are
-#   make walkthrough   # install what is missing, build, run every chapter (chapters/ch*.cpp) in order
-#   make test          # install what is missing, build, pass every test (+ ASan/UBSan build)
+#   make walkthrough   # install what the chapters need, build them (chapter 1 first), run every
+#                      # chapter (chapters/ch*.cpp) in order while the next ones build
+#   make test          # install everything, build everything, pass every test (+ ASan/UBSan build)
 # Everything else is a building block of those two.
 
 MAKEFLAGS  += --no-print-directory
@@ -16,7 +17,7 @@ CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 all: build
 
 help:
-	@echo "make walkthrough  install deps, build, run every chapter in order"
+	@echo "make walkthrough  install what the chapters need, build them (chapter 1 first), run every chapter in order"
 	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build and a generic x86-64 build"
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
@@ -27,17 +28,22 @@ help:
 deps:
 	@scripts/deps.sh
 
-$(BUILD)/CMakeCache.txt:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
-
-configure: deps $(BUILD)/CMakeCache.txt
+# Every target that builds tests or benchmarks turns them on, also in a folder make walkthrough
+# configured for the chapters alone (its objects are reused).
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTS_TESTS=ON -DTS_BENCH=ON >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# On a terminal: a pause before each chapter (Enter, or q to stop); piped: straight through.
-walkthrough: build
-	@scripts/walkthrough.sh $(BUILD)
+# Only what the chapters need (scripts/deps.sh chapters: no PyTorch, clang, Catch2 or Google
+# Benchmark; no tests, no benchmarks built): the core and chapter 1 first, chapter 1 shown, the
+# other chapters built in the background meanwhile (scripts/walkthrough.sh --build).
+# On a terminal: a pause after each step and before each chapter (Enter, or q to stop); piped:
+# straight through.
+walkthrough:
+	@scripts/deps.sh chapters
+	@JOBS=$(JOBS) scripts/walkthrough.sh --build $(BUILD)
 
 test-unit: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));
   ch.option("--translate", translate_text, _("also translate this number (0..9999) with the trained model"));
+  ch.value_kind("--translate", "N");
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
   ch.option("--beam", beam, _("decode with beam search of width K (translate() and the held-out numbers), shown step by step (greedy unless given)"));
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
+    if (check_grads) check_grads_alone(ch, {"--save", "--load", "--steps", "--translate", "--beam"});
     const int64_t number = check_knobs(ch, steps, cfg, dropout, lr, loss_name, translate_text);
     check_beam_knobs(ch, beam, length_penalty);
     for (const auto& [flag, dir] : {std::pair{"--save", &save_dir}, std::pair{"--load", &load_dir}})
@@ -317,7 +319,8 @@ int main(int argc, char** argv) {
 
 static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, double dropout, double lr,
                            const std::string& loss_name, const std::string& translate_text) {
-  if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);  // not given: 1000, or 0 after --load
+  // not given: 1000, or 0 after --load (where --steps 0 may be said)
+  if (ch.given("--steps")) check_range("--steps", steps, ch.given("--load") ? 0 : 1, 1000000);
   check_model_dims(cfg.d_model, cfg.heads);
   if (!(dropout >= 0.0 && dropout < 1.0))
     throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
@@ -327,12 +330,7 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
   if (loss_name != "article" && loss_name != "token")
     throw UsageError(trf("--loss must be 'article' or 'token', got '{v}'", fmt::arg("v", loss_name)));
   if (translate_text == "\x01") return -1;  // --translate not given ("" must be refused, not ignored)
-  const bool digits = !translate_text.empty() && translate_text.size() <= 4 &&
-                      std::all_of(translate_text.begin(), translate_text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits)
-    throw UsageError(trf("--translate needs a whole number from 0 to 9999 written with digits, got '{text}'",
-                         fmt::arg("text", translate_text)));
-  return std::stoll(translate_text);
+  return number_0_9999("--translate", translate_text);
 }
 
 static void check_model(Chapter& ch, const Model<float>& model, const Batch& b) {

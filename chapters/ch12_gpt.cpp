@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
   ch.option("--prompt", prompt_text, _("also complete the prompt 'N =' for this number (0..9999)"));
+  ch.value_kind("--prompt", "N");
   ch.flag("--vs-ch11", vs_ch11, _("also train ch11's encoder-decoder here until 95 % held-out, and compare the two"));
   checkpoint_options(ch, save_dir, load_dir);
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
@@ -78,7 +79,8 @@ int main(int argc, char** argv) {
     const Sampler sampler{temperature, top_k, top_p};
     check_knobs(ch, dropout, lr, sampler);
     check_beam_knobs(ch, beam, length_penalty);
-    if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
+    if (check_grads) check_grads_alone(ch, {"--save", "--load", "--steps", "--prompt", "--beam", "--vs-ch11"});
+    if (ch.given("--steps")) check_range("--steps", steps, load_dir.empty() ? 1 : 0, 1000000);
     check_model_dims(d_model, heads, 2);
     const int64_t number = ch.given("--prompt") ? parse_number("--prompt", prompt_text) : -1;
     if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training
@@ -192,14 +194,7 @@ int main(int argc, char** argv) {
   });
 }
 
-static int64_t parse_number(const std::string& flag, const std::string& text) {
-  const bool digits = !text.empty() && text.size() <= 4 &&
-                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits)
-    throw UsageError(trf("{flag} needs a whole number from 0 to 9999 written with digits, got '{text}'",
-                         fmt::arg("flag", flag), fmt::arg("text", text)));
-  return std::stoll(text);
-}
+static int64_t parse_number(const std::string& flag, const std::string& text) { return number_0_9999(flag, text); }
 
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s) {
   if (!(dropout >= 0.0 && dropout < 1.0))

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   checkpoint_options(ch, save_dir, load_dir);
 
   return ch.run(argc, argv, [&](Chapter& ch) {
-    if (ch.given("--steps")) check_range("--steps", steps, 1, 1000000);
+    if (ch.given("--steps")) check_range("--steps", steps, load_dir.empty() ? 1 : 0, 1000000);
     check_model_dims(cfg.d_model, cfg.heads, 2);
     if (!(dropout >= 0.0 && dropout < 1.0))
       throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));

@@ -2,12 +2,13 @@
 
 Each chapter's test saves a checkpoint, checks its own round trip, then runs the same refusals
 through a Checkpoints session: a truncated model file, a missing optimizer file, the optimizer of
-another save, a symlink where a file would go. Every check prints one OK / NOT OK line and lands in
+another save, a symlink where a file would go, a tensor that no longer matches its checksum. Every check prints one OK / NOT OK line and lands in
 `results`; finish() prints the count and gives the exit code.
 """
 import json
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 
@@ -34,6 +35,20 @@ def refused(binary, label, args, expect=None):
     ok = p.returncode == 2 and len(lines) == 1 and "error" in lines[0] and (expect is None or expect in lines[0])
     print(f"{'OK    ' if ok else 'NOT OK'}  {label} -> exit {p.returncode}: {lines[0] if lines else '(no message)'}")
     results.append(ok)
+
+
+def read_st(path):
+    """A safetensors file's header (parsed JSON) and its data bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    return json.loads(data[8:8 + n]), data[8 + n:]
+
+
+def write_st(path, header, data):
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + data)
 
 
 def step_of(path):
@@ -110,6 +125,50 @@ class Checkpoints:
         mix = self.copy("mixed")
         shutil.copy(os.path.join(self.d2, "optimizer.safetensors"), os.path.join(mix, "optimizer.safetensors"))
         refused(self.binary, "--load of a model and an optimizer from two saves", ["--load", mix])
+
+    def checksummed(self):
+        """Each tensor's CRC-32 in its file's metadata, checked at --load: one byte flipped, one weight
+        set to a finite 1e30, a checksum removed -> refused naming the tensor; a checkpoint with no
+        checksums at all (saved before them) loads, said once on stderr."""
+        def edit(name, change, which="model.safetensors"):
+            d = self.copy(name)
+            path = os.path.join(d, which)
+            header, data = read_st(path)
+            tensor = sorted((v["data_offsets"][0], k) for k, v in header.items() if k != "__metadata__")[-1][1]
+            header, data = change(header, data, tensor)
+            write_st(path, header, data)
+            return d, tensor
+
+        def flip(h, data, t):
+            b = h[t]["data_offsets"][0] + 1
+            return h, data[:b] + bytes([data[b] ^ 0x01]) + data[b + 1:]
+        d, t = edit("flipped", flip)
+        refused(self.binary, "--load of a model with one byte flipped", ["--load", d], t)
+
+        def huge(h, data, t):
+            b = h[t]["data_offsets"][0]
+            return h, data[:b] + struct.pack("<f", 1e30) + data[b + 4:]
+        d, t = edit("huge_weight", huge)
+        refused(self.binary, "--load of a model with one weight set to 1e30", ["--load", d], "checksum")
+        d, t = edit("flipped_moment", flip, "optimizer.safetensors")
+        refused(self.binary, "--load of an optimizer with one byte flipped", ["--load", d], t)
+
+        def drop_one(h, data, t):
+            del h["__metadata__"]["crc32:" + t]
+            return h, data
+        d, t = edit("one_checksum_gone", drop_one)
+        refused(self.binary, "--load of a model with one checksum removed", ["--load", d], t)
+
+        old = self.copy("no_checksums")
+        for which in ("model.safetensors", "optimizer.safetensors"):
+            path = os.path.join(old, which)
+            header, data = read_st(path)
+            header["__metadata__"] = {k: v for k, v in header["__metadata__"].items() if not k.startswith("crc32:")}
+            write_st(path, header, data)
+        r = run(self.binary, self.plain + ["--load", old])
+        notes = [l for l in r.stderr.splitlines() if "checksums" in l]
+        check("--load of a checkpoint without checksums (an older one) works and says so once",
+              r.returncode == 0 and len(notes) == 1, f"exit {r.returncode}, stderr {r.stderr!r}")
 
     def symlinked(self):
         """--save over a symlink is refused; the link and its target stay as they were."""

@@ -27,6 +27,7 @@ def checks(binary, tmp):
           f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
     c.resume(10)
     c.truncated()
+    c.checksummed()
     c.missing()
     c.mismatched()
     refused(binary, "--load into fewer heads (missing keys)", ["--load", c.d, "--heads", "2"])

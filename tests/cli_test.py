@@ -15,11 +15,14 @@ words). In both, these words stand for things made fresh in a temporary director
   BIGVOCAB  the vocabulary with one line more than BERT's 30522 rows
   NOTADIR   a regular file          STRANGER  a directory holding a file no --dump wrote
   TRAP      a directory whose 01_*.npy is a symlink to a victim file (checked untouched)
+  OUTDIR    a folder that does not exist yet     OUTDIR_AGAIN  the same, written D/./out/
+  LONGDIGITS  130,000 digits
 A line may end with "#expect TEXT": the message must then contain TEXT.
 CASES.quick, if it exists, holds flags added to every run that does the chapter's whole work (the
 I/O, --dump and full runs): a chapter whose default run is long names its quick form there.
 """
 import os
+import pty
 import resource
 import shlex
 import shutil
@@ -56,6 +59,10 @@ GENERIC = [
     # a surrogate, beyond U+10FFFF
     "--text $'\\xff\\xfe' #expect byte 0", "--text $'\\x80'", "--text $'caf\\xe9' #expect byte 3",
     "--text $'ab\\xe2\\x82'", "--text $'\\xc0\\xaf'", "--text $'\\xed\\xa0\\x80'", "--text $'\\xf4\\x90\\x80\\x80'",
+    # one folder for both outputs: refused before either is made (each keeps its own manifest)
+    "--svg OUTDIR --dump OUTDIR #expect same folder", "--dump OUTDIR --svg OUTDIR_AGAIN #expect same folder",
+    # an echoed value is cut, its length said; an invisible character is named with its byte
+    "--seed LONGDIGITS #expect 130000 bytes", "--seed $'4\\xc2\\xa02' #expect U+00A0 NO-BREAK SPACE at byte 1",
 ]
 
 
@@ -90,6 +97,8 @@ class Fixture:
             "LONGPATH": "/tmp/" + "x" * 5000, "DUPVOCAB": os.path.join(d, "dup.txt"),
             "BIGVOCAB": os.path.join(d, "big.txt"), "NOTADIR": os.path.join(d, "notadir"),
             "STRANGER": os.path.join(d, "stranger"), "TRAP": os.path.join(d, "trap"),
+            "OUTDIR": os.path.join(d, "out"), "OUTDIR_AGAIN": os.path.join(d, ".", "out") + "/",
+            "LONGDIGITS": "1" * 130000,
         }
 
     def victim_intact(self):
@@ -284,6 +293,40 @@ def main():
             ok = ok and c.returncode == 0 and "\033[" in c.stdout
         res.record(ok, "colour: --color=always through a pipe; none by default when piped or with --plain",
                    f"exit {plain_c.returncode}")
+        # --help names the kind of every value (N, X, DIR, FILE, TEXT); no number is called TEXT
+        kinds = [l.split()[1] for l in h.stdout.splitlines() if l.strip().startswith("--") and len(l.split()) > 1
+                 and l.split()[1].isupper()]
+        numbers = [l.strip() for l in h.stdout.splitlines()
+                   if l.strip().startswith(("--seed", "--steps", "--prompt", "--translate", "--d-model"))]
+        ok = "N" in kinds and all(" TEXT" not in l.split("  ")[0] for l in numbers)
+        res.record(ok, "--help: each value's kind (N, X, DIR, FILE, TEXT)", f"kinds {sorted(set(kinds))}")
+        # TERM=dumb on a terminal: no colour (the escape sequences would show as
+        # text); Chapter::run decides for every chapter alike, so ch01's run, the quickest, tries it
+        if os.path.basename(binary).startswith("ch01"):
+            master, slave = pty.openpty()
+            env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+            d = subprocess.Popen([binary, "--seed", "1"] + QUICK, stdin=subprocess.DEVNULL, stdout=slave,
+                                 stderr=subprocess.DEVNULL, env=dict(env, TERM="dumb", TS_COLUMNS="80"))
+            os.close(slave)
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            os.close(master)
+            d.wait(timeout=900)
+            escapes = shown.count(b"\033[")
+            res.record(d.returncode == 0 and escapes == 0, "TERM=dumb on a terminal: no colour",
+                       f"exit {d.returncode}, {escapes} escape sequences")
+        # --svg DIR --plain draws nothing: the folder holds only its manifest, and stderr says so
+        out = os.path.join(fx.dir, "svg_plain")
+        sp = run(binary, ["--plain", "--svg", out] + QUICK, text=True)
+        ok = sp.returncode == 0 and "note: --svg" in sp.stderr and os.listdir(out) == ["ts-dump-manifest.txt"]
+        res.record(ok, "--svg DIR --plain: an empty folder is said on stderr", f"exit {sp.returncode}: {sp.stderr.strip()}")
         # --lang zh and LANG=zh_CN.UTF-8: bad input is refused in Chinese, still one line and exit 2
         zh = run(binary, ["--lang", "zh", "--seed", "abc"])
         env_zh = subprocess.run([binary, "--seed", "abc"], capture_output=True,

@@ -44,6 +44,7 @@ def checks(binary, tmp):
           ("%d = %s" % (n, words(n))) in again.stdout.splitlines(), again.stdout[-300:])
     c.resume(5)
     c.truncated()
+    c.checksummed()
     c.missing()
     refused(binary, "--load with a size knob that contradicts the checkpoint", ["--load", c.d, "--layers", "3"])
     refused(binary, "--load with --untied of a tied checkpoint", ["--load", c.d, "--untied"])

@@ -3,11 +3,13 @@
 
 usage: step_by_step_test.py CHAPTER_BINARY WALKTHROUGH BUILD_DIR
 On a terminal (a tmux pane of 80 x 40): the chapter pauses after step 1 and shows no more;
+at 80 x 24 a step taller than the screen pauses page by page, its title on screen at each pause;
 Enter shows step 2; b shows step 2 again; q ends the chapter with exit code 0. The walkthrough
 passes --step-by-step on a terminal. Piped, --step-by-step changes no byte; --step N starts at
 step N's header. Prints OK / NOT OK per check; exit 0 if all hold.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +31,25 @@ def tmux(*args):
 def pane():
     """Everything the pane showed, scrollback included."""
     return tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t").stdout
+
+
+def screen():
+    """What the pane shows now (no scrollback)."""
+    return tmux("capture-pane", "-p", "-J", "-t", "t").stdout
+
+
+def through_pages(n, timeout=60):
+    """Enter at each page prompt of step n until its end-of-step prompt shows."""
+    end = time.time() + timeout
+    while time.time() < end:
+        shown = screen()
+        if f"step {n} · Enter" in shown:
+            return True
+        if f"step {n} goes on" in shown:
+            tmux("send-keys", "-t", "t", "Enter")
+            time.sleep(0.3)
+        time.sleep(0.2)
+    return False
 
 
 def wait_for(text, count=1, timeout=60):
@@ -67,9 +88,10 @@ try:
     check(wait_for("step 1 · Enter"), "on a terminal it pauses after step 1", pane()[-300:])
     check("── Step 2" not in pane(), "and shows nothing of step 2 before Enter")
     tmux("send-keys", "-t", "t", "Enter")
-    check(wait_for("step 2 · Enter"), "Enter shows step 2 and pauses again", pane()[-300:])
+    check(through_pages(2), "Enter shows step 2 and pauses again", pane()[-300:])
     tmux("send-keys", "-t", "t", "b", "Enter")
     check(wait_for("── Step 2", count=2), "b shows step 2 again", pane()[-300:])
+    through_pages(2)
     tmux("send-keys", "-t", "t", "q", "Enter")
     end = time.time() + 30
     while not os.path.exists(done) and time.time() < end:
@@ -78,6 +100,34 @@ try:
     check(rc == "0", "q ends the chapter with exit code 0", f"exit {rc}")
     check("── Step 3" not in pane(), "and nothing of step 3 is shown")
     tmux("kill-session", "-t", "t")
+    # at 80 x 24 every step either fits the screen or pauses page by page, and at every pause
+    # (a page's or a step's) the step's title is on the screen
+    if os.path.exists(done):
+        os.remove(done)
+    tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", f"NO_COLOR=1 {binary} --step-by-step; echo $? > {done}; sleep 600")
+    pauses, pages, lost, last = 0, 0, [], ""
+    end = time.time() + 300
+    while time.time() < end and not os.path.exists(done):
+        shown = screen()
+        prompt = [l for l in shown.splitlines() if l.strip()][-1:] or [""]
+        m = re.search(r"step (\d+)( goes on| · Enter)", prompt[0])
+        if not m or shown == last:
+            time.sleep(0.2)
+            continue
+        last = shown
+        pauses += 1
+        pages += m.group(2) == " goes on"
+        if not re.search(rf"^── Step {m.group(1)}\b", shown, re.M):
+            lost.append(f"step {m.group(1)}: " + shown.replace("\n", " | ")[-160:])
+        tmux("send-keys", "-t", "t", "Enter")
+        time.sleep(0.3)
+    rc = open(done).read().strip() if os.path.exists(done) else "none"
+    check(rc == "0" and pauses > 0 and pages > 0, "80 x 24: steps taller than the screen pause page by page",
+          f"exit {rc}, {pauses} pauses, {pages} of them inside a step")
+    check(not lost, "80 x 24: the step's title is on the screen at every pause", lost[:2])
+    tmux("kill-session", "-t", "t")
+    if os.path.exists(done):
+        os.remove(done)
     # the walkthrough on a terminal: the first chapter pauses after its first step
     cmd = f"NO_COLOR=1 {walkthrough} {build}; sleep 600"
     tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "40", cmd)

@@ -13,6 +13,7 @@ import os
 import shutil
 import struct
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checkpoint_steps import Checkpoints, check, main_of, refused, run  # noqa: E402
@@ -140,8 +141,10 @@ def hostile_cases(binary, tmp, d):
 
     def negative_v(h, data):
         t = sorted((v["data_offsets"][0], k) for k, v in h.items() if k.endswith(".exp_avg_sq"))[0][1]
-        b = h[t]["data_offsets"][0]
-        return h, data[:b] + f32(-1.0) + data[b + 4:]
+        b, e = h[t]["data_offsets"]
+        data = data[:b] + f32(-1.0) + data[b + 4:]
+        h["__metadata__"]["crc32:" + t] = "%08x" % zlib.crc32(data[b:e])  # a writer that checksums what it wrote
+        return h, data
     refused(binary, "a negative exp_avg_sq", ["--load", altered(d, tmp, "negv", negative_v, "optimizer.safetensors")],
             "negative")
     # not a regular file: refused at once, never read or waited on
@@ -203,6 +206,7 @@ def checks(binary, tmp):
           f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
     c.resume(10)
     c.truncated()
+    c.checksummed()
     c.missing()
     c.mismatched()
     c.mixed()

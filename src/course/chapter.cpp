@@ -3,6 +3,7 @@
 #include "fast/isa.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -81,6 +83,22 @@ class StdoutBuf : public std::streambuf {
   // bytes are kept so that `b` can show it again
   bool mute = false;
   std::string* record = nullptr;
+  // --step-by-step on a terminal of `rows` rows and `cols` columns: a step taller than the
+  // screen pauses each time it fills it (before its first rows scroll away) and, on Enter,
+  // shows `title` (the step's title, "continued") again above the next page; q mutes the rest
+  // of the chapter (quit is then set, and the next step's pause ends the chapter).
+  size_t rows = 0, cols = 80;  // rows 0: no paging
+  std::string title, prompt;
+  bool quit = false;
+  // The chapter's title lines: written before the first byte the chapter writes, so that a
+  // run refused while it checks its knobs prints nothing on stdout.
+  std::string header;
+  // A new page starts here (a step's header is about to be written, or the screen was cleared).
+  void new_page() {
+    used_ = 0;
+    full_ = false;
+    line_.clear();
+  }
 
  protected:
   int_type overflow(int_type c) override {
@@ -98,7 +116,74 @@ class StdoutBuf : public std::streambuf {
     const char* p = pbase();
     size_t left = static_cast<size_t>(pptr() - pbase());
     if (mute) left = 0;
+    std::string with_header;
+    if (left > 0 && !header.empty()) {
+      with_header = header + std::string(p, left);
+      header.clear();
+      p = with_header.data();
+      left = with_header.size();
+    }
     if (record != nullptr) record->append(p, left);
+    if (rows > 2) {
+      // page by page: when the screen is full (one row kept for the prompt), pause before the
+      // next byte is written
+      size_t start = 0;  // where the line being counted starts in p
+      for (size_t i = 0; i < left && !quit; ++i) {
+        if (full_) {
+          write_all(p, i);
+          p += i, left -= i, start -= std::min(start, i), i = 0;
+          full_ = false;
+          page_pause();
+          if (quit) break;
+        }
+        if (p[i] != '\n') continue;
+        const size_t width = display_width(line_ + std::string(p + start, i - start));
+        line_.clear();
+        start = i + 1;
+        used_ += width == 0 ? 1 : (width + cols - 1) / cols;
+        full_ = used_ + 1 >= rows;
+      }
+      if (quit) {
+        mute = true;
+        left = 0;
+      } else {
+        line_.append(p + start, left - start);  // the start of a line not ended yet
+      }
+    }
+    write_all(p, left);
+    setp(buf_, buf_ + sizeof buf_);
+    return error_ == 0 ? 0 : -1;
+  }
+  // The screen is full: the prompt, a line from the terminal, the title again.
+  void page_pause() {
+    write_all(prompt.data(), prompt.size());
+    std::string answer;
+    char c = 0;
+    for (;;) {
+      const ssize_t n = ::read(STDIN_FILENO, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {  // end of input: as q
+        quit = true;
+        write_all("\n", 1);
+        return;
+      }
+      if (c == '\n') break;
+      answer += c;
+    }
+    static const char kErase[] = "\033[1A\r\033[2K";  // the prompt's line goes away
+    write_all(kErase, sizeof kErase - 1);
+    const size_t b = answer.find_first_not_of(" \t");
+    if (b != std::string::npos && (answer[b] == 'q' || answer[b] == 'Q')) {
+      quit = true;
+      return;
+    }
+    used_ = 0;
+    if (!title.empty()) {
+      write_all(title.data(), title.size());
+      used_ = 1;
+    }
+  }
+  void write_all(const char* p, size_t left) {
     while (left > 0 && error_ == 0) {  // after an error, the rest is dropped (and reported)
       const ssize_t n = ::write(STDOUT_FILENO, p, left);
       if (n < 0 && errno == EINTR) continue;
@@ -109,11 +194,12 @@ class StdoutBuf : public std::streambuf {
       p += n;
       left -= static_cast<size_t>(n);
     }
-    setp(buf_, buf_ + sizeof buf_);
-    return error_ == 0 ? 0 : -1;
   }
   char buf_[1 << 16];
   int error_ = 0;
+  size_t used_ = 0;   // rows written on this page
+  bool full_ = false;  // the page is full: pause before the next byte
+  std::string line_;  // the line being written, not ended yet
 };
 
 namespace {
@@ -165,9 +251,56 @@ std::string one_line(const std::string& msg) {
   return out;
 }
 
-// A value echoed in a message: one line, at most 60 bytes.
-std::string printable(const std::string& v) { return one_line(v.substr(0, 60)) + (v.size() > 60 ? "..." : ""); }
-std::string in_quotes(const std::string& v) { return "'" + printable(v) + "'"; }
+// A value echoed in a message: one line, at most 60 bytes, cut where a character starts.
+std::string printable(const std::string& v) {
+  if (v.size() <= 60) return one_line(v);
+  size_t cut = 60;
+  while (cut > 0 && (static_cast<unsigned char>(v[cut]) & 0xC0) == 0x80) --cut;
+  return one_line(v.substr(0, cut)) + "...";
+}
+std::string in_quotes(const std::string& v) { return quoted_input(v); }
+
+// TERM=dumb: a terminal that shows escape sequences as text.
+bool dumb_terminal() {
+  const char* term = std::getenv("TERM");
+  return term != nullptr && std::strcmp(term, "dumb") == 0;
+}
+
+// Two paths naming one folder (either may not exist yet).
+bool same_folder(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const auto pa = std::filesystem::weakly_canonical(a, ea), pb = std::filesystem::weakly_canonical(b, eb);
+  if (ea || eb) return a == b;
+  return pa.lexically_normal() == pb.lexically_normal() ||
+         (pa.lexically_normal() / "").lexically_normal() == (pb.lexically_normal() / "").lexically_normal();
+}
+
+// The characters a learner cannot tell from a space, a hyphen or a digit on screen.
+const char* invisible_name(uint32_t cp) {
+  switch (cp) {
+    case 0x00A0: return "NO-BREAK SPACE";
+    case 0x00AD: return "SOFT HYPHEN";
+    case 0x2007: return "FIGURE SPACE";
+    case 0x2009: return "THIN SPACE";
+    case 0x200B: return "ZERO WIDTH SPACE";
+    case 0x200C: return "ZERO WIDTH NON-JOINER";
+    case 0x200D: return "ZERO WIDTH JOINER";
+    case 0x2010: return "HYPHEN";
+    case 0x2011: return "NON-BREAKING HYPHEN";
+    case 0x2012: return "FIGURE DASH";
+    case 0x2013: return "EN DASH";
+    case 0x2014: return "EM DASH";
+    case 0x202F: return "NARROW NO-BREAK SPACE";
+    case 0x2060: return "WORD JOINER";
+    case 0x2212: return "MINUS SIGN";
+    case 0x3000: return "IDEOGRAPHIC SPACE";
+    case 0xFEFF: return "ZERO WIDTH NO-BREAK SPACE";
+    default: break;
+  }
+  if (cp >= 0x2000 && cp <= 0x200A) return "SPACE";  // EN QUAD .. HAIR SPACE: widths of space
+  if (cp >= 0xFF10 && cp <= 0xFF19) return "FULLWIDTH DIGIT";
+  return nullptr;
+}
 
 std::string join_words(int argc, char** argv) {
   std::string s;
@@ -176,6 +309,36 @@ std::string join_words(int argc, char** argv) {
 }
 
 }  // namespace
+
+std::string quoted_input(const std::string& v) {
+  std::string out = "'" + printable(v) + "'";
+  if (v.size() > 60) out += " " + trf("({n} bytes, the first ones shown)", fmt::arg("n", v.size()));
+  // the first character one cannot see or tell apart, with the byte it starts at (valid UTF-8 only)
+  for (size_t i = 0; i < v.size();) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > v.size()) break;
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(v[i + k]) & 0x3F);
+    if (const char* name = invisible_name(cp)) {
+      out += fmt::format(" (U+{:04X} {} {})", cp, name, trf("at byte {i}", fmt::arg("i", i)));
+      break;
+    }
+    i += n;
+  }
+  return out;
+}
+
+int64_t number_0_9999(const std::string& flag, const std::string& text) {
+  // spaces around the digits are read as Python's int() and every number flag reads them
+  const size_t b = text.find_first_not_of(" \t\n\r\f\v"), e = text.find_last_not_of(" \t\n\r\f\v");
+  const std::string t = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+  const bool digits = !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits)
+    throw UsageError(trf("{flag} needs a whole number from 0 to 9999 written with digits, got {text}",
+                         fmt::arg("flag", flag), fmt::arg("text", quoted_input(text))));
+  return std::stoll(t);
+}
 
 Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
     : id_(std::move(id)), title_(std::move(title)), follows_(cite(follows)), sources_(std::move(follows)),
@@ -209,6 +372,7 @@ Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
                                                    "one again, q quits (piped, --plain or --transcript: no pauses)")},
   };
   for (const auto& k : common) add_knob(k.names, k.kind, k.target, k.help);
+  knobs_[0]->option->type_name("N");  // --seed: read as text to take all of [-2^63, 2^64)
   Knob& step = add_knob("--step", kInt, &start_step_, N_("start at step N: the steps before it run but are not shown"));
   step.has_range = true;
   step.lo = 1;
@@ -233,6 +397,8 @@ Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* targe
   } else {
     if (kind == kText || kind == kPath) knob->text = *static_cast<std::string*>(target);
     knob->option = app_->add_option(names, knob->text, help);
+    // --help names the kind of value: N a whole number, X a decimal one, DIR a folder, TEXT words
+    knob->option->type_name(kind == kInt ? "N" : kind == kDouble ? "X" : kind == kPath ? "DIR" : "TEXT");
   }
   knobs_.push_back(std::move(knob));
   return *knobs_.back();
@@ -259,6 +425,13 @@ void Chapter::option(const std::string& name, double& value, const std::string& 
 void Chapter::option(const std::string& name, std::string& value, const std::string& help) {
   add_knob(name, kText, &value, help).default_text = default_of(kText, &value);
 }
+void Chapter::value_kind(const std::string& name, const char* kind) {
+  for (const auto& k : knobs_)
+    if (k->names[0] == name && k->option != nullptr) k->option->type_name(kind);
+}
+void Chapter::folder(const std::string& name, std::string& value, const std::string& help) {
+  add_knob(name, kPath, &value, help).default_text = default_of(kText, &value);
+}
 
 void Chapter::add_sentence_flags() {
   add_knob("--text", kText, &text, N_("input sentence (default: \"time flies like an arrow\")"));
@@ -273,7 +446,8 @@ void Chapter::add_sentence_flags(int64_t& d_model, const std::string& d_model_he
 void Chapter::add_vocab_flag() {
   vocab_path = TS_DEFAULT_VOCAB;
   if (const char* env = std::getenv("TS_VOCAB")) vocab_path = env;
-  add_knob("--vocab", kPath, &vocab_path, N_("bert-base-uncased vocab.txt (default: data/, fetched by make deps)"));
+  add_knob("--vocab", kPath, &vocab_path, N_("bert-base-uncased vocab.txt (default: data/, fetched by make deps)"))
+      .option->type_name("FILE");
 }
 
 bool Chapter::given(const std::string& name) const {
@@ -494,7 +668,12 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     // NO_COLOR (no-color.org) turns the automatic colour off; --color=always still wins
     color = !plain && !transcript &&
             (color_mode_ == "always" ||
-             (color_mode_ == "auto" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr));
+             (color_mode_ == "auto" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr &&
+              !dumb_terminal()));
+    if (given("--dump") && given("--svg") && same_folder(dump_dir, svg_dir_))
+      throw UsageError(trf("--svg and --dump name the same folder {dir}: each keeps its own manifest there, so give "
+                           "each its own folder",
+                           fmt::arg("dir", in_quotes(svg_dir_))));
     if (given("--dump")) dump_ = std::make_unique<DumpDir>(dump_dir, id_, command_line_);
     if (given("--svg")) {
       try {
@@ -520,7 +699,8 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
           // the PyTorch whose arithmetic the exact path reproduces (TS_TORCH, torch_version.hpp)
           " · PyTorch " + torch_version_name();
       const std::string title = hang(id_ + " · " + title_, width, "", ""), by = hang(follows, width, "", "");
-      std::cout << bold(title.substr(0, title.size() - 1)) << "\n" << dim(by.substr(0, by.size() - 1)) << "\n";
+      // shown with the chapter's first output: a knob the body refuses prints no header
+      out.header = bold(title.substr(0, title.size() - 1)) + "\n" + dim(by.substr(0, by.size() - 1)) + "\n";
     }
     if (given("--step") && !rich())
       throw UsageError(_("--step picks a step of the default mode's explanation: drop --plain / --transcript"));
@@ -528,7 +708,12 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     if (rich()) recorder_ = std::make_unique<CodeSiteRecorder>(step_sites_);
     std::cout.flush();
     if (start_step_ > 1) out.mute = true;  // the lines before step 1 belong to no step
-    if (stepping()) out.record = &step_record_;
+    if (stepping()) {
+      out.record = &step_record_;
+      winsize ws{};  // a step taller than the screen pauses inside it, page by page
+      if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 2) out.rows = ws.ws_row;
+      out.cols = terminal_width(80);
+    }
     try {
       body(*this);
       end_step();
@@ -543,12 +728,28 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     if (rich() && start_step_ > section_no_)
       throw UsageError(trf("--step {n}: this chapter has {steps} steps: pick one of 1 to {steps}",
                            fmt::arg("n", start_step_), fmt::arg("steps", section_no_)));
+    // an output folder this run left empty must not look like a run that failed to write
+    if (dump_ && dump_->count() == 0)
+      std::cerr << trf("{id}: note: --dump {dir}: this run printed no tensor, so the folder holds only its manifest",
+                       fmt::arg("id", id_), fmt::arg("dir", dump_dir))
+                << "\n";
+    if (svg_ && svg_->count() == 0)
+      std::cerr << (rich() ? trf("{id}: note: --svg {dir}: this run drew no figure, so the folder holds only its manifest",
+                                 fmt::arg("id", id_), fmt::arg("dir", svg_dir_))
+                           : trf("{id}: note: --svg {dir}: --plain and --transcript draw no figure, so the folder holds only "
+                                 "its manifest: drop them to get the figures",
+                                 fmt::arg("id", id_), fmt::arg("dir", svg_dir_)))
+                << "\n";
     // an empty --plain is what the article prints, but it must not look like a broken run
     if (plain && plain_shown_ == 0)
       std::cerr << trf("{id}: --plain printed nothing: the article's code for this chapter calls print() on no "
                        "tensor. Run without --plain for the explanation, or with --transcript for every tensor.",
                        fmt::arg("id", id_))
                 << "\n";
+    if (!out.header.empty()) {  // a run that printed nothing else still shows its title
+      std::cout << out.header;
+      out.header.clear();
+    }
     if (!failed_checks_.empty()) {
       std::cout.flush();
       std::cerr << trf("{id}: {n} check(s) did not hold (NOT OK): {first}: something changed in the code or the "
@@ -615,9 +816,11 @@ bool Chapter::stepping() const {
 // After a step, on a terminal with --step-by-step: a prompt; Enter goes on, b shows the
 // step again (as it was printed), q ends the chapter (exit code 0).
 void Chapter::pause_after_step() {
+  if (out_ != nullptr && out_->quit) throw QuitSteps{};  // q at a page of this step
   if (!stepping() || out_ == nullptr || out_->mute || section_no_ == 0) return;
   std::cout.flush();          // the step's last lines, recorded
   out_->record = nullptr;     // the prompt is not part of the step
+  out_->new_page();           // nor of a page
   for (;;) {
     std::cout << dim(trf("step {n} · Enter: next step · b: this step again · q: quit ", fmt::arg("n", section_no_)))
               << std::flush;
@@ -631,7 +834,10 @@ void Chapter::pause_after_step() {
     const char key = b == std::string::npos ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[b])));
     if (key == 'q') throw QuitSteps{};
     if (key != 'b') break;
+    out_->new_page();
     std::cout << step_record_ << std::flush;
+    if (out_->quit) throw QuitSteps{};
+    out_->new_page();
   }
   step_record_.clear();
   out_->record = &step_record_;
@@ -661,6 +867,18 @@ void Chapter::section(const std::string& title, const std::string& article_ref, 
   ++section_no_;
   std::cout.flush();  // what came before is shown or not by its own step
   if (out_ != nullptr) out_->mute = section_no_ < start_step_;
+  if (out_ != nullptr && out_->rows > 0) {  // paging: the step's title again above each page after the first
+    out_->new_page();
+    std::string shown = "── " + title;
+    const std::string more = " " + std::string(_("(continued)"));
+    const size_t room = out_->cols > display_width(more) + 1 ? out_->cols - display_width(more) - 1 : 0;
+    while (!shown.empty() && display_width(shown) > room) {  // cut where a character starts
+      while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) shown.pop_back();
+      if (!shown.empty()) shown.pop_back();  // the character's first byte
+    }
+    out_->title = accent(shown) + dim(more) + "\n";
+    out_->prompt = dim(trf("step {n} goes on · Enter: the next page · q: quit ", fmt::arg("n", section_no_)));
+  }
   step_record_.clear();
   step_file_ = file;
   step_line_ = line;

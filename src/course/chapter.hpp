@@ -65,6 +65,11 @@ class Chapter {
               const std::string& why = "");
   void option(const std::string& name, double& value, const std::string& help);
   void option(const std::string& name, std::string& value, const std::string& help);
+  // A folder (--save DIR, --load DIR): '' is refused; --help shows DIR.
+  void folder(const std::string& name, std::string& value, const std::string& help);
+  // The kind of value --help shows for `name` when its C++ type does not say it (a number read
+  // as text: "N").
+  void value_kind(const std::string& name, const char* kind);
   void add_sentence_flags();  // --text "..." (default: the article's sentence), then add_vocab_flag()
   void add_vocab_flag();      // --vocab PATH (default: data/bert-base-uncased-vocab.txt)
   // add_sentence_flags(), then --d-model C, the width of the rows of BERT's 30522-row embedding
@@ -218,6 +223,13 @@ void check_range(const std::string& flag, int64_t value, int64_t lo, int64_t hi,
 // d_model % heads == 0, 1 <= heads <= d_model, min_d_model <= d_model <= 8192 (article 002's
 // LayerNorm divides by d_model - 1: chapters that use it pass min_d_model = 2)
 void check_model_dims(int64_t d_model, int64_t heads, int64_t min_d_model = 1);
+// A value the user typed, echoed in a message: in quotes, one line (control bytes as \xNN), at
+// most 60 bytes cut where a character starts (then its length is said), and the first invisible
+// or look-alike character named: "'forty eight' (U+00A0 NO-BREAK SPACE at byte 5)".
+std::string quoted_input(const std::string& v);
+// --prompt / --translate N: a whole number from 0 to 9999 in digits, spaces around it allowed as
+// every number flag allows them (Python's int()). UsageError echoing the value otherwise.
+int64_t number_0_9999(const std::string& flag, const std::string& text);
 // How the user wrote `flag`'s value, or std::to_string(value) if the flag was not given.
 std::string typed(const std::string& flag, int64_t value);
 void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions

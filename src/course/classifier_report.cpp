@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "course/chapter.hpp"
 #include "course/counts.hpp"
 #include "course/errors.hpp"
 #include "course/i18n.hpp"
@@ -106,12 +107,9 @@ int64_t parse_number_words(const std::string& text) {
   if (!words.empty() && text.size() <= 200)
     for (int64_t n = 0; n <= train::kMaxNumber; ++n)
       if (train::number_to_words(n) == words) return n;
-  std::string shown = text.size() > 60 ? text.substr(0, 60) + "..." : text;
-  for (char& c : shown)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // one line on stderr
   throw UsageError(trf("--classify needs a number from 0 to 9999 written in English words as the course writes them "
-                       "(e.g. \"forty eight\", no 'and', no hyphens), got '{text}'",
-                       fmt::arg("text", shown)));
+                       "(e.g. \"forty eight\", no 'and', no hyphens), got {text}",
+                       fmt::arg("text", quoted_input(text))));  // one line, cut, invisible characters named
 }
 
 }  // namespace ts

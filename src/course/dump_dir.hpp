@@ -30,6 +30,8 @@ class DumpDir {
   std::string add(const std::string& name);
   // add(name), then write(path) (e.g. save_npy); a failed write is an IoError naming the file.
   void write(const std::string& name, const std::function<void(const std::string&)>& write);
+  // How many files this run listed.
+  size_t count() const { return files_.size(); }
 
  private:
   void write_manifest() const;

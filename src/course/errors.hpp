@@ -5,9 +5,12 @@
 
 #include "base/errors.hpp"
 
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "course/i18n.hpp"
+#include "train/checkpoint.hpp"
 
 namespace ts {
 
@@ -16,6 +19,14 @@ namespace ts {
 // in the learner's language, starts with the flag.
 template <class Work>
 auto checkpoint_io(const char* flag, const Work& work) {
+  // a note the load left (an older checkpoint, loaded unchecked), said once it has succeeded
+  struct Notes {
+    const char* flag;
+    ~Notes() {
+      for (const FileError& n : train::take_checkpoint_notes())
+        if (std::uncaught_exceptions() == 0) std::fprintf(stderr, "%s: %s\n", flag, n.in(tr).c_str());
+    }
+  } notes{flag};
   try {
     return work();
   } catch (const FileIoError& e) {

@@ -163,11 +163,11 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   }
   // Legend: the whole shade ramp between the smallest and the largest finite value, then
   // the marks of the non-finite cells that occur.
-  out += std::string(lw + 1, ' ');
+  std::vector<std::string> legend;  // its parts, each kept whole on a line of the screen
   if (!(lo <= hi)) {
-    out += _("no finite values");
+    legend.push_back(_("no finite values"));
   } else if (lo == hi) {
-    out += trf("every finite value = {v:.4g}", fmt::arg("v", lo));
+    legend.push_back(trf("every finite value = {v:.4g}", fmt::arg("v", lo)));
   } else {
     std::string ramp;
     switch (opt.mode) {
@@ -183,19 +183,30 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
         ramp = std::string("[") + kAscii + "]";
         break;
     }
-    out += fixed ? trf("scale (fixed): low {lo:.4g} {ramp} high {hi:.4g}", fmt::arg("lo", lo), fmt::arg("ramp", ramp),
-                       fmt::arg("hi", hi))
-                 : trf("scale: low {lo:.4g} {ramp} high {hi:.4g}", fmt::arg("lo", lo), fmt::arg("ramp", ramp),
-                       fmt::arg("hi", hi));
+    legend.push_back(fixed ? trf("scale (fixed): low {lo:.4g} {ramp} high {hi:.4g}", fmt::arg("lo", lo),
+                                 fmt::arg("ramp", ramp), fmt::arg("hi", hi))
+                           : trf("scale: low {lo:.4g} {ramp} high {hi:.4g}", fmt::arg("lo", lo), fmt::arg("ramp", ramp),
+                                 fmt::arg("hi", hi)));
   }
   auto any = [&](auto pred) { return std::any_of(m.begin(), m.end(), pred); };
-  if (any([](float v) { return std::isinf(v) && v < 0; })) out += "   x = -inf";
-  if (any([](float v) { return std::isinf(v) && v > 0; })) out += "   ! = +inf";
-  if (any([](float v) { return std::isnan(v); })) out += "   ? = nan";
+  if (any([](float v) { return std::isinf(v) && v < 0; })) legend.push_back("x = -inf");
+  if (any([](float v) { return std::isinf(v) && v > 0; })) legend.push_back("! = +inf");
+  if (any([](float v) { return std::isnan(v); })) legend.push_back("? = nan");
   if (rows.size() < R || cols.size() < C)
-    out += "   " + trf("(showing {r} of {R} rows, {c} of {C} columns)", fmt::arg("r", rows.size()), fmt::arg("R", R),
-                         fmt::arg("c", cols.size()), fmt::arg("C", C));
-  return out + "\n";
+    legend.push_back(trf("(showing {r} of {R} rows, {c} of {C} columns)", fmt::arg("r", rows.size()),
+                         fmt::arg("R", R), fmt::arg("c", cols.size()), fmt::arg("C", C)));
+  // on a terminal (or TS_COLUMNS) a part that would run past its width starts a new line, so
+  // the legend is never cut into a block of its own
+  std::string line = std::string(lw + 1, ' ') + legend[0];
+  for (size_t k = 1; k < legend.size(); ++k) {
+    if (screen != std::string::npos && display_width(line + "   " + legend[k]) > screen) {
+      out += line + "\n";
+      line = std::string(lw + 1, ' ') + legend[k];
+    } else {
+      line += "   " + legend[k];
+    }
+  }
+  return out + line + "\n";
 }
 
 std::string heatmap_swatch(float v, const HeatmapOptions& opt) {

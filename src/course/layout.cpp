@@ -129,9 +129,11 @@ size_t terminal_width(size_t fallback) {
     const long n = std::strtol(c, nullptr, 10);
     if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
   }
-  if (!isatty(STDOUT_FILENO)) return fallback;
+  // stdout a terminal, or piped with stderr still on one (`| less -R`, `> out.txt`): its width
+  const int fd = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
+  if (fd < 0) return fallback;
   winsize ws{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
   if (const char* c = std::getenv("COLUMNS")) {
     const long n = std::strtol(c, nullptr, 10);
     if (n >= 20 && n <= 1000) return static_cast<size_t>(n);

@@ -34,9 +34,11 @@ std::string text_table(const std::vector<std::vector<std::string>>& rows, size_t
 // a blank line after each row of blocks.
 std::string side_by_side(const std::vector<std::string>& blocks, size_t width);
 
-// Columns of the terminal on stdout (TIOCGWINSZ, else $COLUMNS), or `fallback` when stdout
-// is not a terminal: output to a file or a pipe does not depend on who ran it. TS_COLUMNS
-// (20..1000) overrides both, terminal or not (the width tests; a pager of known width).
+// Columns of the terminal on stdout (TIOCGWINSZ, else $COLUMNS); piped or redirected with
+// stderr still on a terminal (`| less -R`, `> out.txt` typed at a prompt), that terminal's; else
+// `fallback` (a run whose stdout and stderr are both captured, as every test's are, does not
+// depend on who ran it). TS_COLUMNS (20..1000) overrides them all (the width tests; a pager of
+// known width).
 size_t terminal_width(size_t fallback = 100);
 
 // A block of lines (a table, a figure, a printed tensor) laid out in `width` columns: as it

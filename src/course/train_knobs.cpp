@@ -26,6 +26,16 @@ void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const std::
 void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir) {
   ch.option("--save", save_dir, _("write the weights and Adam's state to DIR as safetensors"));
   ch.option("--load", load_dir, _("start from the checkpoint in DIR (then train only if --steps is given)"));
+  ch.value_kind("--save", "DIR");
+  ch.value_kind("--load", "DIR");
+}
+
+void check_grads_alone(const Chapter& ch, std::initializer_list<const char*> flags) {
+  for (const char* flag : flags)
+    if (ch.given(flag))
+      throw UsageError(trf("--check-grads checks the gradients of its own tiny model and trains, loads or saves "
+                           "nothing: drop {flag} (or --check-grads)",
+                           fmt::arg("flag", flag)));
 }
 
 }  // namespace ts

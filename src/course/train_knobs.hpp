@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "course/chapter.hpp"
@@ -19,5 +20,8 @@ void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& l
 void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const std::string& log_help = "");
 // --save DIR, --load DIR (safetensors weights and Adam's state)
 void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir);
+// --check-grads runs alone: any of `flags` given beside it (--save, --load, --steps, ...) would be
+// silently ignored, so it is refused (UsageError naming the flag).
+void check_grads_alone(const Chapter& ch, std::initializer_list<const char*> flags);
 
 }  // namespace ts

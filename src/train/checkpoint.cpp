@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -39,6 +40,58 @@ std::string shape_text(const std::vector<int64_t>& s) {
 }
 
 std::string errno_text(int err = errno) { return std::strerror(err); }
+
+// ---- the checksums: one CRC-32 (zlib's, the polynomial 0xEDB88320) per tensor, in the metadata
+// of the file that holds it as "crc32:<tensor>" = 8 lowercase hex digits of its bytes.
+const char kCrcPrefix[] = "crc32:";
+
+uint32_t crc32_of(const std::vector<unsigned char>& bytes) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char b : bytes) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+std::string crc_text(const std::vector<unsigned char>& bytes) { return fmt::format("{:08x}", crc32_of(bytes)); }
+
+void add_checksums(const StFile& tensors, StMeta& meta) {
+  for (const auto& [name, t] : tensors) meta[kCrcPrefix + name] = crc_text(t.data);
+}
+
+// Every tensor of the file against its checksum. A file with no checksum at all is from a
+// version before them: true (loaded unchecked, said once by the caller); one with some but not
+// this tensor's, or a checksum that differs, was altered: FileError naming the tensor.
+bool checksums_missing(const StFile& tensors, const StMeta& meta, const std::string& path) {
+  const bool any = std::any_of(meta.begin(), meta.end(), [](const auto& kv) { return kv.first.rfind(kCrcPrefix, 0) == 0; });
+  if (!any) return !tensors.empty();
+  for (const auto& [name, t] : tensors) {
+    const auto it = meta.find(kCrcPrefix + name);
+    if (it == meta.end())
+      throw FileError(N_("{path}: tensor {key} has no checksum in the __metadata__ though the others have: the file was "
+                         "altered; --save it again, or --load another folder"),
+                      fmt::arg("path", path), fmt::arg("key", name));
+    const std::string found = crc_text(t.data);
+    if (it->second != found)
+      throw FileError(N_("{path}: tensor {key} does not match its checksum (crc32 {saved} saved, {found} read): the "
+                         "file was altered or damaged; --save it again, or --load another folder"),
+                      fmt::arg("path", path), fmt::arg("key", name), fmt::arg("saved", it->second.substr(0, 16)),
+                      fmt::arg("found", found));
+  }
+  return false;
+}
+
+std::vector<FileError>& pending_notes() {
+  static std::vector<FileError> notes;
+  return notes;
+}
 
 // A file in a checkpoint folder that --save wrote (or an older version's temporary file).
 bool ours(const std::string& name) {
@@ -422,6 +475,8 @@ void save_checkpoint_folder(const std::string& dir, const std::string& kind, int
     (*meta)["step"] = std::to_string(step);
     (*meta)["checkpoint_id"] = id;
   }
+  add_checksums(f.weights, f.wmeta);
+  add_checksums(f.optim, f.ometa);
   // 2) a new folder beside DIR, both files written and flushed, then one swap
   const Target t = target_of(dir);
   struct stat st {};
@@ -572,6 +627,16 @@ int64_t read_checkpoint_folder(const std::string& dir, const std::string& kind, 
     throw FileError(N_("checkpoint {dir} is inconsistent: its two files come from two saves (model step {step}, "
                        "optimizer step {ostep}): save it again, or --load another folder"),
                     fmt::arg("dir", dir), fmt::arg("step", step), fmt::arg("ostep", ostep));
+  // every tensor's bytes against the checksum --save wrote beside it
+  const bool unchecked_model = checksums_missing(f.weights, f.wmeta, mpath);
+  const bool unchecked_optim = checksums_missing(f.optim, f.ometa, opath);
+  static bool said = false;
+  if ((unchecked_model || unchecked_optim) && !said) {
+    said = true;
+    pending_notes().emplace_back(N_("note: {dir} was saved by an older version, without checksums: its tensors are "
+                                    "loaded unchecked; --save it again to add them"),
+                                 fmt::arg("dir", dir));
+  }
   out = std::move(f);
   return step;
 }
@@ -628,6 +693,12 @@ CheckpointParams checkpoint_params(const CheckpointFiles& f, const std::string& 
                            "the file was altered; save it again"),
                         fmt::arg("path", opath), fmt::arg("tensor", s.name));
   return p;
+}
+
+std::vector<FileError> take_checkpoint_notes() {
+  std::vector<FileError> notes;
+  notes.swap(pending_notes());
+  return notes;
 }
 
 }  // namespace ts::train

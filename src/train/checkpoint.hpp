@@ -2,7 +2,8 @@
 // keep their checkpoints the same way, through the folder layer at the end of this file).
 //   DIR/model.safetensors      every parameter under the twin's state_dict key (float32)
 //   DIR/optimizer.safetensors  Adam's exp_avg / exp_avg_sq per parameter ("<key>.exp_avg", ...)
-// Both carry in "__metadata__" the format (ts_checkpoint 2), the model kind ("transformer" for
+// Both carry in "__metadata__" a CRC-32 of each of their tensors ("crc32:<tensor>"), the
+// format (ts_checkpoint 2), the model kind ("transformer" for
 // ch11, "gpt" for ch12, "classifier" for ch13), the step and one random checkpoint_id;
 // model.safetensors also every setting that changes the model's function
 // (layers, d_model, heads, d_ff, norm, look_ahead, scale_scores, src_vocab, tgt_vocab).
@@ -77,6 +78,11 @@ StMeta checkpoint_metadata(const std::string& dir, const std::string& kind);
 // the optimizer twice that), their format, kind, step and checkpoint_id checked. Returns the step.
 int64_t read_checkpoint_folder(const std::string& dir, const std::string& kind, uint64_t weight_bytes,
                                CheckpointFiles& out);
+// Each tensor's bytes are checked against the CRC-32 --save wrote in its file's metadata
+// ("crc32:<tensor>"): a tensor that differs, or lacks one where the others have theirs, is a
+// FileError naming it. A checkpoint saved before checksums loads unchecked, with a note.
+// The notes a load left for the learner (at most one per run), taken out: the caller says them.
+std::vector<FileError> take_checkpoint_notes();
 // A metadata value that must be a whole number in [lo, hi] written with plain digits.
 int64_t checkpoint_int(const StMeta& meta, const std::string& key, int64_t lo, int64_t hi, const std::string& path);
 // The parameters of a model laid out by specs (total floats), and Adam's moments when step > 0,
