@@ -25,7 +25,7 @@ mirror=${TS_DEBIAN13_MIRROR:-$(awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; e
           /etc/apt/sources.list.d/*.sources 2>/dev/null || true)}
 mirror=${mirror:-http://deb.debian.org/debian}
 mirror=${mirror%/}
-include=ca-certificates
+include=ca-certificates,ccache  # ccache: a fresh checkout's build-debian13 compiles from the cache
 base_recipe="suite=$suite mirror=$mirror variant=minbase include=$include sources=main,updates,security dpkg=unsafe-io v1"
 
 die() { echo "debian13: $*" >&2; exit 2; }
@@ -110,10 +110,12 @@ EOF
 TEST_REGEX=${TS_DEBIAN13_TESTS:-'^(twin_|cli_)'}
 run_tests() {
   local jobs; jobs=$(nproc)
-  enter sh -c '
+  enter env CCACHE_DIR=/var/cache/ccache CCACHE_BASEDIR="$here" \
+    CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime sh -c '
     set -e
     b=build-debian13
-    [ -f "$b/CMakeCache.txt" ] || cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DTS_BENCH=OFF >/dev/null
+    [ -f "$b/CMakeCache.txt" ] || cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DTS_BENCH=OFF \
+      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
     cmake --build "$b" -j "$1" >"$b.log" 2>&1 || { tail -40 "$b.log"; exit 1; }
     grep -E "warning:" "$b.log" | head -20 || true
     cd "$b"
