@@ -59,7 +59,13 @@ inside() {
 
 enter() {
   [ -x "$root/bin/sh" ] || die "no chroot at $root: run scripts/debian13.sh setup"
-  unshare --mount --propagation private -- "$0" __inside "$PWD" "$@"
+  unshare --mount --propagation private -- "$here/scripts/debian13.sh" __inside "$PWD" "$@"
+}
+# enter, as the last thing this script does (bash reads a script as it runs: exec, so that an
+# edit of this file meanwhile cannot change what a long command does when it returns)
+enter_last() {
+  [ -x "$root/bin/sh" ] || die "no chroot at $root: run scripts/debian13.sh setup"
+  exec unshare --mount --propagation private -- "$here/scripts/debian13.sh" __inside "$PWD" "$@"
 }
 
 setup() {
@@ -110,7 +116,7 @@ EOF
 TEST_REGEX=${TS_DEBIAN13_TESTS:-'^(twin_|cli_)'}
 run_tests() {
   local jobs; jobs=$(nproc)
-  enter env CCACHE_DIR=/var/cache/ccache CCACHE_BASEDIR="$here" \
+  enter_last env CCACHE_DIR=/var/cache/ccache CCACHE_BASEDIR="$here" \
     CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime sh -c '
     set -e
     b=build-debian13
@@ -128,8 +134,8 @@ cmd=${1:-}
 case $cmd in
   __inside) shift; inside "$@" ;;
   setup) setup ;;
-  run) shift; [ $# -gt 0 ] || die "usage: scripts/debian13.sh run CMD [ARGS...]"; enter "$@" ;;
-  shell) enter /bin/bash ;;
+  run) shift; [ $# -gt 0 ] || die "usage: scripts/debian13.sh run CMD [ARGS...]"; enter_last "$@" ;;
+  shell) enter_last /bin/bash ;;
   test) ( setup ); cd "$here"; run_tests ;;
   *) die "usage: scripts/debian13.sh setup | run CMD... | test | shell" ;;
 esac
