@@ -12,7 +12,7 @@ JOBS       ?= $(shell nproc)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic fuzz transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 fuzz transcripts bench clean help
 
 all: build
 
@@ -23,10 +23,11 @@ help:
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
 	@echo "make fuzz         run the tokenizer/vocabulary fuzz target (libFuzzer, ASan+UBSan) for 10 minutes"
-	@echo "make deps         install missing Debian packages and the BERT vocabulary"
+	@echo "make deps         install missing packages (apt or Homebrew) and the BERT vocabulary"
+	@echo "make test-debian13  build and test in a Debian 13 chroot (cached in /var/cache/transformer-steps; root)"
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh all
 
 # Every target that builds tests or benchmarks turns them on, also in a folder make walkthrough
 # configured for the chapters alone (its objects are reused).
@@ -61,6 +62,11 @@ test-generic: deps
 	@cd $(GENERIC_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 test: test-asan test-generic test-unit
+
+# Debian 13 in a debootstrap chroot (scripts/debian13.sh): made once and reused, its deps from
+# scripts/deps.sh; the unit tests, every chapter's twin against its PyTorch 2.6, the --lang zh tests.
+test-debian13:
+	@scripts/debian13.sh test
 
 # The fuzz targets of the ASan build, FUZZ_SECONDS each (the tokenizer and vocabulary loader,
 # then ch11's safetensors reader, seeded by the real writer); findings land in $(ASAN_BUILD)/fuzz-long/.

@@ -1,29 +1,119 @@
 #!/usr/bin/env bash
-# Install what transformer-steps needs on Debian 12, then fetch the BERT vocabulary.
+# Install what transformer-steps needs, then fetch the BERT vocabulary.
+#   scripts/deps.sh chapters   what building and running the chapters needs
+#   scripts/deps.sh [all]      that, plus what the tests, twins, fuzzing and benchmarks need
 # Idempotent and quiet: when everything is present it prints nothing and exits 0.
+# A package the distribution does not have: one line naming it on stderr, exit 2.
+#
+# Debian and Ubuntu (apt): no release-specific names. The packages below are named the same on
+# Debian 12 and 13 and Ubuntu 22.04-26.04; the two that differ are found by what they provide:
+#   pkg-config   pkgconf where it exists (Debian 12+, Ubuntu 22.04+), else pkg-config;
+#   clang's sanitizer and libFuzzer runtime for the clang that is (or will be) installed:
+#                its major version M from `clang -dumpversion` or from the clang package's
+#                dependency (clang-M), then libclang-rt-M-dev (Debian 12+, Ubuntu 23.04+) or,
+#                before that split, libclang-common-M-dev (Ubuntu 22.04).
+# macOS: Homebrew (written for it, not tested here: the course is tested on Debian).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+tier=${1:-all}
+case $tier in
+  chapters|all) ;;
+  *) echo "deps: unknown tier '$tier': use 'scripts/deps.sh chapters' or 'scripts/deps.sh all'" >&2; exit 2 ;;
+esac
+vocab_ok() { "$here/scripts/fetch_vocab.sh" --check; }
 
-packages=(
-  g++ cmake make pkg-config
-  libxtensor-dev libxsimd-dev libopenblas-dev libsleef-dev
-  libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
-  python3-torch python3-numpy
-  clang libclang-rt-14-dev
-  gettext
-  tmux
+# ---- macOS: Homebrew ----
+if [ "$(uname -s)" = Darwin ]; then
+  command -v brew >/dev/null || { echo "deps: Homebrew is needed on macOS (https://brew.sh), then run this again" >&2; exit 2; }
+  xcode-select -p >/dev/null 2>&1 || { echo "deps: the Xcode command line tools are needed: xcode-select --install" >&2; exit 2; }
+  formulae=(cmake pkg-config xtensor xsimd openblas fmt cli11 nlohmann-json sleef gettext)
+  [ "$tier" = chapters ] && vocab_ok || formulae+=(node)
+  [ "$tier" = all ] && formulae+=(catch2 google-benchmark pytorch numpy tmux)
+  missing=()
+  for f in "${formulae[@]}"; do brew list --versions "$f" >/dev/null 2>&1 || missing+=("$f"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "deps: brew install ${missing[*]}"
+    brew install "${missing[@]}" >/dev/null
+  fi
+  exec "$here/scripts/fetch_vocab.sh"
+fi
+
+command -v apt-get >/dev/null || {
+  echo "deps: no apt-get or Homebrew here; install by hand: a C++17 compiler, cmake, pkg-config, xtensor, xsimd, OpenBLAS, SLEEF, fmt, CLI11, nlohmann-json, gettext (and for the tests Catch2, Google Benchmark, PyTorch, numpy, clang)" >&2
+  exit 2; }
+
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+updated=0
+update() { [ $updated = 1 ] || { $sudo apt-get update -qq >/dev/null; updated=1; }; }
+# known PKG: the apt sources offer it (a candidate version). A fresh system has no lists yet.
+known() {
+  local c; c=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+  [ -n "$c" ] && [ "$c" != "(none)" ]
+}
+# first_known PKG...: the first package the sources offer, else nothing
+first_known() { local p; for p in "$@"; do known "$p" && { echo "$p"; return; }; done; }
+# wanted: "package|what it is for", checked in order
+wanted=(
+  "g++|the C++ compiler" "cmake|the build" "make|the build"
+  "libxtensor-dev|xtensor" "libxsimd-dev|xsimd" "libopenblas-dev|OpenBLAS" "libsleef-dev|SLEEF"
+  "libfmt-dev|fmt" "libcli11-dev|CLI11" "nlohmann-json3-dev|nlohmann-json" "gettext|msgfmt, the catalogues"
 )
+if [ "$tier" = all ]; then
+  wanted+=(
+    "catch2|Catch2, the unit tests" "libbenchmark-dev|Google Benchmark"
+    "python3-torch|PyTorch, the twins" "python3-numpy|numpy, the twins"
+    "clang|clang, the fuzz targets" "tmux|the step-by-step test"
+  )
+fi
+
 missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+# pkg-config by either name
+if ! command -v pkg-config >/dev/null; then
+  [ -n "$(first_known pkgconf pkg-config)" ] || update
+  p=$(first_known pkgconf pkg-config)
+  [ -n "$p" ] || { echo "deps: neither pkgconf nor pkg-config is in this system's apt sources" >&2; exit 2; }
+  missing+=("$p")
+fi
+for w in "${wanted[@]}"; do
+  p=${w%%|*}
+  installed "$p" && continue
+  known "$p" || update
+  if ! known "$p"; then
+    hint=""; grep -qi '^ID=ubuntu' /etc/os-release 2>/dev/null && hint=" (enable the universe component)"
+    echo "deps: package $p (${w#*|}) is not in this system's apt sources$hint" >&2
+    exit 2
+  fi
+  missing+=("$p")
 done
-command -v npm >/dev/null || missing+=(npm)
+# npm fetches the vocabulary (chapters: only while it is missing); bench/ort_peer.py runs node
+if ! command -v npm >/dev/null && { [ "$tier" = all ] || ! vocab_ok; }; then
+  known npm || update
+  known npm || { echo "deps: package npm (fetches the BERT vocabulary) is not in this system's apt sources" >&2; exit 2; }
+  missing+=(npm)
+fi
+# clang's sanitizer/libFuzzer runtime, for the clang major version that is or will be installed
+if [ "$tier" = all ]; then
+  major=""
+  if command -v clang >/dev/null && installed clang; then
+    major=$(clang -dumpversion | cut -d. -f1)
+  else
+    known clang || update
+    major=$(apt-cache depends clang 2>/dev/null | sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -1)
+  fi
+  [ -n "$major" ] || { echo "deps: cannot tell which clang version apt installs (apt-cache depends clang names no clang-N)" >&2; exit 2; }
+  if ! installed "libclang-rt-$major-dev"; then
+    known "libclang-rt-$major-dev" || update
+    rt=$(first_known "libclang-rt-$major-dev" "libclang-common-$major-dev")
+    [ -n "$rt" ] || { echo "deps: package libclang-rt-$major-dev (clang $major's sanitizer runtime) is not in this system's apt sources" >&2; exit 2; }
+    installed "$rt" || missing+=("$rt")
+  fi
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
+  update
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 

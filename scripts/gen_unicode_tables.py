@@ -21,6 +21,7 @@ Run it with the same interpreter as the reference twin:
 Before writing, the script replays the C++ algorithm on the tables for every code point
 and compares with Python, so a table bug fails here, not in a chapter.
 """
+import re
 import sys
 import unicodedata
 from pathlib import Path
@@ -317,6 +318,11 @@ def main():
     text = render(tables)
     width_text = render_width()
     if "--check" in sys.argv:  # (the replay ran when the file was written)
+        made = re.search(r'kUnicodeVersion\[\] = "([^"]+)"', OUT.read_text(encoding="utf-8")) if OUT.exists() else None
+        if made and made.group(1) != unicodedata.unidata_version:
+            print(f"{OUT} is Unicode {made.group(1)}; this Python ({sys.version.split()[0]}) has "
+                  f"{unicodedata.unidata_version}: only a Python with {made.group(1)} can check it", file=sys.stderr)
+            sys.exit(77)
         for path, want in ((OUT, text), (OUT_WIDTH, width_text)):
             if not path.exists() or path.read_text(encoding="utf-8") != want:
                 sys.exit(f"{path} is stale: run /usr/bin/python3 scripts/gen_unicode_tables.py")

@@ -10,7 +10,7 @@
 //   4) PositionalEncoding's buffer (SLEEF exp/sin/cos)
 //   5) ch09's DecoderLayer of deep copies (train+eval)
 //   6) create_model (N=2, tiny sizes): xavier parameters, encode, decode, generator
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // test_article004.cpp: article 004's functions (src/transformer/article004.hpp) on the article's own
 // examples: its padding and look-ahead masks, and its toy attention (q 3x3, k 4x3, v 4x2).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <vector>

@@ -1,7 +1,7 @@
 // test_beam.cpp: src/train/beam.hpp and beam_models.hpp -- beam 1 is greedy, K > 1 keeps sorted
 // sums that equal the log-probabilities added up again, the length penalty's formula, and the
 // per-beam caches (reordered on pruning) against recomputing every prefix, for ch11 and ch12.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <map>

@@ -1,5 +1,5 @@
 // Tests for src/exact/compare.hpp: max_abs_diff is (a - b).abs().max() as a 0-d tensor.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,5 +1,5 @@
 // test_counts.cpp: course/counts (thousands separators, the parameters-per-part table).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "course/counts.hpp"
 

@@ -7,7 +7,7 @@
 // The fast row kernels are checked against the torch-exact ones element by element, and ch12's
 // one-token kernels (train/gpt_ops.hpp: matvec, attend_cached, GELU on the route) against their
 // plain loops.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <limits>

@@ -3,7 +3,7 @@
 // What the chapters rely on: labelled rows and columns, a legend with the value range and the
 // shade ramp, marks for -inf / nan cells, pure ASCII output in Ascii mode (stdout not a
 // terminal), and the darkest/lightest shade at the ends of the range.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <sstream>

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <filesystem>
 #include <fstream>
 #include <string>

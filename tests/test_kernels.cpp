@@ -6,7 +6,7 @@
 //   Exact -> 0 mismatching bits required (NaN matches NaN), case by case;
 //   Naive -> within 1e-5 * max(1, |torch|) (1e-4 for two LayerNorm cases where torch's
 //            own rounding is that large; see the twin).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // row for row, what article 002's full masked Decoder pass gives (eval mode), for both cache
 // kinds, with a batch of 2 and a source padding mask (paths the chapters, at B = 1 with no
 // padding, do not take); and the multiply-add counts must add up as the formulas say.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // test_layout.cpp: src/course/layout.hpp -- widths, cutting, blocks side by side, prose
 // re-flowed (say()) and notes under their arrow (show()).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <string>
 #include <vector>

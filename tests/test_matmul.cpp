@@ -5,7 +5,7 @@
 // 2) Bits: tests/twins/matmul_reference.py writes inputs and torch's outputs as raw
 //    float32 into a temp dir; our Blas path must match every bit, case by case.
 // 3) The process-wide switch really changes the path.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -7,7 +7,7 @@
 //   3) a fuzz run: ~300 random tensors (plus floats, sizes, modules) printed here and by
 //      live torch through tests/twins/print_reference.py
 //   4) speed: a (30522, 768) weight prints by reading only the 36 displayed elements
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 // tests/twins/rng_reference.py runs a list of probes in torch and dumps the raw
 // bits; here the same probes run in C++ and every element must have the same bits
 // (so -0.0 vs 0.0 and 1-ulp differences all count). Run: ts_tests "[rng]"
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -2,7 +2,7 @@
 // (tests/twins/stats_reference.py writes inputs and torch's outputs as raw float32).
 //
 // Every case must match bit for bit (NaN matches NaN) and keep the last dim as 1.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

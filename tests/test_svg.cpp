@@ -3,7 +3,7 @@
 // What the docs pages rely on: a heatmap handed to the sink carries its numbers and labels;
 // the SVG names the tokens on both axes, gives the colour bar its values, marks -inf cells,
 // and is the same text every time; a loss curve has its axes' labels.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 // truncation, symlinks), checkpoints (round trip, mismatched shapes), and the whole-model
 // gradient check against finite differences (double precision, tiny model; fast enough for the
 // ASan build). The comparison with PyTorch autograd is tests/twins/train_reference.py.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 // backward, Adam) equals the one-call step on 1 and 2 threads, and the step-0 check of the
 // model ch11 trains against ch10's EncoderDecoder: OK on the same weights, NOT OK (with the
 // difference measured) when ch10's module computes something else.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "train/module_check.hpp"
 #include "train/trainer.hpp"

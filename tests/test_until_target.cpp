@@ -1,6 +1,6 @@
 // test_until_target.cpp: src/train/until_target.hpp -- when train_until scores, stops and says
 // the target was reached (a fake score that rises by 0.1 per step: no model needed).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-// i18n.hpp: the course in its readers' language (GNU gettext; introduced in ch01).
+// i18n.hpp: the course in its readers' language (gettext catalogs, read by i18n.cpp; introduced in ch01).
 //
 // Everything a learner reads is translated -- step titles, notes, say() text, tables'
 // headers, --help, bad-input messages -- except what PyTorch or TensorFlow would print:

@@ -22,6 +22,7 @@
 #include "exact/kernels.hpp"  // kernel_path(), naive_kernels.gelu (--naive)
 #include "fast/simd/erf_fit.hpp"
 #include "fast/simd/route.hpp"
+#include "fast/simd/xsimd_compat.hpp"  // hadd / reduce_add, bitwise_cast: xsimd 8 and 13
 
 namespace ts::simd {
 namespace {
@@ -65,7 +66,7 @@ inline V exp_v(V x) {
   p = xsimd::fma(p, r, V(1.6666665459e-1f));
   p = xsimd::fma(p, r, V(5.0000001201e-1f));
   p = xsimd::fma(p, r * r, r) + V(1.0f);
-  const V two_n = xsimd::bitwise_cast<V>((xsimd::to_int(n) + 127) << 23);
+  const V two_n = compat::float_bits((xsimd::to_int(n) + 127) << 23);
   return xsimd::select(tiny, V(0.0f), p * two_n);
 }
 
@@ -126,7 +127,7 @@ void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, const float
       sum += e;  // padding lanes hold exp(-inf) = 0
     }
     // 3) out /= sum                                                   (n)
-    const V inv(1.0f / xsimd::hadd(sum));
+    const V inv(1.0f / compat::reduce_add(sum));
     for (int64_t i = 0; i < n; i += W) {
       if (i < nW) (V::load_unaligned(out + i) * inv).store_unaligned(out + i);
       else store_tail(out + i, n - i, load_tail(out + i, n - i, 0.0f) * inv);
@@ -145,7 +146,7 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const fl
     V s(0.0f);
     for (int64_t i = 0; i < nW; i += W) s += V::load_unaligned(in + i);
     if (nW < n) s += load_tail(in + nW, n - nW, 0.0f);
-    const float mean_s = xsimd::hadd(s) / static_cast<float>(n);
+    const float mean_s = compat::reduce_add(s) / static_cast<float>(n);
     const V mean(mean_s);
     // 2) var = sum((x - mean)^2) / n   (biased, as torch)
     V q(0.0f);
@@ -157,7 +158,7 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const fl
       const V d = load_tail(in + nW, n - nW, mean_s) - mean;  // padding lanes: 0
       q = xsimd::fma(d, d, q);
     }
-    const V rstd(1.0f / std::sqrt(xsimd::hadd(q) / static_cast<float>(n) + eps));
+    const V rstd(1.0f / std::sqrt(compat::reduce_add(q) / static_cast<float>(n) + eps));
     // 3) y = (x - mean) * rstd * gamma + beta
     for (int64_t i = 0; i < nW; i += W) {
       const V v = xsimd::fma((V::load_unaligned(in + i) - mean) * rstd, V::load_unaligned(gamma + i), V::load_unaligned(beta + i));
@@ -237,7 +238,7 @@ void few_rows_r(const float* __restrict x, int64_t K, const float* __restrict w,
     }
     for (int r = 0; r < R; ++r)
       for (int q = 0; q < G; ++q) {
-        float sum = xsimd::hadd(acc[r][q]);
+        float sum = compat::reduce_add(acc[r][q]);
         for (int64_t k = KW; k < K; ++k) sum = std::fma(w0[q * K + k], x[r * K + k], sum);
         y[r * ldy + o + q] += sum;
       }
