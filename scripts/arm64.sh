@@ -108,11 +108,11 @@ stage "chapters under qemu"
 # ---- 4) the unit tests whose results depend on the CPU, under qemu ----
 # (exact kernels against the host's PyTorch, the fast path on the NEON and scalar routes, RNG,
 # products, statistics, printing); ARM64_TESTS='' runs every test (slow under qemu).
-# Not [annotated]: it compares whole modules with x86 torch bit for bit, and on arm64 two things
+# Not [annotated] nor [matmul]: they compare products and whole modules with x86 torch bit for bit, and on arm64 two things
 # differ in the last bit: OpenBLAS's arm64 sgemm sums in another order than its Haswell kernel,
 # and SLEEF's 8-lane sinf/cosf path for PositionalEncoding rows past 125 (src/exact/vec8.hpp).
 # Not [slow] either (BERT-base size: more than 25 minutes under qemu on a busy 2-core machine).
-tests=${ARM64_TESTS-[kernels],[vec8],[fast_encoder]~[slow],[rng],[matmul],[stats],[compare],[print]}
+tests=${ARM64_TESTS-[kernels],[vec8],[fast_encoder]~[slow],[rng],[stats],[compare],[print]}
 ( cd "$arm" && qemu-aarch64 ./ts_tests $tests >"$here/$arm/ts_tests.log" 2>&1 ); rt=$?
 tail -n 3 "$arm/ts_tests.log"
 if [ $rt != 0 ]; then echo "NOT OK ts_tests under qemu: exit $rt (log: $arm/ts_tests.log)"; fail=1; fi
