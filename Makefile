@@ -12,7 +12,7 @@ JOBS       ?= $(shell nproc)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 fuzz transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 test-arm64 fuzz transcripts bench clean help
 
 all: build
 
@@ -67,6 +67,11 @@ test: test-asan test-generic test-unit
 # scripts/deps.sh; the unit tests, every chapter's twin against its PyTorch 2.6, the --lang zh tests.
 test-debian13:
 	@scripts/debian13.sh test
+
+# arm64: a cross build (build-arm64/) run under qemu-user; every chapter's --plain output must
+# be byte-identical to this machine's build, and the unit tests pass (scripts/arm64.sh).
+test-arm64: build
+	@scripts/arm64.sh $(BUILD)
 
 # The fuzz targets of the ASan build, FUZZ_SECONDS each (the tokenizer and vocabulary loader,
 # then ch11's safetensors reader, seeded by the real writer); findings land in $(ASAN_BUILD)/fuzz-long/.

@@ -3,7 +3,7 @@
 # 1) TS_ISA (src/fast/isa.hpp): every route this CPU can run is accepted; a route it cannot run,
 #    or an unknown name, is bad input: exit 2 and exactly one line on stderr naming what the
 #    CPU supports.
-# 2) The SIMD route objects (src/fast/simd/route_*.o) are compiled with their own ISA's flags.
+# 2) The SIMD route objects of this architecture (src/fast/simd/route_*.o) are compiled with their own ISA's flags.
 #    A weak (inline or template) symbol they exported could be picked by the linker for the
 #    whole program, running AVX-512 code on an AVX2 CPU: they must export none, only their
 #    route function.
@@ -13,14 +13,21 @@ fail=0
 say() { echo "$@"; }
 bad() { echo "NOT OK $*"; fail=1; }
 
-flags=$(grep -m1 '^flags' /proc/cpuinfo)
+arch=$(uname -m)
 runs=(scalar)
-if [[ $flags == *" avx2 "* && $flags == *" fma "* ]]; then runs+=(avx2); fi
-if [[ $flags == *avx512f* && $flags == *avx512cd* && $flags == *avx512bw* && $flags == *avx512dq* && $flags == *avx512vl* ]]; then
-  runs+=(avx512)
+if [ "$arch" = aarch64 ]; then
+  runs+=(neon)  # every arm64 CPU has Advanced SIMD
+  routes=(route_neon route_scalar)
+else
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  if [[ $flags == *" avx2 "* && $flags == *" fma "* ]]; then runs+=(avx2); fi
+  if [[ $flags == *avx512f* && $flags == *avx512cd* && $flags == *avx512bw* && $flags == *avx512dq* && $flags == *avx512vl* ]]; then
+    runs+=(avx512)
+  fi
+  routes=(route_avx2 route_avx512 route_scalar)
 fi
 say "this CPU runs: ${runs[*]}"
-for isa in scalar avx2 avx512 AVX2 sse4 ""; do
+for isa in scalar avx2 avx512 neon AVX2 sse4 ""; do
   err=$(TS_ISA=$isa "$bin" --plain 2>&1 >/dev/null); rc=$?
   expect=2
   for r in "${runs[@]}" ""; do [ "$isa" = "$r" ] && expect=0; done
@@ -32,7 +39,8 @@ for isa in scalar avx2 avx512 AVX2 sse4 ""; do
   say "OK     TS_ISA='$isa' -> exit $rc ${err:+($err)}"
 done
 
-for obj in "$objdir"/route_avx2.cpp.o "$objdir"/route_avx512.cpp.o "$objdir"/route_scalar.cpp.o; do
+for route in "${routes[@]}"; do
+  obj=$objdir/$route.cpp.o
   [ -f "$obj" ] || { bad "missing $obj"; continue; }
   # weak symbols other than the personality reference every C++ object carries
   weak=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[WVuvw]$/' | grep -v 'DW.ref.__gxx_personality_v0')
@@ -41,6 +49,7 @@ for obj in "$objdir"/route_avx2.cpp.o "$objdir"/route_avx512.cpp.o "$objdir"/rou
   case $(basename "$obj") in
     route_avx2.cpp.o) want="ts::simd::route_avx2()" ;;
     route_avx512.cpp.o) want="ts::simd::route_avx512()" ;;
+    route_neon.cpp.o) want="ts::simd::route_neon()" ;;
     *) want="" ;;
   esac
   if [ -n "$want" ] && [ "$globals" != "$want" ]; then bad "$(basename "$obj") exports: $globals (want only $want)"; continue; fi

@@ -44,13 +44,13 @@ struct Switches {
 
 }  // namespace
 
-// Runs the rest of the test once per SIMD route (isa.hpp): avx512, avx2, scalar. A route this
+// Runs the rest of the test once per SIMD route (isa.hpp): avx512, avx2, neon, scalar. A route this
 // CPU cannot run is reported and skipped, so an AVX-512 machine checks all three and an AVX2
 // machine avx2 and scalar. Its Switches restores the route and every other switch at the end.
 #define FOR_EACH_ROUTE()                                                                     \
   Switches keep;                                                                             \
-  const ts::Isa route_isa = GENERATE(ts::Isa::Avx512, ts::Isa::Avx2, ts::Isa::Scalar);       \
-  if (int(route_isa) > int(ts::cpu_isa())) {                                                 \
+  const ts::Isa route_isa = GENERATE(ts::Isa::Avx512, ts::Isa::Avx2, ts::Isa::Neon, ts::Isa::Scalar); \
+  if (!ts::isa_runs(route_isa)) {                                                            \
     WARN("route " << ts::isa_name(route_isa) << ": this CPU cannot run it, not tested here"); \
     return;                                                                                  \
   }                                                                                          \

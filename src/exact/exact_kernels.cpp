@@ -5,9 +5,11 @@
 // soon as two additions happen in another order, so "close" is not enough: these kernels
 // follow torch's own code paths (Debian python3-torch 1.13.1, "CPU capability usage:
 // AVX2") operation by operation:
-//   * Vectorized<float> is 8 lanes of __m256; exp/log/erf are SLEEF's Sleef_expf8_u10,
-//     Sleef_logf8_u10, Sleef_erff8_u10 from the system libsleef, the very functions torch
-//     calls (aten/src/ATen/cpu/vec/vec256/vec256_float.h).
+//   * Vectorized<float> is 8 lanes of __m256; exp/log are SLEEF's Sleef_expf8_u10 and
+//     Sleef_logf8_u10 from the system libsleef, the very functions torch calls
+//     (aten/src/ATen/cpu/vec/vec256/vec256_float.h). On a CPU without AVX2 (arm64) the
+//     same operations run lane by lane in plain C++, SLEEF's scalar builds of the same
+//     algorithm included (vec8.hpp): the bits are the same on every CPU.
 //   * Reductions (max, sum) follow vec::reduce_all / map_reduce_all: one accumulator
 //     vector, a blended partial tail, then a 3-step shuffle tree across the 8 lanes
 //     (aten/src/ATen/cpu/vec/functional_base.h, VecReduceAllSIMD); rows shorter than 8
@@ -22,7 +24,7 @@
 // FMA: torch's kernels were compiled by GCC 12 with -mfma and the default
 // -ffp-contract=fast, so GCC fused some `a * b + c` into one fused multiply-add. This
 // file is compiled with -ffp-contract=off and spells every such fusion out with
-// _mm256_fmadd_ps / std::fma; each one was confirmed against the live torch (see
+// vfmadd (_mm256_fmadd_ps or std::fma, vec8.hpp) / std::fma; each one was confirmed against the live torch (see
 // tests/test_kernels.cpp). The fused spots are marked "FMA:" below.
 //
 // Introduced in ch03 (softmax); the learner-facing loops are in kernels_naive.cpp.
@@ -33,77 +35,53 @@
 
 #include "exact/kernels.hpp"
 
-// The vector code needs AVX2 + FMA whatever flags the build passes (torch's AVX2
-// kernels need the same CPU features).
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#include <immintrin.h>
+#include "exact/vec8.hpp"
+
+// The vector code: AVX2 + FMA intrinsics on x86-64 (compiled for them whatever flags the
+// build passes, under GCC and clang), the same operations in plain C++ elsewhere (vec8.hpp).
+#if defined(__x86_64__)
 // In a generic build GCC notes that passing __m256 between functions changes the ABI
-// without -mavx. Every function that passes one is in this file, under this pragma.
+// without -mavx. Every function that passes one is in this file, under TS_AVX2_BEGIN.
 #pragma GCC diagnostic ignored "-Wpsabi"
-
-// SLEEF's 8-lane functions, the ones torch's AVX2 kernels call (libsleef-dev). sleef.h
-// declares its __m256 functions only when the includer is compiled with -mavx (it tests
-// __AVX__, which this pragma does not define), so a generic build (-DTS_NATIVE=OFF) would
-// not see them: the five this file uses are declared here, as sleef.h declares them.
-extern "C" {
-__m256 Sleef_expf8_u10(__m256);
-__m256 Sleef_logf8_u10(__m256);
-__m256 Sleef_erff8_u10(__m256);
-__m256 Sleef_sinf8_u10(__m256);
-__m256 Sleef_cosf8_u10(__m256);
-}
-
+TS_AVX2_BEGIN
+#endif
 namespace ts {
 namespace exact {
 namespace {
 
-using V = __m256;  // torch's Vectorized<float> on AVX2: 8 floats
+#if defined(__x86_64__)
+using namespace vec8_avx2;  // torch's Vectorized<float> on AVX2: 8 floats in a __m256
+#else
+using namespace vec8_portable;  // the same 8 floats and operations, in plain C++
+#endif
 constexpr int64_t kLanes = 8;
 
 // ---------------------------------------------------------------------------
 // Vectorized<float> helpers, as in vec256_float.h
 // ---------------------------------------------------------------------------
 
-inline V vload(const float* p) { return _mm256_loadu_ps(p); }
-
 // Vectorized<float>::loadu(ptr, count): the first `count` floats, the rest zero.
 inline V vload_partial(const float* p, int64_t count) {
   alignas(32) float tmp[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
   std::memcpy(tmp, p, static_cast<size_t>(count) * sizeof(float));
-  return _mm256_load_ps(tmp);
+  return vload(tmp);
 }
-
-inline void vstore(float* p, V v) { _mm256_storeu_ps(p, v); }
 
 // Vectorized<float>::store(ptr, count): only the first `count` lanes.
 inline void vstore_partial(float* p, V v, int64_t count) {
   alignas(32) float tmp[kLanes];
-  _mm256_store_ps(tmp, v);
+  vstore(tmp, v);
   std::memcpy(p, tmp, static_cast<size_t>(count) * sizeof(float));
 }
 
-// Vectorized<float>::set(a, b, count): lanes [0, count) from b, the rest from a.
-inline V vset(V a, V b, int64_t count) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), idx);
-  return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(mask));
-}
-
-// vec::maximum: IEEE maximum that propagates NaN (all-ones NaN, like torch).
-inline V vmaximum(V a, V b) {
-  const V m = _mm256_max_ps(a, b);
-  const V isnan = _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
-  return _mm256_or_ps(m, isnan);
-}
-
-inline float lane0(V v) { return _mm256_cvtss_f32(v); }
+// (vec8.hpp: vset(a, b, count) is Vectorized<float>::set, lanes [0, count) from b;
+// vmaximum is vec::maximum, the IEEE maximum that propagates NaN as all-ones, like torch.)
 
 struct MaxOp {
   V operator()(V a, V b) const { return vmaximum(a, b); }
 };
 struct AddOp {
-  V operator()(V a, V b) const { return _mm256_add_ps(a, b); }
+  V operator()(V a, V b) const { return vadd(a, b); }
 };
 
 // ---------------------------------------------------------------------------
@@ -115,24 +93,24 @@ struct AddOp {
 template <class Op>
 float vec_reduce_all_slow(const Op& op, V acc, int64_t size) {
   alignas(32) float arr[kLanes];
-  _mm256_store_ps(arr, acc);
+  vstore(arr, acc);
   for (int64_t i = 1; i < size; ++i) {
-    const V next = _mm256_setr_ps(arr[i], 0, 0, 0, 0, 0, 0, 0);
+    const V next = vfirst(arr[i]);
     acc = op(acc, next);
   }
-  return lane0(acc);
+  return vlane0(acc);
 }
 
 // VecReduceAllSIMD<float>: a shuffle tree, ((v0 op v4) op (v2 op v6)) op ((v1 op v5) op (v3 op v7)).
 template <class Op>
 float vec_reduce_all(const Op& op, V v) {
-  V v1 = _mm256_permute2f128_ps(v, v, 0x1);
+  V v1 = vswap<4>(v);  // _mm256_permute2f128_ps(v, v, 0x1)
   v = op(v, v1);
-  v1 = _mm256_shuffle_ps(v, v, 0x4E);
+  v1 = vswap<2>(v);  // _mm256_shuffle_ps(v, v, 0x4E)
   v = op(v, v1);
-  v1 = _mm256_shuffle_ps(v, v, 0xB1);
+  v1 = vswap<1>(v);  // _mm256_shuffle_ps(v, v, 0xB1)
   v = op(v, v1);
-  return lane0(v);
+  return vlane0(v);
 }
 
 // vec::reduce_all(op, data, size)
@@ -236,11 +214,11 @@ float cascade_sum_row(const float* x, int64_t n) {
     const int64_t vec_size = n / kLanes;
     const V vacc = row_sum<V>(
         vec_size, [&](int64_t i) { return vload(x + i * kLanes); },
-        [](V a, V b) { return _mm256_add_ps(a, b); }, _mm256_setzero_ps());
+        [](V a, V b) { return vadd(a, b); }, vzero());
     float final_acc = 0.0f;
     for (int64_t k = vec_size * kLanes; k < n; ++k) final_acc += x[k];
     alignas(32) float partials[kLanes];
-    _mm256_store_ps(partials, vacc);
+    vstore(partials, vacc);
     for (float p : partials) final_acc += p;
     total = final_acc;
   } else {
@@ -262,13 +240,12 @@ struct Moments {
 inline void add_moments_vec(int64_t m0_add, V m1_add, V m2_add, int64_t& m0, V& m1, V& m2) {
   const int64_t n = m0 + m0_add;
   const float c = n == 0 ? 0.0f : static_cast<float>(m0_add) / static_cast<float>(n);
-  const V c_vec = _mm256_set1_ps(c);
-  const V delta = _mm256_sub_ps(m1_add, m1);
-  m1 = _mm256_add_ps(m1, _mm256_mul_ps(c_vec, delta));  // m1 += c * delta
+  const V c_vec = vbroadcast(c);
+  const V delta = vsub(m1_add, m1);
+  m1 = vadd(m1, vmul(c_vec, delta));  // m1 += c * delta
   // m2 += m2_add + delta * delta * c * m0
-  const V ddcm = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(delta, delta), c_vec),
-                               _mm256_set1_ps(static_cast<float>(m0)));
-  m2 = _mm256_add_ps(m2, _mm256_add_ps(m2_add, ddcm));
+  const V ddcm = vmul(vmul(vmul(delta, delta), c_vec), vbroadcast(static_cast<float>(m0)));
+  m2 = vadd(m2, vadd(m2_add, ddcm));
   m0 = n;
 }
 
@@ -295,22 +272,22 @@ Moments rowwise_moments(const float* X, int64_t N) {
   V m2_stk[64];
   for (int64_t d = 0; d < depth; ++d) {
     m0_stk[d] = 0;
-    m1_stk[d] = _mm256_setzero_ps();
-    m2_stk[d] = _mm256_setzero_ps();
+    m1_stk[d] = vzero();
+    m2_stk[d] = vzero();
   }
 
   for (int64_t i = 0; i < m; ++i) {
     const float* X_ptr = X + i * kChunk * kLanes;
     const int64_t m0 = std::min(kChunk, n - i * kChunk);
     // 1) Welford over up to 16 vectors
-    V m1_vec = _mm256_setzero_ps();
-    V m2_vec = _mm256_setzero_ps();
+    V m1_vec = vzero();
+    V m2_vec = vzero();
     for (int64_t j = 0; j < m0; ++j) {
       const V x_vec = vload(X_ptr + j * kLanes);
-      const V c_vec = _mm256_set1_ps(1.0f / static_cast<float>(j + 1));
-      const V delta = _mm256_sub_ps(x_vec, m1_vec);
-      m1_vec = _mm256_add_ps(m1_vec, _mm256_mul_ps(delta, c_vec));  // m1 += delta * (1/(j+1))
-      m2_vec = _mm256_add_ps(m2_vec, _mm256_mul_ps(delta, _mm256_sub_ps(x_vec, m1_vec)));
+      const V c_vec = vbroadcast(1.0f / static_cast<float>(j + 1));
+      const V delta = vsub(x_vec, m1_vec);
+      m1_vec = vadd(m1_vec, vmul(delta, c_vec));  // m1 += delta * (1/(j+1))
+      m2_vec = vadd(m2_vec, vmul(delta, vsub(x_vec, m1_vec)));
     }
     // 2) push onto the cascade, merging like a binary counter
     add_moments_vec(m0, m1_vec, m2_vec, m0_stk[0], m1_stk[0], m2_stk[0]);
@@ -319,8 +296,8 @@ Moments rowwise_moments(const float* X, int64_t N) {
       add_moments_vec(m0_stk[j - 1], m1_stk[j - 1], m2_stk[j - 1], m0_stk[j], m1_stk[j],
                       m2_stk[j]);
       m0_stk[j - 1] = 0;
-      m1_stk[j - 1] = _mm256_setzero_ps();
-      m2_stk[j - 1] = _mm256_setzero_ps();
+      m1_stk[j - 1] = vzero();
+      m2_stk[j - 1] = vzero();
       mask >>= 1;
     }
   }
@@ -329,8 +306,8 @@ Moments rowwise_moments(const float* X, int64_t N) {
 
   alignas(32) float m1_arr[kLanes];
   alignas(32) float m2_arr[kLanes];
-  _mm256_store_ps(m1_arr, m1_stk[0]);
-  _mm256_store_ps(m2_arr, m2_stk[0]);
+  vstore(m1_arr, m1_stk[0]);
+  vstore(m2_arr, m2_stk[0]);
 
   // 3) scalar Welford over the n % 8 tail, then merge the 8 lanes one by one
   int64_t m0 = 0;
@@ -367,7 +344,7 @@ void cpu_kernel_vec(const float* x, float* y, int64_t n, const Op& op, const VOp
 // oneDNN 2.6.3, jit_uni_eltwise_injector_f32: exp and gelu_erf, lane by lane
 // ---------------------------------------------------------------------------
 
-inline V bits_to_v(uint32_t u) { return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(u))); }
+inline V bits_to_v(uint32_t u) { return vbits(u); }
 
 // exp_compute_vector_fwd: exp(x) = 2 * 2^(n-1) * p(r), x = n ln2 + r, p a degree-5 polynomial.
 inline V dnnl_exp(V x) {
@@ -375,26 +352,24 @@ inline V dnnl_exp(V x) {
   const V ln_flt_max = bits_to_v(0x42b17218u);
   const V log2e = bits_to_v(0x3fb8aa3bu);
   const V ln2 = bits_to_v(0x3f317218u);
-  const V one = _mm256_set1_ps(1.0f);
-  const V underflow = _mm256_cmp_ps(x, ln_flt_min, _CMP_LT_OS);  // results forced to 0
-  x = _mm256_min_ps(x, ln_flt_max);
-  x = _mm256_max_ps(x, ln_flt_min);
+  const V one = vbroadcast(1.0f);
+  const V underflow = vless(x, ln_flt_min);  // results forced to 0
+  x = vmin(x, ln_flt_max);
+  x = vmax(x, ln_flt_min);
   // n = floor(x log2(e) + 0.5), r = x - n ln2 (fused)
-  V fx = _mm256_add_ps(_mm256_mul_ps(x, log2e), _mm256_set1_ps(0.5f));
-  fx = _mm256_floor_ps(fx);
-  const V r = _mm256_fnmadd_ps(fx, ln2, x);
+  V fx = vadd(vmul(x, log2e), vbroadcast(0.5f));
+  fx = vfloor(fx);
+  const V r = vfnmadd(fx, ln2, x);
   // 2^(n-1) built in the exponent bits
-  __m256i e = _mm256_cvtps_epi32(_mm256_sub_ps(fx, one));
-  e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
-  const V pow2 = _mm256_blendv_ps(_mm256_castsi256_ps(e), _mm256_setzero_ps(), underflow);
+  const V pow2 = vblend(vpow2(vsub(fx, one)), vzero(), underflow);
   // p(r) = 1 + r (p1 + r (p2 + r (p3 + r (p4 + r p5)))), Horner with FMAs
-  V p = bits_to_v(0x3c07cfceu);                       // p5
-  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3d2b9d0du));  // p4
-  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3e2aad40u));  // p3
-  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3efffee3u));  // p2
-  p = _mm256_fmadd_ps(p, r, bits_to_v(0x3f7ffffbu));  // p1
-  p = _mm256_fmadd_ps(p, r, one);
-  return _mm256_mul_ps(_mm256_mul_ps(p, pow2), _mm256_set1_ps(2.0f));
+  V p = bits_to_v(0x3c07cfceu);               // p5
+  p = vfmadd(p, r, bits_to_v(0x3d2b9d0du));  // p4
+  p = vfmadd(p, r, bits_to_v(0x3e2aad40u));  // p3
+  p = vfmadd(p, r, bits_to_v(0x3efffee3u));  // p2
+  p = vfmadd(p, r, bits_to_v(0x3f7ffffbu));  // p1
+  p = vfmadd(p, r, one);
+  return vmul(vmul(p, pow2), vbroadcast(2.0f));
 }
 
 // gelu_erf_compute_vector_fwd: erf by Abramowitz & Stegun 7.1.26,
@@ -404,21 +379,21 @@ inline V dnnl_gelu_erf(V s) {
   const V sign_mask = bits_to_v(0x80000000u);
   const V abs_mask = bits_to_v(0x7fffffffu);
   const V inv_sqrt2 = bits_to_v(0x3f3504f3u);
-  const V one = _mm256_set1_ps(1.0f);
-  const V x = _mm256_mul_ps(s, inv_sqrt2);
-  const V neg_exp = _mm256_xor_ps(dnnl_exp(_mm256_xor_ps(_mm256_mul_ps(x, x), sign_mask)), sign_mask);
-  const V sign = _mm256_and_ps(x, sign_mask);
-  const V ax = _mm256_and_ps(x, abs_mask);
-  const V t = _mm256_div_ps(one, _mm256_fmadd_ps(bits_to_v(0x3ea7ba05u), ax, one));
-  const V et = _mm256_mul_ps(neg_exp, t);
-  V r = bits_to_v(0x3f87dc22u);                       // p5
-  r = _mm256_fmadd_ps(r, t, bits_to_v(0xbfba00e3u));  // p4
-  r = _mm256_fmadd_ps(r, t, bits_to_v(0x3fb5f0e3u));  // p3
-  r = _mm256_fmadd_ps(r, t, bits_to_v(0xbe91a98eu));  // p2
-  r = _mm256_fmadd_ps(r, t, bits_to_v(0x3e827906u));  // p1
-  const V erf = _mm256_xor_ps(_mm256_fmadd_ps(et, r, one), sign);
-  const V half_s = _mm256_mul_ps(s, _mm256_set1_ps(0.5f));
-  return _mm256_fmadd_ps(erf, half_s, half_s);
+  const V one = vbroadcast(1.0f);
+  const V x = vmul(s, inv_sqrt2);
+  const V neg_exp = vxor(dnnl_exp(vxor(vmul(x, x), sign_mask)), sign_mask);
+  const V sign = vand(x, sign_mask);
+  const V ax = vand(x, abs_mask);
+  const V t = vdiv(one, vfmadd(bits_to_v(0x3ea7ba05u), ax, one));
+  const V et = vmul(neg_exp, t);
+  V r = bits_to_v(0x3f87dc22u);               // p5
+  r = vfmadd(r, t, bits_to_v(0xbfba00e3u));  // p4
+  r = vfmadd(r, t, bits_to_v(0x3fb5f0e3u));  // p3
+  r = vfmadd(r, t, bits_to_v(0xbe91a98eu));  // p2
+  r = vfmadd(r, t, bits_to_v(0x3e827906u));  // p1
+  const V erf = vxor(vfmadd(et, r, one), sign);
+  const V half_s = vmul(s, vbroadcast(0.5f));
+  return vfmadd(erf, half_s, half_s);
 }
 
 // Both softmaxes start alike (_vec_softmax_lastdim, _vec_log_softmax_lastdim): for each row,
@@ -428,7 +403,7 @@ template <class Row>
 void each_row_with_max(const float* x, float* y, int64_t rows, int64_t n, const Row& row) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * n;
-    row(in, y + r * n, _mm256_set1_ps(reduce_all(MaxOp{}, in, n)));
+    row(in, y + r * n, vbroadcast(reduce_all(MaxOp{}, in, n)));
   }
 }
 
@@ -440,11 +415,11 @@ void each_row_with_max(const float* x, float* y, int64_t rows, int64_t n, const 
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
   // 1) row max, 2) exp(x - max), 3) sum, 4) multiply by 1 / sum
   each_row_with_max(x, y, rows, n, [n](const float* in, float* out, V vmax) {
-    vec_map([&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, out, in, n);
+    vec_map([&](V v) { return sleef_expf8(vsub(v, vmax)); }, out, in, n);
     float tmp_sum = reduce_all(AddOp{}, out, n);
     tmp_sum = 1.0f / tmp_sum;
-    const V vinv = _mm256_set1_ps(tmp_sum);
-    vec_map([&](V v) { return _mm256_mul_ps(v, vinv); }, out, out, n);
+    const V vinv = vbroadcast(tmp_sum);
+    vec_map([&](V v) { return vmul(v, vinv); }, out, out, n);
   });
 }
 
@@ -453,10 +428,10 @@ void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
   // 1) row max, 2) sum of exp(x - max), 3) its log (SLEEF, vector), 4) x - max - log
   each_row_with_max(x, y, rows, n, [n](const float* in, float* out, V vmax) {
     const float sum = map_reduce_all(
-        [&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, AddOp{}, in, n);
-    const float log_sum = lane0(Sleef_logf8_u10(_mm256_set1_ps(sum)));
-    const V vlog = _mm256_set1_ps(log_sum);
-    vec_map([&](V v) { return _mm256_sub_ps(_mm256_sub_ps(v, vmax), vlog); }, out, in, n);
+        [&](V v) { return sleef_expf8(vsub(v, vmax)); }, AddOp{}, in, n);
+    const float log_sum = vlane0(sleef_logf8(vbroadcast(sum)));
+    const V vlog = vbroadcast(log_sum);
+    vec_map([&](V v) { return vsub(vsub(v, vmax), vlog); }, out, in, n);
   });
 }
 
@@ -471,12 +446,12 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const fl
     const float rstd = 1.0f / std::sqrt(mom.var + eps);
     const float scale = rstd;
     const float bias = -rstd * mom.mean;
-    const V vscale = _mm256_set1_ps(scale);
-    const V vbias = _mm256_set1_ps(bias);
+    const V vscale = vbroadcast(scale);
+    const V vbias = vbroadcast(bias);
     // vec::map3: full vectors, then one zero-padded partial vector
     const auto f = [&](V xv, V gv, V bv) {
       // FMA: (x * scale + bias) * gamma + beta, both fused
-      return _mm256_fmadd_ps(_mm256_fmadd_ps(xv, vscale, vbias), gv, bv);
+      return vfmadd(vfmadd(xv, vscale, vbias), gv, bv);
     };
     int64_t d = 0;
     for (; d < n - (n % kLanes); d += kLanes)
@@ -518,10 +493,10 @@ void gelu(const float* x, float* y, int64_t n) {
 
 // x (n) -> y (n); relu = clamp_min(x, 0): max_ps(0, x) in vectors, std::max(x, 0) in the tail
 void relu(const float* x, float* y, int64_t n) {
-  const V zero = _mm256_setzero_ps();
+  const V zero = vzero();
   cpu_kernel_vec(
       x, y, n, [](float v) { return std::max(v, 0.0f); },
-      [&](V v) { return _mm256_max_ps(zero, v); });
+      [&](V v) { return vmax(zero, v); });
 }
 
 }  // namespace
@@ -535,14 +510,14 @@ void sleef_map(float* data, int64_t n, F f) {
     const int64_t m = std::min<int64_t>(kLanes, n - i);
     alignas(32) float buf[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
     std::copy_n(data + i, m, buf);
-    _mm256_store_ps(buf, f(_mm256_load_ps(buf)));
+    vstore(buf, f(vload(buf)));
     std::copy_n(buf, m, data + i);
   }
 }
 }  // namespace
-void sleef_exp(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_expf8_u10(v); }); }
-void sleef_sin(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_sinf8_u10(v); }); }
-void sleef_cos(float* x, int64_t n) { sleef_map(x, n, [](V v) { return Sleef_cosf8_u10(v); }); }
+void sleef_exp(float* x, int64_t n) { sleef_map(x, n, [](V v) { return sleef_expf8(v); }); }
+void sleef_sin(float* x, int64_t n) { sleef_map(x, n, [](V v) { return sleef_sinf8(v); }); }
+void sleef_cos(float* x, int64_t n) { sleef_map(x, n, [](V v) { return sleef_cosf8(v); }); }
 
 }  // namespace exact
 
@@ -552,4 +527,6 @@ const RowKernels exact_kernels = {exact::softmax_rows, exact::log_softmax_rows, 
 
 }  // namespace ts
 
-#pragma GCC pop_options
+#if defined(__x86_64__)
+TS_AVX2_END
+#endif

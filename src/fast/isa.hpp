@@ -1,13 +1,14 @@
 // isa.hpp: which SIMD instruction set the fast path and the row kernels use (introduced
 // with the fast encoder of ch07; see docs/performance.md).
 //
-// The course is built once and runs on any x86-64 CPU: the SIMD kernels are compiled for
-// each instruction set in its own file (src/fast/simd/, one source, instantiated per width) and
-// the widest one the CPU and the OS support is chosen at run time. TS_ISA caps it, so one
-// machine can test every route:
-//   TS_ISA=avx512   AVX-512 F/CD/BW/DQ/VL, 16 floats per vector
-//   TS_ISA=avx2     AVX2 + FMA, 8 floats per vector
-//   TS_ISA=scalar   plain C++ compiled for baseline x86-64 (no SIMD of ours)
+// The course is built once and runs on any CPU of its architecture: the SIMD kernels are
+// compiled for each instruction set in its own file (src/fast/simd/, one source, instantiated
+// per width) and the widest one the CPU and the OS support is chosen at run time. TS_ISA caps
+// it, so one machine can test every route it has:
+//   TS_ISA=avx512   AVX-512 F/CD/BW/DQ/VL, 16 floats per vector   (x86-64 builds)
+//   TS_ISA=avx2     AVX2 + FMA, 8 floats per vector               (x86-64 builds)
+//   TS_ISA=neon     Advanced SIMD, 4 floats per vector            (arm64 builds: every arm64 CPU)
+//   TS_ISA=scalar   plain C++ compiled for the baseline CPU (no SIMD of ours)
 // TS_ISA caps our own kernels only; OpenBLAS picks its kernel itself (OPENBLAS_CORETYPE).
 // The exact path (PyTorch's bits) never depends on it.
 #pragma once
@@ -16,10 +17,15 @@
 
 namespace ts {
 
-enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2 };
+// The routes of one build are ordered, narrowest first: scalar, avx2, avx512 on x86-64;
+// scalar, neon on arm64; scalar elsewhere. A route of another architecture never runs.
+enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2, Neon = 3 };
 
-// "scalar", "avx2", "avx512"
+// "scalar", "avx2", "avx512", "neon"
 const char* isa_name(Isa isa);
+
+// Whether this CPU (and this build) can run `isa`.
+bool isa_runs(Isa isa);
 
 // The widest route this CPU and OS can run (the OS must save the wide registers).
 Isa cpu_isa();

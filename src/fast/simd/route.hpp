@@ -3,7 +3,9 @@
 // Introduced with the fast encoder (ch07). The same kernels exist once per route:
 //   avx512, avx2  route_impl.hpp, one source written with xsimd (xtensor's SIMD layer),
 //                 compiled in route_avx512.cpp / route_avx2.cpp with exactly that ISA's flags
-//   scalar        route_scalar.cpp: plain loops, compiled for baseline x86-64
+//   neon          the same route_impl.hpp for arm64's Advanced SIMD (4 floats), route_neon.cpp
+//   scalar        route_scalar.cpp: plain loops, compiled for the baseline CPU
+// Each architecture compiles only its own routes (x86-64: avx512, avx2; arm64: neon).
 // route() picks the table for active_isa() (isa.hpp: the CPU's widest, capped by TS_ISA).
 // Nothing here is PyTorch-bit-exact; everything agrees with the exact path to ~1e-5.
 #pragma once
@@ -56,6 +58,7 @@ struct Route {
 const Route& route_scalar();
 const Route& route_avx2();
 const Route& route_avx512();
+const Route& route_neon();
 
 // The table for `isa`, or for active_isa().
 const Route& route(Isa isa);

@@ -1,11 +1,11 @@
 // route_impl.hpp: the fast path's SIMD kernels, written once for every vector width.
 //
-// Included only by route_avx512.cpp and route_avx2.cpp, each compiled with exactly its
+// Included only by route_avx512.cpp, route_avx2.cpp (x86-64) and route_neon.cpp (arm64), each compiled with exactly its
 // ISA's flags; each defines TS_ROUTE_ARCH (an xsimd architecture) and builds its Route
 // table from the templates below. Everything here has internal linkage, so the two
 // copies (one per ISA) can never be mixed up by the linker.
 //
-// xsimd::batch<float, A> is W floats in one vector register: W = 16 (AVX-512), 8 (AVX2).
+// xsimd::batch<float, A> is W floats in one vector register: W = 16 (AVX-512), 8 (AVX2), 4 (NEON).
 // Tails shorter than W go through a W-float buffer padded with a neutral value.
 #pragma once
 

@@ -1,6 +1,6 @@
 // route_scalar.cpp: the fast path's row kernels as plain loops (TS_ISA=scalar), and the
-// choice of route. Compiled for baseline x86-64 whatever the rest of the build uses, so
-// this route runs on any x86-64 CPU. It has no packed GEMM: the products go to OpenBLAS.
+// choice of route. Compiled for the baseline CPU (x86-64, armv8-a) whatever the rest of the
+// build uses, so this route runs on any CPU of the architecture. It has no packed GEMM: the products go to OpenBLAS.
 // Same formulas as route_impl.hpp, one value at a time: read this file first.
 #include <algorithm>
 #include <cmath>
@@ -129,12 +129,16 @@ const Route& route_scalar() {
 }
 
 const Route& route(Isa isa) {
-  if (int(isa) > int(cpu_isa()))
+  if (!isa_runs(isa))
     throw std::invalid_argument(std::string("simd::route: this CPU cannot run ") + isa_name(isa));
-  switch (isa) {
+  switch (isa) {  // each architecture compiles only its own routes (CMakeLists.txt)
+#if defined(__x86_64__)
     case Isa::Avx512: return route_avx512();
     case Isa::Avx2: return route_avx2();
-    case Isa::Scalar: break;
+#elif defined(__aarch64__)
+    case Isa::Neon: return route_neon();
+#endif
+    default: break;
   }
   return route_scalar();
 }

@@ -1,0 +1,232 @@
+// vec8.hpp: torch's Vectorized<float> on AVX2 (8 lanes), the operations the exact kernels use,
+// twice: with AVX2 + FMA intrinsics (x86-64) and in plain C++ (every CPU).
+//
+// Introduced in ch03 with exact_kernels.cpp (PyTorch's softmax, LayerNorm, GELU, sums). The
+// course prints PyTorch's bits whatever CPU it runs on, so where torch's x86 kernels use AVX2
+// the exact path replays the same float operations in the same order:
+//   vec8_avx2      the intrinsics torch's vec256_float.h calls (x86-64 only)
+//   vec8_portable  8 floats in an array, each operation lane by lane: IEEE add/sub/mul/div
+//                  round the same on every CPU, a fused multiply-add is std::fma (only where
+//                  the x86 code fuses), max/min/compare follow x86's NaN rules, and SLEEF's
+//                  8-lane functions are its scalar "purecfma" builds of the same algorithm
+//                  (Sleef_expf1_u10purecfma: same source, same FMAs, one lane). One caveat:
+//                  SLEEF's 8-lane sinf/cosf take their slow path (Payne-Hanek reduction) for all
+//                  8 lanes when any |x| >= 125, and that path can round a small lane 1 ulp
+//                  apart from the fast one, which the one-lane build takes for it; vectors
+//                  whose lanes are all below 125 or all above agree bit for bit
+//                  (PositionalEncoding's tables mix them only past position 125)
+// exact_kernels.cpp uses vec8_avx2 on x86-64 and vec8_portable elsewhere (arm64);
+// tests/test_vec8.cpp checks the two give the same bits on x86, op by op, edge cases included.
+// The file including this one must be compiled with -ffp-contract=off (CMakeLists.txt).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+// SLEEF's scalar builds of the functions torch's AVX2 kernels call (libsleef-dev, on every
+// architecture Debian builds it for).
+extern "C" {
+float Sleef_expf1_u10purecfma(float);
+float Sleef_logf1_u10purecfma(float);
+float Sleef_sinf1_u10purecfma(float);
+float Sleef_cosf1_u10purecfma(float);
+}
+
+namespace ts::exact::vec8_portable {
+
+constexpr int kLanes = 8;
+struct V {
+  float f[kLanes];
+};
+
+inline uint32_t bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline float from_bits(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+// out[i] = f(a[i], ...) for every lane
+template <class F>
+inline V each(const F& f, V a) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.f[i] = f(a.f[i]);
+  return r;
+}
+template <class F>
+inline V each(const F& f, V a, V b) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.f[i] = f(a.f[i], b.f[i]);
+  return r;
+}
+template <class F>
+inline V each(const F& f, V a, V b, V c) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.f[i] = f(a.f[i], b.f[i], c.f[i]);
+  return r;
+}
+
+inline V vload(const float* p) {
+  V v;
+  std::memcpy(v.f, p, sizeof v.f);
+  return v;
+}
+inline void vstore(float* p, V v) { std::memcpy(p, v.f, sizeof v.f); }
+inline V vbroadcast(float x) { return each([x](float) { return x; }, V{}); }
+inline V vzero() { return vbroadcast(0.0f); }
+inline V vbits(uint32_t u) { return vbroadcast(from_bits(u)); }
+inline V vfirst(float x) {  // (x, 0, 0, 0, 0, 0, 0, 0)
+  V v = vzero();
+  v.f[0] = x;
+  return v;
+}
+inline float vlane0(V v) { return v.f[0]; }
+
+inline V vadd(V a, V b) { return each([](float x, float y) { return x + y; }, a, b); }
+inline V vsub(V a, V b) { return each([](float x, float y) { return x - y; }, a, b); }
+inline V vmul(V a, V b) { return each([](float x, float y) { return x * y; }, a, b); }
+inline V vdiv(V a, V b) { return each([](float x, float y) { return x / y; }, a, b); }
+// a * b + c, one rounding (vfmadd231ps)
+inline V vfmadd(V a, V b, V c) { return each([](float x, float y, float z) { return std::fma(x, y, z); }, a, b, c); }
+// a NaN made quiet, its sign and payload kept, as x86 returns a NaN operand
+inline float quiet(float x) { return from_bits(bits(x) | 0x00400000u); }
+// c - a * b, one rounding (vfnmadd231ps); a NaN operand comes back as it is (quiet), not negated
+inline V vfnmadd(V a, V b, V c) {
+  return each([](float x, float y, float z) {
+    if (std::isnan(x) || std::isnan(y) || std::isnan(z)) return quiet(std::isnan(x) ? x : std::isnan(y) ? y : z);
+    return std::fma(-x, y, z);
+  }, a, b, c);
+}
+// maxps / minps: the second operand when either is NaN or both are zero
+inline V vmax(V a, V b) { return each([](float x, float y) { return x > y ? x : y; }, a, b); }
+inline V vmin(V a, V b) { return each([](float x, float y) { return x < y ? x : y; }, a, b); }
+// vec::maximum: maxps, then every bit set where either is NaN
+inline V vmaximum(V a, V b) {
+  return each([](float x, float y) { return std::isnan(x) || std::isnan(y) ? from_bits(~0u) : (x > y ? x : y); }, a, b);
+}
+inline V vfloor(V a) { return each([](float x) { return std::isnan(x) ? quiet(x) : std::floor(x); }, a); }
+inline V vxor(V a, V b) { return each([](float x, float y) { return from_bits(bits(x) ^ bits(y)); }, a, b); }
+inline V vand(V a, V b) { return each([](float x, float y) { return from_bits(bits(x) & bits(y)); }, a, b); }
+// a < b (ordered, signalling): all bits set where true
+inline V vless(V a, V b) { return each([](float x, float y) { return from_bits(x < y ? ~0u : 0u); }, a, b); }
+// blendv: b where the mask's sign bit is set, else a
+inline V vblend(V a, V b, V mask) {
+  return each([](float x, float y, float m) { return (bits(m) >> 31) ? y : x; }, a, b, mask);
+}
+// Vectorized<float>::set(a, b, count): lanes [0, count) from b, the rest from a
+inline V vset(V a, V b, int64_t count) {
+  V r = a;
+  for (int i = 0; i < kLanes && i < count; ++i) r.f[i] = b.f[i];
+  return r;
+}
+// the bits (int(n) + 127) << 23, n rounded to nearest even (cvtps2dq), as a float: 2^n
+// for integral n in [-126, 127]. The callers pass integral n in range.
+inline V vpow2(V n) {
+  return each([](float x) { return from_bits((static_cast<uint32_t>(static_cast<int32_t>(std::nearbyint(x))) + 127u) << 23); }, n);
+}
+// lane i <-> lane i ^ K: K = 4 swaps the 128-bit halves (permute2f128 0x01), K = 2 swaps pairs
+// (shuffle_ps 0x4E), K = 1 swaps neighbours (shuffle_ps 0xB1)
+template <int K>
+inline V vswap(V v) {
+  V r;
+  for (int i = 0; i < kLanes; ++i) r.f[i] = v.f[i ^ K];
+  return r;
+}
+
+inline V sleef_expf8(V x) { return each(Sleef_expf1_u10purecfma, x); }
+inline V sleef_logf8(V x) { return each(Sleef_logf1_u10purecfma, x); }
+inline V sleef_sinf8(V x) { return each(Sleef_sinf1_u10purecfma, x); }
+inline V sleef_cosf8(V x) { return each(Sleef_cosf1_u10purecfma, x); }
+
+}  // namespace ts::exact::vec8_portable
+
+#if defined(__x86_64__)
+// Functions between TS_AVX2_BEGIN and TS_AVX2_END are compiled for AVX2 + FMA whatever flags
+// the build passes, under GCC (#pragma GCC target) and clang (which ignores that pragma but
+// applies `target` to every function, lambdas included, through #pragma clang attribute).
+// They may run only where the CPU has AVX2 and FMA (torch's AVX2 kernels need the same).
+#if defined(__clang__)
+#define TS_AVX2_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define TS_AVX2_END _Pragma("clang attribute pop")
+#else
+#define TS_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define TS_AVX2_END _Pragma("GCC pop_options")
+#endif
+
+#include <immintrin.h>
+
+// SLEEF's 8-lane functions, the ones torch's AVX2 kernels call (libsleef-dev). sleef.h
+// declares its __m256 functions only when the includer is compiled with -mavx (it tests
+// __AVX__, which the target pragma does not define), so a generic build (-DTS_NATIVE=OFF)
+// would not see them: the ones used here are declared as sleef.h declares them.
+// Declared under the target too: clang passes __m256 in a ymm register only to a function
+// it knows runs with AVX, as SLEEF's do.
+TS_AVX2_BEGIN
+extern "C" {
+__m256 Sleef_expf8_u10(__m256);
+__m256 Sleef_logf8_u10(__m256);
+__m256 Sleef_sinf8_u10(__m256);
+__m256 Sleef_cosf8_u10(__m256);
+}
+
+namespace ts::exact::vec8_avx2 {
+
+constexpr int kLanes = 8;
+using V = __m256;  // torch's Vectorized<float> on AVX2
+
+inline V vload(const float* p) { return _mm256_loadu_ps(p); }
+inline void vstore(float* p, V v) { _mm256_storeu_ps(p, v); }
+inline V vbroadcast(float x) { return _mm256_set1_ps(x); }
+inline V vzero() { return _mm256_setzero_ps(); }
+inline V vbits(uint32_t u) { return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(u))); }
+inline V vfirst(float x) { return _mm256_setr_ps(x, 0, 0, 0, 0, 0, 0, 0); }
+inline float vlane0(V v) { return _mm256_cvtss_f32(v); }
+
+inline V vadd(V a, V b) { return _mm256_add_ps(a, b); }
+inline V vsub(V a, V b) { return _mm256_sub_ps(a, b); }
+inline V vmul(V a, V b) { return _mm256_mul_ps(a, b); }
+inline V vdiv(V a, V b) { return _mm256_div_ps(a, b); }
+inline V vfmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+inline V vfnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+inline V vmax(V a, V b) { return _mm256_max_ps(a, b); }
+inline V vmin(V a, V b) { return _mm256_min_ps(a, b); }
+inline V vmaximum(V a, V b) {
+  const V m = _mm256_max_ps(a, b);
+  const V isnan = _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+  return _mm256_or_ps(m, isnan);
+}
+inline V vfloor(V a) { return _mm256_floor_ps(a); }
+inline V vxor(V a, V b) { return _mm256_xor_ps(a, b); }
+inline V vand(V a, V b) { return _mm256_and_ps(a, b); }
+inline V vless(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OS); }
+inline V vblend(V a, V b, V mask) { return _mm256_blendv_ps(a, b, mask); }
+inline V vset(V a, V b, int64_t count) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), idx);
+  return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(mask));
+}
+inline V vpow2(V n) {
+  const __m256i e = _mm256_cvtps_epi32(n);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23));
+}
+template <int K>
+inline V vswap(V v) {
+  static_assert(K == 4 || K == 2 || K == 1, "lanes swap by 4, 2 or 1");
+  if constexpr (K == 4) return _mm256_permute2f128_ps(v, v, 0x1);
+  if constexpr (K == 2) return _mm256_shuffle_ps(v, v, 0x4E);
+  return _mm256_shuffle_ps(v, v, 0xB1);
+}
+
+inline V sleef_expf8(V x) { return Sleef_expf8_u10(x); }
+inline V sleef_logf8(V x) { return Sleef_logf8_u10(x); }
+inline V sleef_sinf8(V x) { return Sleef_sinf8_u10(x); }
+inline V sleef_cosf8(V x) { return Sleef_cosf8_u10(x); }
+
+}  // namespace ts::exact::vec8_avx2
+TS_AVX2_END
+#endif
