@@ -8,11 +8,12 @@ MAKEFLAGS  += --no-print-directory
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 GENERIC_BUILD ?= build-generic
-JOBS       ?= $(shell nproc)
+CLANG_BUILD ?= build-clang
+JOBS       ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 test-arm64 fuzz transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 test-arm64 test-clang fuzz transcripts bench clean help
 
 all: build
 
@@ -22,6 +23,7 @@ help:
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
+	@echo "make test-clang   a clang + libc++ build: warning-free, its unit tests, --plain output equal to GCC's"
 	@echo "make fuzz         run the tokenizer/vocabulary fuzz target (libFuzzer, ASan+UBSan) for 10 minutes"
 	@echo "make deps         install missing packages (apt or Homebrew) and the BERT vocabulary"
 	@echo "make test-debian13  build and test in a Debian 13 chroot (cached in /var/cache/transformer-steps; root)"
@@ -61,6 +63,11 @@ test-generic: deps
 	@cmake --build $(GENERIC_BUILD) -j $(JOBS) --target ts_tests ch07_encoder
 	@cd $(GENERIC_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
+# clang with libc++ (scripts/clang.sh): built warning-free (warnings are errors there), its unit
+# tests, and every chapter's --plain output byte-identical to the GCC build's.
+test-clang: build
+	@JOBS=$(JOBS) scripts/clang.sh $(CLANG_BUILD) $(BUILD)
+
 test: test-asan test-generic test-unit
 
 # Debian 13 in a debootstrap chroot (scripts/debian13.sh): made once and reused, its deps from
@@ -92,4 +99,4 @@ bench: build
 	@scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(GENERIC_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(GENERIC_BUILD) $(CLANG_BUILD)

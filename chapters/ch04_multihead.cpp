@@ -264,7 +264,9 @@ int main(int argc, char** argv) {
             trf("= mha.linears[0].weight[{lo}:{hi}]: head {i}'s slice of the fused query weight",
                 fmt::arg("lo", shown * dx), fmt::arg("hi", (shown + 1) * dx), fmt::arg("i", shown)),
             Shown::Twin);
-    const Tensor d_layers = max_abs_diff(per_head(x, x, x), mha(x, x, x));
+    // one statement each: both record their code sites, in the order the expression reads
+    const Tensor per_head_out = per_head(x, x, x);
+    const Tensor d_layers = max_abs_diff(per_head_out, mha(x, x, x));
     const bool layers_ok = d_layers() <= kRounding;
     ch.show("(per_head(x, x, x) - mha(x, x, x)).abs().max()", d_layers, {"MaxBackward1"},
             ch.verdict(layers_ok,

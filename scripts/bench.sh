@@ -25,5 +25,5 @@ if ! grep -q '^benchmark_DIR:PATH=/' "$build/CMakeCache.txt"; then
   echo "bench: Google Benchmark not found (libbenchmark-dev): run 'make deps' first" >&2
   exit 1
 fi
-cmake --build "$build" -j "$(nproc)" --target bench_peak bench_encoder bench_matmul bench_train bench_gpt
+cmake --build "$build" -j "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)" --target bench_peak bench_encoder bench_matmul bench_train bench_gpt
 exec "$python" "$here/bench/report.py" "$build" "$@"

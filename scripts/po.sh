@@ -25,7 +25,9 @@ pot_of() {  # the template, written to $1
     --no-wrap -o "$1" scripts/walkthrough.sh
   # the messages are fmt formats, never printf ones: a "%" before a letter ("{pct}% of") is not a
   # C directive, so drop xgettext's c-format guess (msgfmt --check would hold translations to it)
-  sed -i -e '/^#, c-format$/d' -e 's/^\(#,.*\), c-format/\1/' -e 's/^#, c-format, /#, /' "$1"
+  # (-i.bak, then rm: the one in-place form GNU and BSD/macOS sed both read the same way)
+  sed -i.bak -e '/^#, c-format$/d' -e 's/^\(#,.*\), c-format/\1/' -e 's/^#, c-format, /#, /' "$1"
+  rm -f "$1.bak"
 }
 case "${1:-}" in
   update)

@@ -392,7 +392,8 @@ std::vector<size_t> random_shape(std::mt19937_64& rng) {
   const size_t target = targets[static_cast<size_t>(u(rng)) % 11];
   size_t prod = 1;
   for (size_t d = 0; d + 1 < rank; ++d) {
-    shape[d] = static_cast<size_t>(1 + u(rng) % (u(rng) < 30 ? 3 : 12));
+    const int draw = u(rng);  // two draws, one statement each: the same shapes under every compiler
+    shape[d] = static_cast<size_t>(1 + draw % (u(rng) < 30 ? 3 : 12));
     prod *= shape[d];
   }
   shape[rank - 1] = std::max<size_t>(1, (target + prod - 1) / prod);
@@ -415,7 +416,8 @@ double random_float(std::mt19937_64& rng, int style, double scale) {
       if (k == 2) return unit(rng) < 0.5 ? inf : -inf;
       if (k == 3) return unit(rng) < 0.5 ? std::nan("") : -std::nan("");
       if (k == 4) return std::round(normal(rng) * 100);
-      return normal(rng) * std::pow(10.0, -6.0 + 15.0 * unit(rng));
+      const double mantissa = normal(rng);  // drawn before the exponent, whatever the compiler
+      return mantissa * std::pow(10.0, -6.0 + 15.0 * unit(rng));
     }
     case 3: return std::round(normal(rng) * 4096) / 64.0;  // exact 4-decimal ties (x.xxxx5)
     case 4: {  // only zeros and non-finite values
@@ -426,7 +428,8 @@ double random_float(std::mt19937_64& rng, int style, double scale) {
       static const double edges[] = {1.0,     1000.0, 1000.5, 1e-4,   9.9999e-5,   1e8,     1e8 + 8,
                                      99999999, 0.5,   -0.5,   0.0001, 123456789.0, 1e-6,    -1000.0,
                                      0.0,     -0.0,   2.0,    3.0,    999.9999,    0.99995, 12345.678};
-      return edges[static_cast<size_t>(unit(rng) * 21) % 21] * (unit(rng) < 0.2 ? -1.0 : 1.0);
+      const double edge = edges[static_cast<size_t>(unit(rng) * 21) % 21];  // then the sign's draw
+      return edge * (unit(rng) < 0.2 ? -1.0 : 1.0);
     }
   }
 }
@@ -641,7 +644,8 @@ TEST_CASE("print: fuzz against live torch (tensors, floats, sizes, modules)", "[
     double v;
     std::memcpy(&v, &b, sizeof v);
     if (std::isfinite(v)) floats.push_back(v);
-    floats.push_back(static_cast<double>(small(rng) * 37 + 1) * std::pow(10.0, small(rng)));
+    const int digits = small(rng);  // drawn before the exponent, whatever the compiler
+    floats.push_back(static_cast<double>(digits * 37 + 1) * std::pow(10.0, small(rng)));
   }
   for (double v : floats) request["floats"].push_back(hexf(v));
   // sizes

@@ -1,12 +1,12 @@
 // course/gpt_report.cpp: see gpt_report.hpp.
 #include "course/gpt_report.hpp"
 
+#include <stdlib.h>  // getloadavg
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <tuple>
@@ -182,10 +182,11 @@ void show_loss_mask(Chapter& ch, const SeqBatch& b) {
 }
 
 // ---------------------------------------------------------------- training
+// The 1-minute load average as /proc/loadavg's first field prints it; getloadavg() (glibc, macOS,
+// the BSDs) rather than reading /proc, which macOS does not have.
 static std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string one;
-  return f >> one ? one : std::string("?");
+  double one = 0;
+  return ::getloadavg(&one, 1) == 1 ? fmt::format("{:.2f}", one) : std::string("?");
 }
 
 void TrainLog::step(int64_t epoch, int64_t batch, double loss, int64_t correct_now, int64_t tokens_now, int64_t s,

@@ -201,6 +201,7 @@ namespace {
 // out (B,M,N) = a (B,M,K) @ b (B,K,N), torch's baddbmm_cpu_kernel<float, is_bmm=true>:
 // one running sum per entry, starting at 0, each product rounded before it is added.
 TS_NO_FP_CONTRACT void bmm_small_kernel(BatchView out, CBatchView a, CBatchView b) {
+  TS_NO_FP_CONTRACT_BODY
   for (int64_t bi = 0; bi < out.batch; ++bi) {
     for (int64_t i = 0; i < out.rows; ++i) {
       for (int64_t j = 0; j < out.cols; ++j) {

@@ -360,18 +360,46 @@ ModelConfig settings_of(const StMeta& meta, const ModelConfig& cfg, const std::s
   return c;
 }
 
+// One atomic exchange of two names in the folder fd: Linux's renameat2(RENAME_EXCHANGE) (glibc
+// 2.28+ declares it in <stdio.h>), macOS's renameatx_np(RENAME_SWAP) (10.12+, <stdio.h>; written
+// for macOS, which this project cannot build or test here). Where neither exists it fails with
+// ENOSYS, and swap_in takes the move-aside path, as on a filesystem without the exchange.
+int exchange_names(int fd, const char* a, const char* b) {
+#if defined(RENAME_EXCHANGE)
+  return ::renameat2(fd, a, fd, b, RENAME_EXCHANGE);
+#elif defined(__APPLE__) && defined(RENAME_SWAP)
+  return ::renameatx_np(fd, a, fd, b, RENAME_SWAP);
+#else
+  (void)fd, (void)a, (void)b;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+// The exchange's errno for "this filesystem (or system) has no exchange": Linux says EINVAL
+// (or ENOSYS, EOPNOTSUPP); macOS says ENOTSUP, which is not EOPNOTSUPP there.
+bool no_exchange_here(int err) {
+#if ENOTSUP != EOPNOTSUPP
+  if (err == ENOTSUP) return true;
+#endif
+  return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP;
+}
+
 // Puts the folder tmp_name in the place of name (both in the locked parent): one exchange, or a
 // plain rename when there is no name yet. Returns the name the previous checkpoint has now ("" if
-// there was none). Without RENAME_EXCHANGE (EINVAL: the filesystem lacks it; TS_TEST_NO_EXCHANGE
+// there was none). Without the exchange (EINVAL: the filesystem lacks it; TS_TEST_NO_EXCHANGE
 // pretends so in tests), the previous folder is moved aside first and put back if the second
 // rename fails; a kill between the two is mended by remove_leftovers.
 std::string swap_in(int parent_fd, const std::string& tmp_name, const std::string& name, const std::string& dir) {
   const bool exchange = std::getenv("TS_TEST_NO_EXCHANGE") == nullptr;
-  if (exchange && ::renameat2(parent_fd, tmp_name.c_str(), parent_fd, name.c_str(), RENAME_EXCHANGE) == 0)
-    return tmp_name;
-  const bool missing = exchange ? errno == ENOENT : ::faccessat(parent_fd, name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0;
-  if (!missing && exchange && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-    throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+  if (exchange && exchange_names(parent_fd, tmp_name.c_str(), name.c_str()) == 0) return tmp_name;
+  const int err = errno;
+  // (whether name exists is asked, not read from err: an exchange that is missing altogether
+  // fails with ENOSYS before it looks at the names)
+  const bool missing =
+      (exchange && err == ENOENT) || ::faccessat(parent_fd, name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0;
+  if (!missing && exchange && !no_exchange_here(err))
+    throw FileIoError(N_("cannot move the new checkpoint to {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text(err)));
   // the parent is locked: no other save can create name between the check and the rename
   if (missing) {
     if (::renameat(parent_fd, tmp_name.c_str(), parent_fd, name.c_str()) != 0)

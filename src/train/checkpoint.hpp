@@ -11,10 +11,10 @@
 // A checkpoint is one unit: the folder is replaced as a whole, never file by file.
 //   1) both files are written into a new folder beside DIR (PARENT/.NAME.ts-save-XXXXXX),
 //      each written in full and fsync'ed, then the new folder is fsync'ed;
-//   2) one renameat2(RENAME_EXCHANGE) swaps it with DIR (a plain rename when DIR does not
-//      exist yet), and PARENT is fsync'ed: this is the commit;
+//   2) one renameat2(RENAME_EXCHANGE) swaps it with DIR (macOS: renameatx_np(RENAME_SWAP); a
+//      plain rename when DIR does not exist yet), and PARENT is fsync'ed: this is the commit;
 //   3) the old checkpoint, now under the temporary name, is removed.
-// A filesystem without RENAME_EXCHANGE (some network and FUSE filesystems, WSL's /mnt/c) gets
+// A filesystem without the exchange (some network and FUSE filesystems, WSL's /mnt/c) gets
 // two renames instead: DIR aside to PARENT/.NAME.ts-old-XXXXXX, then the new folder to DIR.
 // A kill between the two leaves no DIR but the previous checkpoint whole under .ts-old-; the
 // next --save or --load of DIR puts it back (under the lock) before anything else.

@@ -153,6 +153,7 @@ AnnotatedLayerNorm::AnnotatedLayerNorm(int64_t features, double eps)
 }
 
 TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
+  TS_NO_FP_CONTRACT_BODY
   TS_CODE_SITE();
   const size_t C = a_2.size();
   if (x.dimension() == 0 || x.shape().back() != C)
@@ -336,6 +337,7 @@ Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTens
 
 // ---------------------------------------------------------------- PositionalEncoding
 TS_NO_FP_CONTRACT PositionalEncoding::PositionalEncoding(int64_t d_model, double p, int64_t max_len) : dropout(p) {
+  TS_NO_FP_CONTRACT_BODY
   if (d_model <= 0 || max_len <= 0) fail("PositionalEncoding: d_model and max_len must be positive");
   const size_t C = static_cast<size_t>(d_model), L = static_cast<size_t>(max_len);
   const size_t half = (C + 1) / 2;  // torch.arange(0, C, 2) has ceil(C/2) values

@@ -44,6 +44,7 @@ Tensor create_look_ahead_mask(int64_t size) {
 
 TS_NO_FP_CONTRACT Tensor scaled_dot_product_attention_004(const Tensor& q, const Tensor& k, const Tensor& v,
                                                            const Tensor* mask, Tensor* attn_weight) {
+  TS_NO_FP_CONTRACT_BODY
   const size_t rank = q.dimension();
   if (rank < 2 || rank > 3 || k.dimension() != rank || v.dimension() != rank)
     throw std::invalid_argument("scaled_dot_product_attention_004: q, k, v must all be 2-D or all 3-D");
@@ -119,6 +120,7 @@ LayerNormalization::LayerNormalization(size_t features, double epsilon)
 }
 
 TS_NO_FP_CONTRACT Tensor LayerNormalization::operator()(const Tensor& x) const {
+  TS_NO_FP_CONTRACT_BODY
   TS_CODE_SITE();
   const size_t C = gamma.size(), rows = x.size() / C;
   // 1) mean and population std of each row    (...,1)
