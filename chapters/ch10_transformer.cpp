@@ -303,12 +303,16 @@ int main(int argc, char** argv) {
       DecoderCache cache(CacheKind::KeysValues, model.decoder.layers.size());
       std::vector<int64_t> ys_c = {kFrBos};
       float max_diff = 0.0f;
+      double scale = 0;  // max |log p| of the full passes: float rounding grows with it
       uint64_t no_cache = 0;
+      size_t fed = 0;  // tokens fed through the cache so far (the positions it must hold)
       for (size_t i = 0; i < step_logp.size(); ++i) {
         // embed the whole prefix (row-wise, no products) and feed only its last row   (B,1,C)
         const Tensor x_t = position(model.tgt_embed(id_tensor(ys_c)), ys_c.size() - 1, /*keepdim=*/true);
         const Tensor h = decoder_step(model.decoder, x_t, memory_eval, &src_mask, cache);
+        ++fed;
         const Tensor lp = model.generator(last_row(h));
+        scale = std::max(scale, max_abs(step_logp[i].data(), step_logp[i].size()));
         const float d = max_abs_diff(lp, step_logp[i])();  // NaN-aware, like torch's max
         if (std::isnan(d) || d > max_diff) max_diff = d;
         // without a cache: the full masked pass over the whole prefix, on the model's own sizes
@@ -321,26 +325,31 @@ int main(int argc, char** argv) {
         ys_c.push_back(next);
       }
       const bool same = ys_c == ys;
-      const float tol = 1e-5f;  // float32 rounding of one-row vs whole-prefix products
-      // the NOT OK names what this run measured: train mode, a pass that saw the future, or the cached copy
+      // float32 rounding of one-row vs whole-prefix products, grown with the log-probs (exact/compare.hpp)
+      const double tol = scaled_tolerance(scale);
+      // the NOT OK names what this run measured: train mode, a pass that saw the future, a cache that
+      // holds another number of positions than were fed, or the layer code itself
       const bool ok = same && max_diff <= tol;
       const std::string cause =
-          ok ? "" : cached_rows_cause(greedy_in_train_mode, future, subsequent_mask(static_cast<int64_t>(ys.size())));
+          ok ? "" : cached_rows_cause(greedy_in_train_mode, future, subsequent_mask(static_cast<int64_t>(ys.size())),
+                                      cache, fed, static_cast<size_t>(S));
       const std::string verdict = ch.verdict(
           ok,
           ok
               ? trf("decoding with the cache picks the same words; largest log-prob difference over the {n} steps: "
-                    "{d:.2e} (limit {tol:.0e})",
-                    fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol))
+                    "{d:.2e} (limit {tol:.2g}: {g:g} float epsilons x max(1, max |log p| {s:.3g}))",
+                    fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol),
+                    fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale))
           : same ? trf("decoding with the cache picks the same words, but a log-prob differs by {d:.2e} over the {n} "
-                       "steps, above the limit {tol:.0e}: {why}",
+                       "steps, above the limit {tol:.2g} ({g:g} float epsilons x max(1, max |log p| {s:.3g})): {why}",
                        fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol),
-                       fmt::arg("why", cause))
+                       fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale), fmt::arg("why", cause))
                  : trf("decoding with the cache picks other words ({words}); largest log-prob difference over the "
-                       "{n} steps: {d:.2e}, above the limit {tol:.0e}: {why}",
+                       "{n} steps: {d:.2e}, above the limit {tol:.2g} ({g:g} float epsilons x max(1, max |log p| {s:.3g})): "
+                       "{why}",
                        fmt::arg("words", words(std::vector<int64_t>(ys_c.begin() + 1, ys_c.end()))),
                        fmt::arg("n", step_logp.size()), fmt::arg("d", max_diff), fmt::arg("tol", tol),
-                       fmt::arg("why", cause)));
+                       fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale), fmt::arg("why", cause)));
       ch.say(trf("  {verdict}.\n"
                  "  Decoder multiply-adds: {none} re-running the prefix (above) vs {kv} with the cache ({r:.1f}x fewer).",
                  fmt::arg("verdict", verdict), fmt::arg("none", thousands(no_cache)),

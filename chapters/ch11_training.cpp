@@ -296,8 +296,7 @@ int main(int argc, char** argv) {
       const std::vector<int64_t> some(split.held_out.begin(), split.held_out.begin() + 10);
       show_beam_cache_check(ch, check_translation_cache(trained, some, {std::max<int64_t>(beam, 4), length_penalty, max_new}),
                             "TranslationBeams", "forward", decoder_row_step_site(), translation_reorder_site(),
-                            trained.cfg.look_ahead ? "" : _("without the look-ahead mask the full pass lets each position "
-                                                            "read the tokens after it, which a cache of the past cannot hold"));
+                            translation_mask_breaks_cache(trained.cfg, max_new));
     }
 
     // ---------------------------------------------------------------- 4) look inside
@@ -346,8 +345,9 @@ static void check_model(Chapter& ch, const Model<float>& model, const Batch& b) 
                                fmt::arg("B", c.B), fmt::arg("T", c.T), fmt::arg("V", c.V));
   const std::string ok =
       trf("the forward ch11 trains ({file}) gives ch10's EncoderDecoder output: {what}; max |difference| {d:.2g} "
-          "(<= {tol:g}: OpenBLAS and torch sum in other orders)",
-          fmt::arg("file", model_source()), fmt::arg("what", what), fmt::arg("d", c.maxdiff), fmt::arg("tol", c.tolerance));
+          "(<= {tol:.2g} = {g:g} float epsilons x max(1, max |log p| {s:.3g}): OpenBLAS and torch sum in other orders)",
+          fmt::arg("file", model_source()), fmt::arg("what", what), fmt::arg("d", c.maxdiff), fmt::arg("tol", c.tolerance),
+          fmt::arg("g", ModuleCheck::kModuleGrowth), fmt::arg("s", c.scale));
   const std::string bad =
       trf("ch10's EncoderDecoder and the forward ch11 trains differ by up to {d:.3g} ({what}); ch11 trains its own copy "
           "of the model: make the same change in {file} (its ops: {ops}), or ch11 trains the model as it was",

@@ -28,6 +28,7 @@
 #include "train/checkpoint.hpp"
 #include "course/i18n.hpp"
 #include "course/gpt_report.hpp"
+#include "course/mask_stats.hpp"
 #include "course/plot.hpp"
 #include "train/beam_models.hpp"
 #include "course/train_knobs.hpp"
@@ -157,8 +158,7 @@ int main(int argc, char** argv) {
       show_beam_cache_check(ch, check_gpt_cache(model, std::vector<int64_t>(held.begin(), held.begin() + 10),
                                                 {std::max<int64_t>(beam, 4), length_penalty, 0}),
                             "gpt_step", "gpt_forward", gpt_step_site(model), gpt_reorder_site(),
-                            cfg.causal ? "" : _("without the causal mask every position's keys and values change when a "
-                                                "token is appended, so the cached ones are stale"));
+                            mask_breaks_cache(gpt_mask(cfg, cfg.ctx), cfg.ctx, gpt_mask_site()));
     }
 
     // ---------------------------------------------------------------- 4) sampling

@@ -106,3 +106,32 @@ TEST_CASE("kv_cache: multiply-add counts", "[kv_cache]") {
   CHECK(in.macs.total() > kv.macs.total());
   CHECK(full.total() == full.self_proj + full.self_attn + full.cross_proj + full.cross_attn + full.ffn);
 }
+
+TEST_CASE("kv_cache: the cache is an argument of MultiHeadedAttention's own forward", "[kv_cache]") {
+  ts::manual_seed(3);
+  const int64_t C = 16, H = 4;
+  const size_t B = 2, T = 5;
+  ts::MultiHeadedAttention attn(H, C);
+  attn.train(false);
+  const ts::Tensor x = ts::randn({B, T, static_cast<size_t>(C)});
+  const ts::BTensor mask = ts::subsequent_mask(static_cast<int64_t>(T));
+  const ts::Tensor full = attn(x, x, x, &mask);
+  // one row at a time: append its keys and values, attend over every cached position, no mask
+  ts::KVCache cache;
+  ts::Tensor cached;
+  for (size_t t = 0; t < T; ++t) {
+    const ts::Tensor x_t = ts::position(x, t, true);
+    cached = ts::cat_dim1(cached, attn(x_t, x_t, x_t, nullptr, &cache));
+    CHECK(cache.len() == t + 1);
+    CHECK(attn.attn.shape()[3] == t + 1);  // the weights of the last call: (B,H,1,t+1)
+  }
+  CHECK(max_abs_diff(full, cached) <= 1e-5f);
+  // a fixed cache (cross-attention) projects its key/value once and reuses them
+  ts::KVCache fixed{ts::Tensor(), ts::Tensor(), true};
+  const ts::Tensor memory = ts::randn({B, 3, static_cast<size_t>(C)});
+  const ts::Tensor first = attn(ts::position(x, 0, true), memory, memory, nullptr, &fixed);
+  const ts::Tensor other = ts::randn({B, 3, static_cast<size_t>(C)});
+  const ts::Tensor again = attn(ts::position(x, 0, true), other, other, nullptr, &fixed);
+  CHECK(fixed.len() == 3);
+  CHECK(max_abs_diff(first, again) == 0.0f);
+}

@@ -7,6 +7,9 @@
 
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/mask_stats.hpp"
+#include "exact/compare.hpp"
+#include "train/numbers.hpp"
 
 namespace ts {
 
@@ -132,7 +135,8 @@ void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const
 void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::string& cached_name,
                            const std::string& full_name, const std::string& edit, const std::string& reorder,
                            const std::string& stale) {
-  const bool ok = c.maxdiff <= kBeamCacheTolerance && c.argmax_differ == 0;
+  const double tol = scaled_tolerance(c.scale, kBeamCacheGrowth);
+  const bool ok = c.maxdiff <= tol && c.argmax_differ == 0;
   ch.show(trf("max |log p({a}) - log p({b})|", fmt::arg("a", cached_name), fmt::arg("b", full_name)),
           fmt::format("{:.3e}", c.maxdiff),
           trf("{r} beam rows of {n} numbers, each searched with K = 1 and K = {K}; pruning copied {m} caches from "
@@ -141,14 +145,15 @@ void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::s
           Shown::Info);
   const std::string what = trf("{r} rows, {d} with another argmax", fmt::arg("r", c.rows), fmt::arg("d", c.argmax_differ));
   ch.say("  " + ch.verdict(ok, ok ? trf("every beam's cache, copied from its parent when the beams were pruned, gives the "
-                                         "log-probabilities of recomputing its whole prefix (max |diff| {d:.2e} <= {tol:g}; "
-                                         "{what})",
-                                         fmt::arg("d", c.maxdiff), fmt::arg("tol", kBeamCacheTolerance), fmt::arg("what", what))
+                                         "log-probabilities of recomputing its whole prefix (max |diff| {d:.2e} <= {tol:.2g} "
+                                         "= {g:g} float epsilons x max(1, max |log p| {s:.3g}); {what})",
+                                         fmt::arg("d", c.maxdiff), fmt::arg("tol", tol), fmt::arg("g", kBeamCacheGrowth),
+                                         fmt::arg("s", c.scale), fmt::arg("what", what))
                                    : !stale.empty()
                                          ? trf("cached and recomputed log-probabilities differ by up to {d:.3e} ({what}): "
                                                "{stale}",
                                                fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("stale", stale))
-                                         : c.maxdiff_one > kBeamCacheTolerance
+                                         : c.maxdiff_one > tol
                                                ? trf("cached and recomputed log-probabilities differ by up to {d:.3e} "
                                                      "({what}), already with one beam: the cached decoding step no "
                                                      "longer computes what the model computes; make the same change in "
@@ -161,6 +166,13 @@ void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::s
                                                      fmt::arg("one", c.maxdiff_one), fmt::arg("K", c.K),
                                                      fmt::arg("d", c.maxdiff), fmt::arg("what", what),
                                                      fmt::arg("reorder", reorder))));
+}
+
+std::string translation_mask_breaks_cache(const train::ModelConfig& cfg, int64_t T) {
+  // one source token, T target tokens, none of them padding (id 1): only the look-ahead part is left
+  const std::vector<int64_t> src{1}, tgt(static_cast<size_t>(T), 1);
+  const auto masks = train::create_mask<float>(src, tgt, 1, 1, T, cfg.look_ahead);
+  return mask_breaks_cache(masks.dec_self, T, train::create_mask_site());
 }
 
 }  // namespace ts

@@ -50,7 +50,15 @@ void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers,
 void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::string& cached_name,
                            const std::string& full_name, const std::string& edit, const std::string& reorder,
                            const std::string& stale);
-// the tolerance of that check on log-probabilities (float rows one at a time vs a batch)
-constexpr double kBeamCacheTolerance = 1e-4;
+// What the decoder's self-attention mask (create_mask, on a target of T real tokens) makes
+// impossible for a cache, read from the mask (course/mask_stats.hpp mask_breaks_cache); "" when
+// it is the causal triangle a cache reproduces.
+std::string translation_mask_breaks_cache(const train::ModelConfig& cfg, int64_t T);
+
+// The tolerance of that check grows with the log-probabilities compared (exact/compare.hpp):
+// kBeamCacheGrowth * FLT_EPSILON * max(1, max |log p|). Each log p has run through the whole
+// decoder twice, one row at a time and as a batch (other kernels, other orders of every sum),
+// then a log-softmax over V: 8x exact/compare.hpp's kRoundingGrowth, 1.2e-4 for values of size 1.
+constexpr double kBeamCacheGrowth = 1024;
 
 }  // namespace ts

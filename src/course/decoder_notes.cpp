@@ -10,6 +10,7 @@
 #include "course/counts.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/mask_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/stats.hpp"
 
@@ -281,18 +282,51 @@ float future_weight(const Decoder& decoder) {
   return w;
 }
 
-std::string cached_rows_cause(bool training, float future, const BTensor& tgt_mask) {
+std::string cached_rows_cause(bool training, float future, const BTensor& tgt_mask, const DecoderCache& cache,
+                              size_t positions, size_t memory_rows) {
   if (training) return _("the decoder is in train mode, so each pass drew other dropout masks");
-  if (future > 0.0f && !is_lower_triangle(tgt_mask))
+  const std::string append = kv_cache_append_site();  // KVCache::append's file:line, in the layers' own file
+  const std::string layers_file = append.substr(0, append.find(':'));
+  if (future > 0.0f && !is_lower_triangle(tgt_mask)) {
+    // read from the mask the full pass used (its first (T,T)), 1 = hide as mask_breaks_cache reads it
+    const Mask2 m(tgt_mask);
+    std::vector<float> hide(m.T * m.S);
+    for (size_t t = 0; t < m.T; ++t)
+      for (size_t s = 0; s < m.S; ++s) hide[t * m.S + s] = m.at(t, s) ? 0.0f : 1.0f;
+    const std::string why =
+        m.T == m.S ? mask_breaks_cache(hide, int64_t(m.T), "subsequent_mask, " + layers_file) : std::string();
+    if (!why.empty())
+      return trf("tgt_mask is not the causal lower triangle ({sees}): {why}", fmt::arg("sees", mask_sees(tgt_mask)),
+                 fmt::arg("why", why));
     return trf("tgt_mask is not the causal lower triangle ({sees}), while a cache holds only tokens 0..t",
                fmt::arg("sees", mask_sees(tgt_mask)));
+  }
   if (future > 0.0f)
     return trf("in the full pass, tokens gave weight up to {w:.3g} to later tokens, so it did not hide the future "
                "as tgt_mask does, while a cache holds only tokens 0..t",
                fmt::arg("w", future));
-  return trf("the cached copy of the layer, {site}, no longer computes what DecoderLayer::operator() does: an edit "
-             "of the decoder layer must be made there too",
-             fmt::arg("site", decoder_layer_step_site()));
+  // the mask is the causal triangle: what the caches hold, against the positions decoded
+  for (size_t i = 0; i < cache.layers.size(); ++i) {
+    const DecoderLayerCache& l = cache.layers[i];
+    if (l.len() != positions)
+      return trf("the mask is the causal triangle, but layer {i}'s self-attention cache holds {n} positions after "
+                 "{t} tokens were decoded, so the last row attended over {n} keys where the full pass's attends over "
+                 "{t}: the cache {how} (look at {site}, which MultiHeadedAttention::operator() calls)",
+                 fmt::arg("i", i), fmt::arg("n", l.len()), fmt::arg("t", positions),
+                 fmt::arg("how", l.len() < positions ? trf("dropped {d} of them", fmt::arg("d", positions - l.len()))
+                                                     : trf("holds {d} too many", fmt::arg("d", l.len() - positions))),
+                 fmt::arg("site", append));
+    if (!l.inputs && l.src_attn.len() != memory_rows)
+      return trf("the mask is the causal triangle, but layer {i}'s cross-attention cache holds {n} of the {s} memory "
+                 "positions (look at {site}, which MultiHeadedAttention::operator() calls)",
+                 fmt::arg("i", i), fmt::arg("n", l.src_attn.len()), fmt::arg("s", memory_rows),
+                 fmt::arg("site", append));
+  }
+  return trf("the mask is the causal triangle and every layer's cache holds the {t} positions decoded, yet the rows "
+             "differ: the same DecoderLayer code gives a row one value with its past cached and another in the full "
+             "pass, so something in it depends on the rows that come after or on how many rows it is given (look at "
+             "MultiHeadedAttention::operator() and DecoderLayer::operator() in {file})",
+             fmt::arg("t", positions), fmt::arg("file", layers_file));
 }
 
 std::string decoder_layer_params_verdict(Chapter& ch, uint64_t encoder_layer, uint64_t decoder_layer,
@@ -335,7 +369,8 @@ std::string decoding_costs(Chapter& ch, const DecoderShape& d, const std::vector
                               {_("generate, K/V cache"), kv_cache.macs}}));
   const uint64_t kv = kv_cache.macs.total(), full_macs = one_pass.total();
   uint64_t kv_floats = 0, mem_floats = 0;  // what the caches hold
-  for (const LayerCache& l : kv_cache.layers) kv_floats += l.k.size() + l.v.size(), mem_floats += l.mem_k.size() + l.mem_v.size();
+  for (const DecoderLayerCache& l : kv_cache.layers)
+    kv_floats += l.self_attn.k.size() + l.self_attn.v.size(), mem_floats += l.src_attn.k.size() + l.src_attn.v.size();
   out += "\n" + (trf("  Generating takes T steps, one after another. Without a cache they cost {none} multiply-adds ({r:.1f}x "
              "the cached {kv}), and the gap grows with T: re-running the prefix is O(T^2 C^2) in projections, the "
              "K/V cache O(T C^2) plus O(T^2 C) for the scores. What the full pass has over it is parallelism: all T "

@@ -71,9 +71,12 @@ std::string pre_post_note(Chapter& ch, const Tensor& out, const Tensor& post, do
 float future_weight(const Decoder& decoder);
 // Why the cached decoder's rows are not the full pass's, from what the run measured: train mode;
 // a full pass that let tokens see later ones (`future` > 0: by a mask that is not the causal
-// triangle, or without its mask); else the cached copy of the layer (decoder_layer_step, named
-// with its file and line) no longer following DecoderLayer (ch09, ch10).
-std::string cached_rows_cause(bool training, float future, const BTensor& tgt_mask);
+// triangle, or without its mask); a layer's cache holding another number of positions than the
+// `positions` decoded (or of the `memory_rows`), naming KVCache::append's file and line; else the
+// layer code itself answering differently for a cached row (ch09, ch10). The cached and full
+// passes run the same DecoderLayer code (the cache is an argument), so no copy is blamed.
+std::string cached_rows_cause(bool training, float future, const BTensor& tgt_mask, const DecoderCache& cache,
+                              size_t positions, size_t memory_rows);
 
 // ch10: a decoder layer's parameters = an encoder layer's + a cross-attention block + a LayerNorm
 std::string decoder_layer_params_verdict(Chapter& ch, uint64_t encoder_layer, uint64_t decoder_layer,

@@ -15,7 +15,10 @@
 
 #include "course/counts.hpp"
 #include "course/i18n.hpp"
+#include "course/mask_stats.hpp"
 #include "course/three_kinds.hpp"
+#include "exact/compare.hpp"
+#include "train/beam_models.hpp"
 #include "train/gpt_ops.hpp"
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
@@ -343,7 +346,7 @@ void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t sampl
 void show_cache_check(Chapter& ch, const Gpt& m) {
   const auto& held = number_split().held_out;
   const int64_t V = m.cfg.vocab;
-  double maxdiff = 0;
+  double maxdiff = 0, scale = 0;  // max |cached - recomputed|, max |recomputed| over the logits compared
   int64_t compared = 0, differ = 0, numbers = 0;
   for (size_t i = 0; i < held.size(); i += 25, ++numbers) {
     std::vector<int64_t> ids = encode_prompt(held[i]);
@@ -353,6 +356,7 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
     while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
       const std::vector<float> full = gpt_last_logits(m, ids);
       for (int64_t j = 0; j < V; ++j) maxdiff = std::max(maxdiff, double(std::abs(full[size_t(j)] - logits[size_t(j)])));
+      scale = std::max(scale, max_abs(full.data(), full.size()));
       ++compared;
       const int64_t a = std::max_element(logits.begin(), logits.end()) - logits.begin();
       const int64_t b = std::max_element(full.begin(), full.end()) - full.begin();
@@ -362,24 +366,30 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
       gpt_step(m, cache, b, logits.data());
     }
   }
-  const double tolerance = 1e-5;
+  // float rounding grows with the logits: kRoundingGrowth float epsilons x max(1, max |logit|)
+  const double tolerance = scaled_tolerance(scale);
   const bool ok = maxdiff <= tolerance && differ == 0;
   ch.show("max |logits(cached) - logits(recomputed)|", fmt::format("{:.3e}", maxdiff),
           trf("{k} generation steps of {n} held-out numbers, greedy", fmt::arg("k", compared), fmt::arg("n", numbers)),
           Shown::Info);
-  ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (within {tol}) "
+  // under NOT OK, what the run measured: the mask gpt_forward built (a mask no cache reproduces), else the two codes
+  const std::string mask = ok ? "" : mask_breaks_cache(gpt_mask(m.cfg, m.cfg.ctx), m.cfg.ctx, gpt_mask_site());
+  const std::string differ_words =
+      trf("cached and recomputed logits differ by up to {d:.3e} (more than {tol:.2g} = {g:g} float epsilons x max(1, "
+          "max |logit| {s:.3g})) and {bad} of {k} greedy tokens differ",
+          fmt::arg("d", maxdiff), fmt::arg("tol", tolerance), fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale),
+          fmt::arg("bad", differ), fmt::arg("k", compared));
+  ch.say("  " + ch.verdict(ok, ok ? trf("the cached step gives the logits of recomputing the whole prefix (max |diff| "
+                                        "{d:.2e} <= {tol:.2g} = {g:g} float epsilons x max(1, max |logit| {s:.3g})) "
                                         "and the same {k} greedy tokens",
-                                        fmt::arg("tol", tolerance), fmt::arg("k", compared))
-                                  : m.cfg.causal
-                                        ? trf("cached and recomputed logits differ by up to {d:.3e} and {bad} of {k} "
-                                              "greedy tokens differ: gpt_step (src/train/gpt.cpp) no longer computes "
-                                              "what gpt_forward computes; edit both",
-                                              fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))
-                                        : trf("cached and recomputed logits differ by up to {d:.3e} ({bad} of {k} "
-                                              "greedy tokens differ): without the causal mask every position's keys "
-                                              "and values change when a token is appended, so the cached ones are "
-                                              "stale",
-                                              fmt::arg("d", maxdiff), fmt::arg("bad", differ), fmt::arg("k", compared))));
+                                        fmt::arg("d", maxdiff), fmt::arg("tol", tolerance),
+                                        fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale), fmt::arg("k", compared))
+                                  : !mask.empty()
+                                        ? differ_words + ": " + mask
+                                        : differ_words + trf(", with the causal mask a cache reproduces: {step} no "
+                                                             "longer computes what gpt_forward (src/train/gpt.cpp) "
+                                                             "computes; one of the two was edited without the other",
+                                                             fmt::arg("step", gpt_step_site(m)))));
 }
 
 void show_cache_speed(Chapter& ch, const Gpt& m) {

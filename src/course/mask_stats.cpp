@@ -160,4 +160,22 @@ std::string look_note(const Tensor& look) {
              fmt::arg("p", keeps.empty() ? _("its rows keep another pattern") : keeps));
 }
 
+std::string mask_breaks_cache(const std::vector<float>& hide, int64_t T, const std::string& site) {
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s < T; ++s) {
+      const bool hidden = hide[size_t(t * T + s)] != 0.0f;
+      if (s > t && !hidden)
+        return trf("the mask the forward built lets query {t} see key {s}, a later position: generating one token "
+                   "at a time, token {s} does not exist yet when token {t} is computed, so no cache can reproduce "
+                   "this pass; the cache is not at fault, the mask is (look at {site})",
+                   fmt::arg("t", t), fmt::arg("s", s), fmt::arg("site", site));
+      if (s <= t && hidden)
+        return trf("the mask the forward built hides key {s} from query {t}, an earlier position (or itself): a "
+                   "cached step attends over every position cached so far, so no cache can reproduce this pass; "
+                   "the cache is not at fault, the mask is (look at {site})",
+                   fmt::arg("t", t), fmt::arg("s", s), fmt::arg("site", site));
+    }
+  return "";
+}
+
 }  // namespace ts

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "exact/tensor.hpp"
 
@@ -44,5 +46,13 @@ std::string look_note(const Tensor& look);
 // The NOT OK of a comparison between Step 2's mask (or its weights) and one built from `other`,
 // a causal mask: what was measured of Step 2's mask (causal or not, and its kept_pattern).
 std::string mask_differs(bool causal, const std::string& pattern, const std::string& other);
+
+// Why a KV cache cannot give what a full pass with this self-attention mask gives, read from the
+// mask: hide (T,T) row-major, 1 = hide, as the forward built it (its padding-free part). A cached
+// step for token t attends over the t+1 positions cached so far, all of them, so it reproduces
+// exactly the causal triangle. Returns "" for that triangle; else the first query t (in order)
+// that sees a later key s > t ("the mask lets query 2 see key 3, a later position: ..."), or
+// that hides an earlier key s <= t, and `site` (file:function) as where to look.
+std::string mask_breaks_cache(const std::vector<float>& hide, int64_t T, const std::string& site);
 
 }  // namespace ts

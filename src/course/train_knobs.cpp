@@ -3,6 +3,7 @@
 
 #include "course/errors.hpp"
 #include "course/i18n.hpp"
+#include "train/batch_parts.hpp"
 
 namespace ts {
 
@@ -20,7 +21,9 @@ void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& l
 void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const std::string& log_help) {
   ch.option("--log-every", log_every,
             log_help.empty() ? std::string(_("print the progress line every N batches")) : log_help, 1, 1000000);
-  ch.option("--threads", threads, _("threads for training, 1 or 2 (results depend on it)"), 1, 2);
+  // the batch is split into a fixed number of parts, which the threads take (train/batch_parts.hpp)
+  ch.option("--threads", threads, _("threads for training, 1 to this machine's cores (results do not depend on it)"), 1,
+            train::max_training_threads());
 }
 
 void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir) {

@@ -1,6 +1,8 @@
 // compare.cpp: see compare.hpp.
 #include "exact/compare.hpp"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <stdexcept>
 
@@ -18,6 +20,21 @@ Tensor max_abs_diff(const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::from_shape({});
   out() = m;
   return out;
+}
+
+double scaled_tolerance(double scale, double growth) {
+  // growth * FLT_EPSILON * max(1, scale)
+  return growth * double(FLT_EPSILON) * std::max(1.0, scale);
+}
+
+double max_abs(const float* v, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double a = std::fabs(double(v[i]));
+    if (std::isnan(a)) return a;
+    m = std::max(m, a);
+  }
+  return m;
 }
 
 }  // namespace ts

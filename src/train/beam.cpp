@@ -95,7 +95,7 @@ std::vector<double> CompareBeams::log_probs(const std::vector<std::vector<int64_
   for (size_t i = 0; i < prefixes.size(); ++i) {
     const double* ra = a.data() + i * size_t(V);
     const double* rb = b.data() + i * size_t(V);
-    for (int64_t v = 0; v < V; ++v) maxdiff = std::max(maxdiff, std::abs(ra[v] - rb[v]));
+    for (int64_t v = 0; v < V; ++v) maxdiff = std::max(maxdiff, std::abs(ra[v] - rb[v])), scale = std::max(scale, std::abs(rb[v]));
     argmax_differ += (std::max_element(ra, ra + V) - ra) != (std::max_element(rb, rb + V) - rb);
     ++rows;
   }

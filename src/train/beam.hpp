@@ -95,6 +95,7 @@ class CompareBeams : public BeamModel {
   std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
   void reorder(const std::vector<int64_t>& parent) override;
   double maxdiff = 0.0;      // max |log p cached - log p recomputed| over every row compared
+  double scale = 0.0;        // max |log p recomputed| over the same rows (what a tolerance scales with)
   int64_t rows = 0;          // beam rows compared
   int64_t argmax_differ = 0; // rows whose argmax differs
   int64_t moved = 0;         // caches copied from another slot by reorder

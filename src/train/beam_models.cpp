@@ -279,6 +279,7 @@ std::string gpt_reorder_site() { return site(kGptReorderSite); }
 // ================================================================ the cache check
 static void add(CacheCheck& c, const CompareBeams& b, int64_t K) {
   c.maxdiff = std::max(c.maxdiff, b.maxdiff);
+  c.scale = std::max(c.scale, b.scale);
   if (K == 1) c.maxdiff_one = std::max(c.maxdiff_one, b.maxdiff);
   c.rows += b.rows, c.argmax_differ += b.argmax_differ, c.moved += b.moved;
 }

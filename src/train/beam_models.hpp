@@ -109,6 +109,7 @@ std::string gpt_step_site(const Gpt& m);
 struct CacheCheck {
   double maxdiff = 0;      // over both searches
   double maxdiff_one = 0;  // over the one-beam searches only
+  double scale = 0;        // max |log p recomputed| over both searches (the tolerance scales with it)
   int64_t rows = 0, argmax_differ = 0, moved = 0, numbers = 0, K = 0;
 };
 CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int64_t>& numbers, const BeamOptions& opt);

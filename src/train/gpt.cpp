@@ -6,12 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
 #include "exact/matmul.hpp"
+#include "train/batch_parts.hpp"
 #include "train/gpt_ops.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
@@ -123,11 +123,17 @@ GptLayout make_gpt_layout(const GptConfig& cfg) {
 }
 
 // ---------------------------------------------------------------- forward
+// the line below: gpt_mask's own, for gpt_mask_site()
+static const CodeSite kGptMaskSite{__FILE__, __LINE__ + 1, "gpt_mask"};
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
   std::vector<float> m(static_cast<size_t>(T * T), 0.0f);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t s = 0; s < T; ++s) m[size_t(t * T + s)] = cfg.causal && s > t ? 1.0f : 0.0f;  // query t sees 0..t
   return m;
+}
+
+std::string gpt_mask_site() {
+  return code_site_path(kGptMaskSite.file) + ":" + std::to_string(kGptMaskSite.line) + " " + kGptMaskSite.func;
 }
 
 template <class F>
@@ -284,24 +290,26 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_g
     for (size_t i = 0; i < s.numel; ++i)
       params[s.offset + i] = bias ? 0.0f : norm ? 1.0f : normal(rng, sd);
   }
-  work_.resize(size_t(std::max(1, threads)));
-  for (size_t i = 0; i < work_.size(); ++i) rngs_.emplace_back(seed * 1000003ull + i + 1);
-  if (work_.size() > 1) set_blas_threads(1);  // our threads split the batch
+  // the batch in a fixed number of parts (train/batch_parts.hpp): one workspace and one dropout
+  // generator per part, whatever the thread count, so --threads never changes a result
+  threads_ = std::max(1, threads);
+  work_.resize(size_t(kBatchParts));
+  for (size_t k = 0; k < work_.size(); ++k) rngs_.emplace_back(seed * 1000003ull + k + 1);
+  set_blas_threads(1);  // our threads take the parts; OpenBLAS's must not split a product's sums
 }
 
 double Gpt::forward(const SeqBatch& b, bool training) {
-  const int64_t K = std::min<int64_t>(static_cast<int64_t>(work_.size()), b.B);
+  const int64_t K = batch_parts(b.B);
   parts_.clear();
-  for (int64_t k = 0; k < K; ++k) parts_.push_back(slice_seq_batch(b, b.B * k / K, b.B * (k + 1) / K));
+  for (int64_t k = 0; k < K; ++k) {
+    const RowRange r = part_rows(b.B, k, K);
+    parts_.push_back(slice_seq_batch(b, r.r0, r.r1));
+  }
   std::vector<double> sums(static_cast<size_t>(K));
-  auto run = [&](int64_t k) {
+  run_parts(K, threads_, [&](int64_t k) {
     sums[size_t(k)] = gpt_forward(cfg, layout, params.data(), work_[size_t(k)], parts_[size_t(k)], training,
                                   rngs_[size_t(k)]);
-  };
-  std::vector<std::thread> pool;
-  for (int64_t k = 1; k < K; ++k) pool.emplace_back(run, k);
-  run(0);
-  for (auto& t : pool) t.join();
+  });
   double sum = 0;
   correct_ = 0;
   for (int64_t k = 0; k < K; ++k) {
@@ -323,19 +331,15 @@ void Gpt::zero_grad() { std::fill(grads.begin(), grads.end(), 0.0f); }
 void Gpt::backward() {
   const int64_t K = static_cast<int64_t>(parts_.size());
   const float scale = 1.0f / float(std::max<int64_t>(tokens_, 1));
-  auto run = [&](int64_t k) {
+  run_parts(K, threads_, [&](int64_t k) {
     auto& w = work_[size_t(k)];
     w.grads.assign(layout.total, 0.0f);
     gpt_backward(cfg, layout, params.data(), w, parts_[size_t(k)], scale);
-  };
-  std::vector<std::thread> pool;
-  for (int64_t k = 1; k < K; ++k) pool.emplace_back(run, k);
-  run(0);
-  for (auto& t : pool) t.join();
-  for (int64_t k = 0; k < K; ++k) {  // a fixed order: the same sums for a given seed and thread count
-    const auto& g = work_[size_t(k)].grads;
-    for (size_t i = 0; i < grads.size(); ++i) grads[i] += g[i];
-  }
+  });
+  // part order: the same sums for a given seed at any thread count
+  std::vector<const std::vector<float>*> parts;
+  for (int64_t k = 0; k < K; ++k) parts.push_back(&work_[size_t(k)].grads);
+  add_parts(grads, parts);
 }
 
 // ---------------------------------------------------------------- generation with a KV cache

@@ -69,6 +69,8 @@ GptLayout make_gpt_layout(const GptConfig& cfg);
 // The attention mask of a sequence of T tokens, (T,T), 1 = hide: with cfg.causal query t sees
 // keys 0..t (hides s > t); without, nothing is hidden. gpt_forward uses it for every row.
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
+// gpt_mask's file and line, from the compiler: "src/train/gpt.cpp:LINE gpt_mask"
+std::string gpt_mask_site();
 
 // Everything one forward keeps for its backward (one per thread).
 template <class F>
@@ -109,16 +111,18 @@ class Gpt {
   // GPT-2's init: N(0, 0.02) weights, c_proj weights N(0, 0.02 / sqrt(2 N)), zero biases,
   // LayerNorm 1 and 0; from the course's seeded generator
   Gpt(const GptConfig& c, uint64_t seed, int threads);
-  // loss = mean cross-entropy over the answer tokens of b (the batch split over the threads)
+  // loss = mean cross-entropy over the answer tokens of b (the batch in kBatchParts parts, which
+  // the threads take: results do not depend on the thread count)
   double forward(const SeqBatch& b, bool training);
   void zero_grad();
   void backward();  // d loss / d params of the last forward into grads
   int64_t correct() const { return correct_; }  // argmax == target over the answer tokens
   int64_t tokens() const { return tokens_; }
-  int threads() const { return static_cast<int>(work_.size()); }
+  int threads() const { return threads_; }
 
  private:
-  std::vector<GptWork<float>> work_;
+  int threads_ = 1;                    // threads that take the batch's parts (results do not depend on it)
+  std::vector<GptWork<float>> work_;  // one per part (train/batch_parts.hpp)
   std::vector<SeqBatch> parts_;
   std::vector<Rng> rngs_;
   int64_t correct_ = 0, tokens_ = 0;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/code_site.hpp"
+#include "exact/compare.hpp"
 
 namespace ts::train {
 
@@ -65,6 +66,8 @@ ModuleCheck check_against_module(EncoderDecoder& module, const Model<float>& m, 
     }
     if (std::isnan(r.maxdiff) || worst < r.maxdiff) r.maxdiff = worst, r.relu = relu;  // the closer one
   }
+  r.scale = max_abs(logp.data(), logp.size());
+  r.tolerance = scaled_tolerance(r.scale, ModuleCheck::kModuleGrowth);
   r.ok = r.maxdiff <= r.tolerance;
   return r;
 }

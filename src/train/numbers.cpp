@@ -1,5 +1,6 @@
 // train/numbers.cpp: the digits -> words task, its vocabularies, batches and masks.
 #include "train/numbers.hpp"
+#include "base/code_site.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -132,6 +133,8 @@ Batch make_batch(const std::vector<int64_t>& numbers) {
   return b;
 }
 
+// the line below: create_mask's own, for create_mask_site()
+static const CodeSite kCreateMaskSite{__FILE__, __LINE__ + 2, "create_mask"};
 template <class F>
 MasksT<F> create_mask(const std::vector<int64_t>& inputs, const std::vector<int64_t>& tar_inp, int64_t B, int64_t S,
                       int64_t T, bool look_ahead) {
@@ -154,6 +157,10 @@ MasksT<F> create_mask(const std::vector<int64_t>& inputs, const std::vector<int6
   }
   return m;
 }
+std::string create_mask_site() {
+  return code_site_path(kCreateMaskSite.file) + ":" + std::to_string(kCreateMaskSite.line) + " " + kCreateMaskSite.func;
+}
+
 template MasksT<float> create_mask<float>(const std::vector<int64_t>&, const std::vector<int64_t>&, int64_t, int64_t,
                                           int64_t, bool);
 template MasksT<double> create_mask<double>(const std::vector<int64_t>&, const std::vector<int64_t>&, int64_t,

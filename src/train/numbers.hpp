@@ -82,6 +82,8 @@ struct MasksT {
 template <class F>
 MasksT<F> create_mask(const std::vector<int64_t>& inputs, const std::vector<int64_t>& tar_inp, int64_t B, int64_t S,
                       int64_t T, bool look_ahead = true);
+// create_mask's file and line, from the compiler: "src/train/numbers.cpp:LINE create_mask"
+std::string create_mask_site();
 
 // Shuffled passes over the training numbers: an epoch is floor(9500 / B) batches.
 class Epochs {

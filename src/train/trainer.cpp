@@ -1,10 +1,10 @@
-// train/trainer.cpp: one training step, optionally on two threads.
+// train/trainer.cpp: one training step, its batch in a fixed number of parts (batch_parts.hpp).
 #include "train/trainer.hpp"
 
 #include <algorithm>
-#include <thread>
 
 #include "exact/matmul.hpp"
+#include "train/batch_parts.hpp"
 
 namespace ts::train {
 
@@ -31,28 +31,29 @@ void Metrics::add(int64_t epoch_now, const StepStats& st, double loss) {
   ratio_sum += ratio, ratio_min = std::min(ratio_min, ratio), ratio_max = std::max(ratio_max, ratio);
 }
 
-Trainer::Trainer(Model<float> model, int threads, uint64_t seed) : model_(std::move(model)) {
-  ws_.resize(static_cast<size_t>(std::max(1, threads)));
-  for (size_t i = 0; i < ws_.size(); ++i) rngs_.emplace_back(seed * 1000003ull + i + 1);
-  // our threads split the batch; each product runs on one OpenBLAS thread
-  if (ws_.size() > 1) set_blas_threads(1);
-}
-
-template <class Fn>
-void Trainer::on_threads(Fn f) {
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < parts_.size(); ++k) pool.emplace_back(f, k);
-  f(size_t(0));
-  for (auto& t : pool) t.join();
+Trainer::Trainer(Model<float> model, int threads, uint64_t seed)
+    : model_(std::move(model)), threads_(std::max(1, threads)) {
+  // one workspace and one dropout generator per part, whatever the thread count
+  ws_.resize(static_cast<size_t>(kBatchParts));
+  for (size_t k = 0; k < ws_.size(); ++k) rngs_.emplace_back(seed * 1000003ull + k + 1);
+  // each product runs on one OpenBLAS thread: our threads take the parts, and OpenBLAS's own
+  // threads must not decide how a product's sums are split
+  set_blas_threads(1);
 }
 
 StepStats Trainer::forward(const Batch& b, bool training) {
-  const int64_t K = std::min<int64_t>(static_cast<int64_t>(ws_.size()), b.B);
+  const int64_t K = batch_parts(b.B);
   batch_ = b;
   parts_.clear();
-  for (int64_t k = 0; k < K; ++k) parts_.push_back(slice_batch(b, b.B * k / K, b.B * (k + 1) / K));
+  for (int64_t k = 0; k < K; ++k) {
+    const RowRange r = part_rows(b.B, k, K);
+    parts_.push_back(slice_batch(b, r.r0, r.r1));
+  }
   std::vector<double> sums(parts_.size());
-  on_threads([&](size_t k) { sums[k] = train::forward(model_, ws_[k], parts_[k], training, rngs_[k]); });
+  run_parts(K, threads_, [&](int64_t k) {
+    const size_t i = size_t(k);
+    sums[i] = train::forward(model_, ws_[i], parts_[i], training, rngs_[i]);
+  });
   StepStats s;
   double sum = 0;
   for (size_t k = 0; k < parts_.size(); ++k) {
@@ -73,13 +74,12 @@ void Trainer::zero_grad() {
 
 void Trainer::backward(Reduction r) {
   const float denom = static_cast<float>(reduction_denominator(batch_, r));
-  on_threads([&](size_t k) { train::backward(model_, ws_[k], parts_[k], denom); });
-  // add the halves' gradients in a fixed order
-  auto& g0 = ws_[0].grads;
-  for (size_t k = 1; k < parts_.size(); ++k) {
-    const auto& g = ws_[k].grads;
-    for (size_t i = 0; i < g0.size(); ++i) g0[i] += g[i];
-  }
+  run_parts(static_cast<int64_t>(parts_.size()), threads_,
+            [&](int64_t k) { train::backward(model_, ws_[size_t(k)], parts_[size_t(k)], denom); });
+  // add the parts' gradients in part order into part 0's: the same sums for any thread count
+  std::vector<const std::vector<float>*> rest;
+  for (size_t k = 1; k < parts_.size(); ++k) rest.push_back(&ws_[k].grads);
+  add_parts(ws_[0].grads, rest);
 }
 
 StepStats Trainer::gradients(const Batch& b, Reduction r, bool training) {

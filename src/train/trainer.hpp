@@ -1,7 +1,9 @@
 // train/trainer.hpp: article 004's train_step as llm.c's loop spells it: forward (with
-// loss_fun), zero_grad, backward, then the optimizer's update (introduced in ch11). With threads = 2 the batch is split in two halves, each half runs
-// forward and backward on its own thread into its own gradient buffer, and the two buffers
-// are added in a fixed order: the result is the same for a given seed and thread count.
+// loss_fun), zero_grad, backward, then the optimizer's update (introduced in ch11). The batch is
+// split into a fixed number of parts (train/batch_parts.hpp, kBatchParts, not the thread count);
+// each part runs forward and backward into its own buffers, the threads take parts, and the
+// parts' gradients are added in part order: the result is the same for a given seed at any
+// thread count.
 #pragma once
 
 #include <cstdint>
@@ -40,13 +42,13 @@ class Trainer {
  public:
   Trainer(Model<float> model, int threads, uint64_t seed);
   // llm.c's loop, one call each (the chapter writes them out):
-  // forward: the model and the masked per-token losses on the batch (its halves on the threads,
+  // forward: the model and the masked per-token losses on the batch (its parts on the threads,
   // each on its own workspace); dropout on when training. Returns the losses and accuracy.
   StepStats forward(const Batch& b, bool training);
   // zero_grad: every gradient buffer = 0.
   void zero_grad();
   // backward: d(loss)/d(params) of the last forward, loss = the sum of the masked losses / the
-  // reduction's denominator; the halves' gradients are added in a fixed order into grads().
+  // reduction's denominator; the parts' gradients are added in part order into grads().
   void backward(Reduction r);
   // One train_step: forward, zero_grad, backward, Adam's update.
   StepStats step(const Batch& b, Reduction r);
@@ -55,18 +57,16 @@ class Trainer {
   const std::vector<float>& grads() const { return ws_[0].grads; }
   Model<float>& model() { return model_; }
   Adam& adam() { return adam_; }
-  int threads() const { return static_cast<int>(ws_.size()); }
+  int threads() const { return threads_; }
 
  private:
-  // runs f(k) for k = 0..parts_.size()-1, part 0 on this thread, the others on their own
-  template <class Fn>
-  void on_threads(Fn f);
   Model<float> model_;
+  int threads_ = 1;  // threads that take the parts (results do not depend on it)
   Adam adam_;
-  std::vector<Workspace<float>> ws_;
-  std::vector<Rng> rngs_;
+  std::vector<Workspace<float>> ws_;  // one per part (kBatchParts)
+  std::vector<Rng> rngs_;             // one dropout generator per part
   Batch batch_;               // the last forward's batch
-  std::vector<Batch> parts_;  // its rows split over the threads
+  std::vector<Batch> parts_;  // its rows in batch_parts(B) parts
 };
 
 // rows [r0, r1) of a padded batch, keeping its S and T (so the loss denominators agree)

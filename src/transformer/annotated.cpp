@@ -212,8 +212,29 @@ MultiHeadedAttention::MultiHeadedAttention(int64_t h_, int64_t d_model, double p
   for (int i = 0; i < 4; ++i) linears.emplace_back(d_model, d_model);
 }
 
+// ---------------------------------------------------------------- KVCache
+size_t KVCache::len() const { return k.dimension() == 3 ? k.shape()[1] : 0; }
+
+// the line below: KVCache::append's own, for kv_cache_append_site()
+static const CodeSite kAppendSite{__FILE__, __LINE__ + 1, "KVCache::append"};
+void KVCache::append(const Tensor& k_new, const Tensor& v_new) {
+  // K = cat(K, k), V = cat(V, v)   (B,t,C) + (B,u,C) -> (B,t+u,C)
+  if (len() == 0) {
+    k = k_new, v = v_new;  // the first step: nothing cached yet
+    return;
+  }
+  if (k_new.dimension() != 3 || k_new.shape()[0] != k.shape()[0] || k_new.shape()[2] != k.shape()[2])
+    fail("KVCache::append: the new keys must be (B,u,C) like the cached (B,t,C)");
+  k = cat(std::vector<const Tensor*>{&k, &k_new}, 1);
+  v = cat(std::vector<const Tensor*>{&v, &v_new}, 1);
+}
+
+std::string kv_cache_append_site() {
+  return code_site_path(kAppendSite.file) + ":" + std::to_string(kAppendSite.line) + " " + kAppendSite.func;
+}
+
 Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
-                                        const BTensor* mask) {
+                                        const BTensor* mask, KVCache* cache) {
   TS_CODE_SITE();
   if (query.dimension() != 3 || key.dimension() != 3 || value.dimension() != 3)
     fail("MultiHeadedAttention: query, key, value must be (B,T,C), (B,S,C), (B,S,C)");
@@ -222,10 +243,15 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   if (mask) m4 = unsqueeze1(*mask);
   // 1) project: Q = linears[0](query), K = linears[1](key), V = linears[2](value)   (B,T|S,C)
   const Tensor q = linears[0](query);
-  const Tensor k = linears[1](key);
-  const Tensor v = linears[2](value);
+  Tensor k, v;
+  if (!cache || !cache->fixed || cache->len() == 0) k = linears[1](key), v = linears[2](value);
+  //    with a cache: append this step's k, v (or keep the fixed memory's), attend over all of them   (B,t,C)
+  if (cache && !cache->fixed) cache->append(k, v);
+  if (cache && cache->fixed && cache->len() == 0) cache->k = k, cache->v = v;
+  const Tensor& keys = cache ? cache->k : k;
+  const Tensor& values = cache ? cache->v : v;
   // 2) split heads (view(B,-1,h,d_k).transpose(1,2)) and 3) attend   (B,H,T,D)
-  Tensor x = attention_heads(q, k, v, h, mask ? &m4 : nullptr, &dropout, &attn);
+  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn);
   // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
   const Tensor merged = merge_heads(x);
   // 5) output projection linears[3]   (B,T,C)
@@ -299,12 +325,23 @@ DecoderLayer::DecoderLayer(int64_t size_, const MultiHeadedAttention& self, cons
     : size(size_), self_attn(self), src_attn(src), feed_forward(ff), sublayer(3, SublayerConnection(size_, dropout)) {}
 
 Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
-                                const BTensor* tgt_mask) {
+                                const BTensor* tgt_mask, DecoderLayerCache* cache) {
   TS_CODE_SITE();
   // 1) masked self-attention: x = x + dropout(self_attn(n, n, n, tgt_mask)), n = norm(x)   (B,T,C)
-  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, tgt_mask); });
+  //    with a cache, n holds the new rows only and attends over the cached past too; article
+  //    001's way (cache->inputs) caches the rows: rows = cat(rows, n); self_attn(n, rows, rows)
+  Tensor x = sublayer[0](x_in, [&](const Tensor& y) {
+    if (cache && cache->inputs) {
+      cache->rows = cache->rows.dimension() == 3 ? cat(std::vector<const Tensor*>{&cache->rows, &y}, 1) : y;
+      return self_attn(y, cache->rows, cache->rows, tgt_mask);
+    }
+    return self_attn(y, y, y, tgt_mask, cache ? &cache->self_attn : nullptr);
+  });
   // 2) cross-attention: x = x + dropout(src_attn(n, memory, memory, src_mask))   (B,T,C)
-  x = sublayer[1](x, [&](const Tensor& y) { return src_attn(y, memory, memory, src_mask); });
+  //    with a key/value cache the memory's keys and values are projected once (article 001: every step)
+  x = sublayer[1](x, [&](const Tensor& y) {
+    return src_attn(y, memory, memory, src_mask, cache && !cache->inputs ? &cache->src_attn : nullptr);
+  });
   // 3) feed-forward: out = x + dropout(feed_forward(norm(x)))   (B,T,C)
   return sublayer[2](x, [&](const Tensor& y) { return feed_forward(y); });
 }
@@ -327,11 +364,13 @@ void DecoderLayer::train(bool on) {
 }
 
 Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
-                           const BTensor* tgt_mask) {
+                           const BTensor* tgt_mask, std::vector<DecoderLayerCache>* caches) {
   TS_CODE_SITE();
-  // x = layer(x, memory) for each of the N layers, then the final norm   (B,T,C)
+  if (caches && caches->size() != layers.size())
+    fail("Decoder: " + std::to_string(caches->size()) + " caches for " + std::to_string(layers.size()) + " layers");
+  // x = layer(x, memory) for each of the N layers (layer i with cache i), then the final norm   (B,T,C)
   Tensor x = x_in;
-  for (DecoderLayer& layer : layers) x = layer(x, memory, src_mask, tgt_mask);
+  for (size_t i = 0; i < layers.size(); ++i) x = layers[i](x, memory, src_mask, tgt_mask, caches ? &(*caches)[i] : nullptr);
   return norm(x);
 }
 

@@ -80,6 +80,23 @@ struct SublayerConnection {
   void train(bool on) { dropout.training = on; }
 };
 
+// ---------------------------------------------------------------- the key/value cache (ch09)
+// One attention's cache, an argument of its forward (as Hugging Face passes past_key_values
+// into the same forward): the projected keys and values of every position seen so far, so a
+// decoding step projects only its own row and attends over all cached positions. Full forward
+// and cached decoding run the same MultiHeadedAttention code.
+struct KVCache {
+  Tensor k, v;         // (B,t,C) projected keys and values of the t positions so far (empty: none)
+  bool fixed = false;  // true (cross-attention): key/value are the same at every step (the memory):
+                       // projected at the first call, reused after; false: each call appends its rows
+  size_t len() const;  // t
+  // torch.cat((K, k), dim=1), torch.cat((V, v), dim=1): this step's projected rows appended
+  // k, v (B,u,C) -> K, V (B,t+u,C)
+  void append(const Tensor& k_new, const Tensor& v_new);
+};
+// "src/transformer/annotated.cpp:LINE KVCache::append", file and line from the compiler
+std::string kv_cache_append_site();
+
 // ---------------------------------------------------------------- multi-head (listing 9.2)
 // 1) project q, k, v with linears[0..2]  2) split into h heads of d_k  3) attention()
 // 4) merge heads  5) linears[3].
@@ -92,7 +109,11 @@ struct MultiHeadedAttention {
   MultiHeadedAttention(int64_t h, int64_t d_model, double dropout = 0.1);  // one Linear draw
   // query (B,T,C), key/value (B,S,C), mask (B|1, T|1, S) true = keep (unsqueezed to heads)
   // -> (B,T,C); stores the weights in attn.
-  Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const BTensor* mask = nullptr);
+  // With a cache: key/value's projected rows are appended to it (or, cache->fixed, projected
+  // once and reused), and the queries attend over every cached position: S = cache->len(); a
+  // mask must then be (B|1, T|1, cache->len()) or nullptr.
+  Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const BTensor* mask = nullptr,
+                    KVCache* cache = nullptr);
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
 };
@@ -157,6 +178,16 @@ struct Encoder : LayerStack<EncoderLayer> {
 };
 
 // ---------------------------------------------------------------- decoder (listing 9.4)
+// A decoder layer's caches, for decoding one token at a time (ch09, ch10).
+struct DecoderLayerCache {
+  KVCache self_attn;                 // the keys and values of the tokens decoded so far (appended)
+  KVCache src_attn{Tensor(), Tensor(), true};  // the memory's keys and values, projected once
+  bool inputs = false;  // article 001's way instead: cache the rows self-attention reads (norm(x)),
+                        // project keys and values of all of them again each step, the memory too
+  Tensor rows;          // inputs: (B,t,C) the normed rows self-attention has read so far
+  size_t len() const { return inputs ? (rows.dimension() == 3 ? rows.shape()[1] : 0) : self_attn.len(); }
+};
+
 // x = sublayer[0](x, self_attn(x, x, x, tgt_mask))           masked self-attention
 // x = sublayer[1](x, src_attn(x, memory, memory, src_mask))  cross-attention over memory
 // out = sublayer[2](x, feed_forward)
@@ -170,7 +201,10 @@ struct DecoderLayer {
   DecoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const MultiHeadedAttention& src_attn,
                const PositionwiseFeedForward& feed_forward, double dropout);
   // x (B,T,C), memory (B,S,C), src_mask (B|1,1,S), tgt_mask (B|1,T,T), each nullable -> (B,T,C)
-  Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask);
+  // With a cache: x holds the new rows only (B,1,C) and self-attention reads the cached past
+  // (tgt_mask: nullptr, or (B|1,T,t) over the cached positions).
+  Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask,
+                    DecoderLayerCache* cache = nullptr);
   ModuleRepr repr() const;
   void train(bool on);
 };
@@ -178,8 +212,9 @@ struct DecoderLayer {
 // N deep copies of one decoder layer, then a final LayerNorm.
 struct Decoder : LayerStack<DecoderLayer> {
   using LayerStack::LayerStack;
-  // x (B,T,C), memory (B,S,C) -> (B,T,C)
-  Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask);
+  // x (B,T,C), memory (B,S,C) -> (B,T,C); caches: one per layer (layer i gets (*caches)[i]), or nullptr
+  Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask,
+                    std::vector<DecoderLayerCache>* caches = nullptr);
   ModuleRepr repr() const { return repr_as("Decoder"); }
 };
 

@@ -1,6 +1,6 @@
 // kv_cache.cpp: one-token decoding steps with per-layer caches (see kv_cache.hpp).
-// Each step reads like article 002's DecoderLayer.forward with the causal mask replaced by the
-// cache; tests/twins/ch09_decoder.py runs the same steps in PyTorch.
+// The step runs article 002's Decoder.forward itself, the cache passed as an argument (no mask:
+// the cache holds only the past); tests/twins/ch09_decoder.py runs the same steps in PyTorch.
 #include "transformer/kv_cache.hpp"
 #include "base/code_site.hpp"
 
@@ -20,9 +20,8 @@ MacCount& MacCount::operator+=(const MacCount& o) {
   return *this;
 }
 
-size_t LayerCache::len() const {
-  const Tensor& t = rows.dimension() == 3 ? rows : k;
-  return t.dimension() == 3 ? t.shape()[1] : 0;
+DecoderCache::DecoderCache(CacheKind k, size_t n_layers) : kind(k), layers(n_layers) {
+  for (DecoderLayerCache& l : layers) l.inputs = k == CacheKind::Inputs;
 }
 
 Tensor cat_dim1(const Tensor& a, const Tensor& b) {
@@ -35,103 +34,39 @@ Tensor cat_dim1(const Tensor& a, const Tensor& b) {
 }
 
 namespace {
-
 uint64_t u(size_t v) { return static_cast<uint64_t>(v); }
-
-// One query row attends over cached keys/values, through a MultiHeadedAttention's own
-// linears[3] and dropout, storing the weights in its attn (as forward() does).
-// q (B,1,C), k,v (B,t,C), mask (B|1,1,1,t) or nullptr -> (B,1,C)
-Tensor attend_row(MultiHeadedAttention& mha, const Tensor& q, const Tensor& k, const Tensor& v, const BTensor* mask) {
-  // 1) split heads and attend: softmax(Q_h K_h^T / sqrt(D)) V_h   (B,H,1,D)
-  Tensor x = attention_heads(q, k, v, mha.h, mask, &mha.dropout, &mha.attn);
-  // 2) merge heads: with one query row, (B,H,1,D) is laid out exactly like (B,1,H*D)
-  x.reshape({q.shape()[0], 1, q.shape()[2]});
-  // 3) output projection   (B,1,C)
-  return mha.linears[3](x);
-}
-
 }  // namespace
-
-// the line below: decoder_layer_step's own, for decoder_layer_step_site()
-const CodeSite kStepSite{__FILE__, __LINE__ + 1, "decoder_layer_step"};
-Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
-                          LayerCache& cache, CacheKind kind, MacCount& macs) {
-  TS_CODE_SITE();
-  if (x_in.dimension() != 3 || x_in.shape()[1] != 1) throw std::invalid_argument("decoder_layer_step: x must be (B,1,C)");
-  const size_t B = x_in.shape()[0], C = x_in.shape()[2], S = memory.shape()[1];
-  const size_t F = static_cast<size_t>(layer.feed_forward.w_1.out_features);
-  MultiHeadedAttention& self_attn = layer.self_attn;
-  MultiHeadedAttention& src_attn = layer.src_attn;
-  // src_mask.unsqueeze(1): the same mask for every head   (B|1,1,1,S)
-  BTensor mask4;
-  if (src_mask) {
-    mask4 = *src_mask;
-    mask4.reshape({src_mask->shape()[0], 1, 1, src_mask->shape()[2]});
-  }
-  Tensor x;
-  if (kind == CacheKind::Inputs) {
-    // 1) masked self-attention, article 001's way: rows = cat(rows, n); self_attn(n, rows, rows)
-    //    (B,1,C) over (B,t,C); no mask: the cache holds only the past
-    x = layer.sublayer[0](x_in, [&](const Tensor& n) {
-      cache.rows = cat_dim1(cache.rows, n);
-      return self_attn(n, cache.rows, cache.rows, nullptr);
-    });
-    const size_t t = cache.rows.shape()[1];
-    macs.self_proj += u(B * C * C) * 2 + u(2 * B * t * C * C);  // Q and output: 1 row; K, V: all t rows
-    macs.self_attn += u(2 * B * t * C);                          // scores (B,H,1,t), weights V
-    // 2) cross-attention, again as article 001 writes it: the memory is projected every step
-    x = layer.sublayer[1](x, [&](const Tensor& n) { return src_attn(n, memory, memory, src_mask); });
-    macs.cross_proj += u(B * C * C) * 2 + u(2 * B * S * C * C);
-    macs.cross_attn += u(2 * B * S * C);
-  } else {
-    // 1) masked self-attention with cached keys and values: project only the new row
-    x = layer.sublayer[0](x_in, [&](const Tensor& n) {
-      // q, k, v of the new row   (B,1,C) each
-      const Tensor q = self_attn.linears[0](n);
-      const Tensor k = self_attn.linears[1](n);
-      const Tensor v = self_attn.linears[2](n);
-      // append: K = cat(K, k), V = cat(V, v)   (B,t,C)
-      cache.k = cat_dim1(cache.k, k);
-      cache.v = cat_dim1(cache.v, v);
-      return attend_row(self_attn, q, cache.k, cache.v, nullptr);
-    });
-    const size_t t = cache.k.shape()[1];
-    macs.self_proj += u(4 * B * C * C);
-    macs.self_attn += u(2 * B * t * C);
-    // 2) cross-attention: the memory's keys and values are the same at every step; project once
-    if (cache.mem_k.dimension() != 3) {
-      cache.mem_k = src_attn.linears[1](memory);  // (B,S,C)
-      cache.mem_v = src_attn.linears[2](memory);  // (B,S,C)
-      macs.cross_proj += u(2 * B * S * C * C);
-    }
-    x = layer.sublayer[1](x, [&](const Tensor& n) {
-      const Tensor q = src_attn.linears[0](n);  // (B,1,C)
-      return attend_row(src_attn, q, cache.mem_k, cache.mem_v, src_mask ? &mask4 : nullptr);
-    });
-    macs.cross_proj += u(2 * B * C * C);
-    macs.cross_attn += u(2 * B * S * C);
-  }
-  // 3) feed-forward on the new row   (B,1,C) -> (B,1,F) -> (B,1,C)
-  x = layer.sublayer[2](x, [&](const Tensor& n) { return layer.feed_forward(n); });
-  macs.ffn += u(2 * B * C * F);
-  return x;
-}
-
-std::string decoder_layer_step_site() {
-  return code_site_path(kStepSite.file) + ":" + std::to_string(kStepSite.line) + " " + kStepSite.func;
-}
 
 Tensor decoder_step(Decoder& decoder, const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                     DecoderCache& cache) {
   TS_CODE_SITE();
+  if (x_in.dimension() != 3 || x_in.shape()[1] != 1) throw std::invalid_argument("decoder_step: x must be (B,1,C)");
   if (cache.layers.size() != decoder.layers.size())
     throw std::invalid_argument("decoder_step: the cache has " + std::to_string(cache.layers.size()) +
                                 " layers, the decoder " + std::to_string(decoder.layers.size()));
-  // x = layer_i(x) with layer i's cache, for every layer; then the final norm   (B,1,C)
-  Tensor x = x_in;
-  for (size_t i = 0; i < decoder.layers.size(); ++i)
-    x = decoder_layer_step(decoder.layers[i], x, memory, src_mask, cache.layers[i], cache.kind, cache.macs);
-  return decoder.norm(x);
+  // whether the memory's keys and values were projected before this step (key/value cache: once)
+  std::vector<bool> had_memory;
+  for (const DecoderLayerCache& l : cache.layers) had_memory.push_back(l.src_attn.len() > 0);
+  // the same forward as the full pass, one row, each layer reading and appending to its cache   (B,1,C)
+  const Tensor out = decoder(x_in, memory, src_mask, nullptr, &cache.layers);
+  // the products this step ran, from what the caches now hold (t positions per layer)
+  const size_t B = x_in.shape()[0], C = x_in.shape()[2], S = memory.shape()[1];
+  for (size_t i = 0; i < decoder.layers.size(); ++i) {
+    const DecoderLayerCache& l = cache.layers[i];
+    const size_t t = l.len(), F = static_cast<size_t>(decoder.layers[i].feed_forward.w_1.out_features);
+    MacCount& m = cache.macs;
+    if (l.inputs) {
+      m.self_proj += u(B * C * C) * 2 + u(2 * B * t * C * C);  // Q and output: 1 row; K, V: all t rows
+      m.cross_proj += u(B * C * C) * 2 + u(2 * B * S * C * C);  // the memory projected every step
+    } else {
+      m.self_proj += u(4 * B * C * C);  // Q, K, V and output of the new row only
+      m.cross_proj += u(2 * B * C * C) + (had_memory[i] ? 0 : u(2 * B * S * C * C));  // memory K, V: once
+    }
+    m.self_attn += u(2 * B * t * C);   // scores (B,H,1,t), weights V
+    m.cross_attn += u(2 * B * S * C);  // scores (B,H,1,S), weights V
+    m.ffn += u(2 * B * C * F);         // w_1, w_2 on the new row
+  }
+  return out;
 }
 
 MacCount decoder_full_pass_macs(int64_t N, int64_t B, int64_t T, int64_t S, int64_t C, int64_t F) {

@@ -5,7 +5,8 @@
 // state[2][i] and appends the new token's row at every inference step
 // (key_values = torch.cat((state[2][i], X), dim=1)); the new row then attends over all of
 // them, so no causal mask is needed: the cache only holds the past. Here the same idea runs
-// on article 002's pre-LN DecoderLayer / Decoder (src/transformer/annotated.hpp), in two flavours:
+// on article 002's pre-LN DecoderLayer / Decoder (src/transformer/annotated.hpp), whose forward
+// takes the cache as an argument (no second copy of the layer), in two flavours:
 //
 //   CacheKind::Inputs      article 001 as written: cache the rows self-attention reads
 //                          (norm(x) in the pre-LN layer) and project keys and values of
@@ -46,36 +47,21 @@ struct MacCount {
 
 enum class CacheKind { Inputs, KeysValues };
 
-// One layer's cache (article 001's state[2][i]).
-struct LayerCache {
-  Tensor rows;          // Inputs:     (B,t,C) the normed rows self-attention has read so far
-  Tensor k, v;          // KeysValues: (B,t,C) their projected keys and values
-  Tensor mem_k, mem_v;  // KeysValues: (B,S,C) the memory's keys and values, projected once
-  size_t len() const;   // t
-};
-
-// The caches of a whole decoder stack, and the products run so far.
+// The caches of a whole decoder stack (one DecoderLayerCache per layer, annotated.hpp: the
+// cache is an argument of the layers' own forward), and the products run so far.
 struct DecoderCache {
   CacheKind kind = CacheKind::KeysValues;
-  std::vector<LayerCache> layers;  // one per decoder layer
+  std::vector<DecoderLayerCache> layers;  // one per decoder layer
   MacCount macs;
-  DecoderCache(CacheKind kind, size_t n_layers) : kind(kind), layers(n_layers) {}
+  DecoderCache(CacheKind kind, size_t n_layers);
 };
 
 // torch.cat((a, b), dim=1): a (B,t,C) or empty, b (B,u,C) -> (B,t+u,C)
 Tensor cat_dim1(const Tensor& a, const Tensor& b);
 
-// One new token through one decoder layer, appending to its cache.
-// x (B,1,C), memory (B,S,C), src_mask (B|1,1,S) true = keep, or nullptr -> (B,1,C)
-Tensor decoder_layer_step(DecoderLayer& layer, const Tensor& x, const Tensor& memory, const BTensor* src_mask,
-                          LayerCache& cache, CacheKind kind, MacCount& macs);
-
-// Where decoder_layer_step is written, "src/transformer/kv_cache.cpp:LINE decoder_layer_step"
-// (file and line from the compiler): the NOT OK of a chapter whose cached rows no longer match
-// DecoderLayer::operator() names it, since an edit of the layer must be made there too.
-std::string decoder_layer_step_site();
-
-// One new token through the whole stack and its final norm.
+// One new token through the whole stack and its final norm: decoder(x, memory, src_mask, None,
+// caches), the same Decoder::operator() as the full pass, with each layer's cache; then the
+// products that step ran are added to cache.macs (counted from the caches' lengths).
 // x (B,1,C) (the embedded new token) -> (B,1,C), the row decoder(...) gives at that position
 Tensor decoder_step(Decoder& decoder, const Tensor& x, const Tensor& memory, const BTensor* src_mask,
                     DecoderCache& cache);
