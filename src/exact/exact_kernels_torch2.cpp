@@ -39,23 +39,24 @@
 #include "exact/kernels.hpp"
 #include "exact/torch_version.hpp"
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#include <immintrin.h>
+#include "exact/vec8.hpp"
+
+// The vector code as in exact_kernels.cpp: AVX2 + FMA intrinsics on x86-64, the same
+// operations in plain C++ elsewhere (vec8.hpp), so the bits are the same on every CPU.
+#if defined(__x86_64__)
 #pragma GCC diagnostic ignored "-Wpsabi"
-
-// SLEEF's 8-lane functions (declared as in exact_kernels.cpp, which says why not via sleef.h)
-extern "C" {
-__m256 Sleef_expf8_u10(__m256);
-__m256 Sleef_logf8_u10(__m256);
-}
-
+TS_AVX2_BEGIN
+#endif
 namespace ts {
 namespace exact {
 namespace {
 
-using V = __m256;  // 8 floats: one half of an AVX-512 Vectorized<float>
-constexpr int64_t kLanes = 8;
+#if defined(__x86_64__)
+using namespace vec8_avx2;
+#else
+using namespace vec8_portable;
+#endif
+constexpr int64_t kLanes = 8;  // one half of an AVX-512 Vectorized<float>
 
 // torch 2.x runs its AVX-512 softmax kernels here: the CPU has AVX-512 F, BW, VL and DQ
 // (DispatchStub.cpp's test) and ATEN_CPU_CAPABILITY, which both sides of a twin see, does
@@ -64,21 +65,22 @@ bool torch_picks_avx512() {
   static const bool picks = [] {
     if (const char* cap = std::getenv("ATEN_CPU_CAPABILITY"); cap && *cap && std::strcmp(cap, "avx512") != 0)
       return false;
+#if defined(__x86_64__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#else
+    return false;  // another CPU: the exact path reproduces x86 torch without AVX-512
+#endif
   }();
   return picks;
 }
 
-inline V vmaximum(V a, V b) {  // vec::maximum: NaN propagates
-  return _mm256_or_ps(_mm256_max_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
-}
 struct MaxOp {
   V operator()(V a, V b) const { return vmaximum(a, b); }
 };
 struct AddOp {
-  V operator()(V a, V b) const { return _mm256_add_ps(a, b); }
+  V operator()(V a, V b) const { return vadd(a, b); }
 };
 
 // A 16-lane Vectorized<float> as two 8-lane halves: lanes 0-7 in lo, 8-15 in hi.
@@ -91,7 +93,7 @@ constexpr int64_t kLanes16 = 16;
 inline V16 load16(const float* p, int64_t count = kLanes16) {
   alignas(32) float tmp[kLanes16] = {};
   std::memcpy(tmp, p, static_cast<size_t>(count) * sizeof(float));
-  return {_mm256_load_ps(tmp), _mm256_load_ps(tmp + kLanes)};
+  return {vload(tmp), vload(tmp + kLanes)};
 }
 
 template <class Op>
@@ -102,12 +104,12 @@ inline V16 op16(const Op& op, V16 a, V16 b) {
 // Vectorized<float>::set(a, b, count): lanes [0, count) from b, the rest from a.
 inline V16 set16(V16 a, V16 b, int64_t count) {
   alignas(32) float fa[kLanes16], fb[kLanes16];
-  _mm256_store_ps(fa, a.lo);
-  _mm256_store_ps(fa + kLanes, a.hi);
-  _mm256_store_ps(fb, b.lo);
-  _mm256_store_ps(fb + kLanes, b.hi);
+  vstore(fa, a.lo);
+  vstore(fa + kLanes, a.hi);
+  vstore(fb, b.lo);
+  vstore(fb + kLanes, b.hi);
   for (int64_t i = 0; i < count; ++i) fa[i] = fb[i];
-  return {_mm256_load_ps(fa), _mm256_load_ps(fa + kLanes)};
+  return {vload(fa), vload(fa + kLanes)};
 }
 
 // VecReduceAllSIMD<float> for AVX-512: lane i meets lane i^8 (the 256-bit halves), then
@@ -115,13 +117,13 @@ inline V16 set16(V16 a, V16 b, int64_t count) {
 template <class Op>
 float vec_reduce_all16(const Op& op, V16 v) {
   V w = op(v.lo, v.hi);
-  V w1 = _mm256_permute2f128_ps(w, w, 0x1);
+  V w1 = vswap<4>(w);
   w = op(w, w1);
-  w1 = _mm256_shuffle_ps(w, w, 0x4E);
+  w1 = vswap<2>(w);
   w = op(w, w1);
-  w1 = _mm256_shuffle_ps(w, w, 0xB1);
+  w1 = vswap<1>(w);
   w = op(w, w1);
-  return _mm256_cvtss_f32(w);
+  return vlane0(w);
 }
 
 // vec_reduce_all(op, acc, size), the slow path: lanes 1..size-1 folded into lane 0 in order,
@@ -129,11 +131,11 @@ float vec_reduce_all16(const Op& op, V16 v) {
 template <class Op>
 float vec_reduce_all16_slow(const Op& op, V16 acc, int64_t size) {
   alignas(32) float arr[kLanes16];
-  _mm256_store_ps(arr, acc.lo);
-  _mm256_store_ps(arr + kLanes, acc.hi);
+  vstore(arr, acc.lo);
+  vstore(arr + kLanes, acc.hi);
   V a = acc.lo;
-  for (int64_t i = 1; i < size; ++i) a = op(a, _mm256_setr_ps(arr[i], 0, 0, 0, 0, 0, 0, 0));
-  return _mm256_cvtss_f32(a);
+  for (int64_t i = 1; i < size; ++i) a = op(a, vfirst(arr[i]));
+  return vlane0(a);
 }
 
 // vec::map_reduce_all(map, red, data, size) with 16 lanes (reduce_all: map = identity).
@@ -160,11 +162,11 @@ float reduce_all16(const Red& red, const float* data, int64_t size) {
 template <class Op>
 void vec_map(const Op& op, float* out, const float* in, int64_t size) {
   int64_t d = 0;
-  for (; d + kLanes <= size; d += kLanes) _mm256_storeu_ps(out + d, op(_mm256_loadu_ps(in + d)));
+  for (; d + kLanes <= size; d += kLanes) vstore(out + d, op(vload(in + d)));
   if (d < size) {
     alignas(32) float tmp[kLanes] = {};
     std::memcpy(tmp, in + d, static_cast<size_t>(size - d) * sizeof(float));
-    _mm256_store_ps(tmp, op(_mm256_load_ps(tmp)));
+    vstore(tmp, op(vload(tmp)));
     std::memcpy(out + d, tmp, static_cast<size_t>(size - d) * sizeof(float));
   }
 }
@@ -176,11 +178,11 @@ void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
     const float* in = x + r * n;
     float* out = y + r * n;
     // 1) row max, 2) exp(x - max), 3) sum, 4) multiply by 1 / sum
-    const V vmax = _mm256_set1_ps(reduce_all16(MaxOp{}, in, n));
-    vec_map([&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, out, in, n);
+    const V vmax = vbroadcast(reduce_all16(MaxOp{}, in, n));
+    vec_map([&](V v) { return sleef_expf8(vsub(v, vmax)); }, out, in, n);
     const float inv = 1.0f / reduce_all16(AddOp{}, out, n);
-    const V vinv = _mm256_set1_ps(inv);
-    vec_map([&](V v) { return _mm256_mul_ps(v, vinv); }, out, out, n);
+    const V vinv = vbroadcast(inv);
+    vec_map([&](V v) { return vmul(v, vinv); }, out, out, n);
   }
 }
 
@@ -190,10 +192,10 @@ void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * n;
     // 1) row max, 2) sum of exp(x - max), 3) its log (SLEEF, vector), 4) x - max - log
-    const V vmax = _mm256_set1_ps(reduce_all16(MaxOp{}, in, n));
-    const float sum = map_reduce_all16([&](V v) { return Sleef_expf8_u10(_mm256_sub_ps(v, vmax)); }, AddOp{}, in, n);
-    const V vlog = Sleef_logf8_u10(_mm256_set1_ps(sum));
-    vec_map([&](V v) { return _mm256_sub_ps(_mm256_sub_ps(v, vmax), vlog); }, y + r * n, in, n);
+    const V vmax = vbroadcast(reduce_all16(MaxOp{}, in, n));
+    const float sum = map_reduce_all16([&](V v) { return sleef_expf8(vsub(v, vmax)); }, AddOp{}, in, n);
+    const V vlog = sleef_logf8(vbroadcast(sum));
+    vec_map([&](V v) { return vsub(vsub(v, vmax), vlog); }, y + r * n, in, n);
   }
 }
 
@@ -215,12 +217,12 @@ inline int64_t ceil_log2(int64_t x) {
 // AddMomentsVec: merge (m0_add, m1_add, m2_add) into (m0, m1, m2), 8 lanes at once
 inline void add_moments_vec(int64_t m0_add, V m1_add, V m2_add, int64_t& m0, V& m1, V& m2) {
   const int64_t n = m0 + m0_add;
-  const V c = _mm256_set1_ps(n == 0 ? 0.0f : static_cast<float>(m0_add) / static_cast<float>(n));
-  const V delta = _mm256_sub_ps(m1_add, m1);
-  m1 = _mm256_fmadd_ps(c, delta, m1);  // FMA: m1 += c * delta
+  const V c = vbroadcast(n == 0 ? 0.0f : static_cast<float>(m0_add) / static_cast<float>(n));
+  const V delta = vsub(m1_add, m1);
+  m1 = vfmadd(c, delta, m1);  // FMA: m1 += c * delta
   // FMA: m2 += m2_add + ((delta * delta) * c) * m0, the inner multiply-add fused
-  const V ddc = _mm256_mul_ps(_mm256_mul_ps(delta, delta), c);
-  m2 = _mm256_add_ps(m2, _mm256_fmadd_ps(ddc, _mm256_set1_ps(static_cast<float>(m0)), m2_add));
+  const V ddc = vmul(vmul(delta, delta), c);
+  m2 = vadd(m2, vfmadd(ddc, vbroadcast(static_cast<float>(m0)), m2_add));
   m0 = n;
 }
 
@@ -244,18 +246,18 @@ void rowwise_moments(const float* X, int64_t N, float* mean, float* var) {
   V m1_stk[64], m2_stk[64];
   for (int64_t d = 0; d < depth; ++d) {
     m0_stk[d] = 0;
-    m1_stk[d] = m2_stk[d] = _mm256_setzero_ps();
+    m1_stk[d] = m2_stk[d] = vzero();
   }
   for (int64_t i = 0; i < m; ++i) {
     const float* X_ptr = X + i * kChunk * kLanes;
     const int64_t m0 = std::min(kChunk, n - i * kChunk);
     // 1) Welford over up to 16 vectors
-    V m1 = _mm256_setzero_ps(), m2 = _mm256_setzero_ps();
+    V m1 = vzero(), m2 = vzero();
     for (int64_t j = 0; j < m0; ++j) {
-      const V x = _mm256_loadu_ps(X_ptr + j * kLanes);
-      const V delta = _mm256_sub_ps(x, m1);
-      m1 = _mm256_fmadd_ps(delta, _mm256_set1_ps(1.0f / static_cast<float>(j + 1)), m1);  // FMA
-      m2 = _mm256_fmadd_ps(delta, _mm256_sub_ps(x, m1), m2);                             // FMA
+      const V x = vload(X_ptr + j * kLanes);
+      const V delta = vsub(x, m1);
+      m1 = vfmadd(delta, vbroadcast(1.0f / static_cast<float>(j + 1)), m1);  // FMA
+      m2 = vfmadd(delta, vsub(x, m1), m2);                             // FMA
     }
     // 2) push onto the cascade, merging like a binary counter
     add_moments_vec(m0, m1, m2, m0_stk[0], m1_stk[0], m2_stk[0]);
@@ -263,15 +265,15 @@ void rowwise_moments(const float* X, int64_t N, float* mean, float* var) {
     for (int64_t j = 1; j < depth && (mask & 1) == 0; ++j) {
       add_moments_vec(m0_stk[j - 1], m1_stk[j - 1], m2_stk[j - 1], m0_stk[j], m1_stk[j], m2_stk[j]);
       m0_stk[j - 1] = 0;
-      m1_stk[j - 1] = m2_stk[j - 1] = _mm256_setzero_ps();
+      m1_stk[j - 1] = m2_stk[j - 1] = vzero();
       mask >>= 1;
     }
   }
   for (int64_t i = 1; i < depth; ++i)
     add_moments_vec(m0_stk[i], m1_stk[i], m2_stk[i], m0_stk[0], m1_stk[0], m2_stk[0]);
   alignas(32) float m1_arr[kLanes], m2_arr[kLanes];
-  _mm256_store_ps(m1_arr, m1_stk[0]);
-  _mm256_store_ps(m2_arr, m2_stk[0]);
+  vstore(m1_arr, m1_stk[0]);
+  vstore(m2_arr, m2_stk[0]);
   // 3) scalar Welford over the n % 8 tail (unfused), then merge the 8 lanes one by one
   int64_t m0 = 0;
   float m1 = 0.0f, m2 = 0.0f;
@@ -297,23 +299,23 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const fl
     float mean = 0.0f, var = 0.0f;
     rowwise_moments(in, n, &mean, &var);
     const float rstd = 1.0f / std::sqrt(var + eps);
-    const V vscale = _mm256_set1_ps(rstd);
-    const V vbias = _mm256_set1_ps(-mean);
+    const V vscale = vbroadcast(rstd);
+    const V vbias = vbroadcast(-mean);
     // vec::map3, element-wise: 8 lanes at a time, then the zero-padded rest
     const auto f = [&](V xv, V gv, V bv) {
       // FMA: ((x + bias) * scale) * gamma + beta, the last multiply-add fused
-      return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_add_ps(xv, vbias), vscale), gv, bv);
+      return vfmadd(vmul(vadd(xv, vbias), vscale), gv, bv);
     };
     int64_t d = 0;
     for (; d + kLanes <= n; d += kLanes)
-      _mm256_storeu_ps(out + d, f(_mm256_loadu_ps(in + d), _mm256_loadu_ps(gamma + d), _mm256_loadu_ps(beta + d)));
+      vstore(out + d, f(vload(in + d), vload(gamma + d), vload(beta + d)));
     if (d < n) {
       const size_t c = static_cast<size_t>(n - d) * sizeof(float);
       alignas(32) float tx[kLanes] = {}, tg[kLanes] = {}, tb[kLanes] = {};
       std::memcpy(tx, in + d, c);
       std::memcpy(tg, gamma + d, c);
       std::memcpy(tb, beta + d, c);
-      _mm256_store_ps(tx, f(_mm256_load_ps(tx), _mm256_load_ps(tg), _mm256_load_ps(tb)));
+      vstore(tx, f(vload(tx), vload(tg), vload(tb)));
       std::memcpy(out + d, tx, c);
     }
   }
@@ -396,10 +398,14 @@ bool dnnl_picks_avx512() {
       const char* isa = std::getenv(var);
       if (isa && *isa && std::strncmp(isa, "AVX512", 6) != 0 && std::strcmp(isa, "ALL") != 0) return false;
     }
+#if defined(__x86_64__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq");
+#else
+    return false;
+#endif
   }();
   return picks;
 }
@@ -422,4 +428,6 @@ const RowKernels& torch_kernels() {
 
 }  // namespace ts
 
-#pragma GCC pop_options
+#if defined(__x86_64__)
+TS_AVX2_END
+#endif
