@@ -1,6 +1,7 @@
 // print.cpp: PyTorch 1.13's tensor printing, rule for rule (see print.hpp and
 // shared/reference/PRINT_SPEC.md; the Python original is torch/_tensor_str.py).
 #include "exact/print.hpp"
+#include "exact/torch_version.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -468,7 +469,9 @@ std::string module_str(const ModuleRepr& m, bool collapse) {
 
 }  // namespace
 
-std::string ModuleRepr::str() const { return module_str(*this, false); }
+// torch 1.13 prints every child of a ModuleList; 2.x collapses runs of equal ones (the
+// PyTorch this run reproduces, exact/torch_version.hpp, decides).
+std::string ModuleRepr::str() const { return module_str(*this, torch_version() == TorchVersion::V2_6); }
 std::string ModuleRepr::str_collapsed() const { return module_str(*this, true); }
 
 ModuleRepr linear_repr(int64_t in, int64_t out, bool bias) {

@@ -74,7 +74,7 @@ struct ModuleRepr {
   std::string name;
   std::string extra;                                         // extra_repr, may be empty or multi-line
   std::vector<std::pair<std::string, ModuleRepr>> children;  // ("q", Linear repr), ("0", ...)
-  std::string str() const;
+  std::string str() const;  // as the PyTorch this run reproduces prints it (1.13 or 2.x, below)
   // As PyTorch 2.x prints it (torch 1.13 prints every child): in a ModuleList, a run of
   // children with equal reprs is one line "(0-11): 12 x AttentionHead(...)". The chapters'
   // default mode shows long reprs this way (--full and the twin modes print str()).
