@@ -65,6 +65,8 @@ if [ "$tier" = all ]; then
     "catch2|Catch2, the unit tests" "libbenchmark-dev|Google Benchmark"
     "python3-torch|PyTorch, the twins" "python3-numpy|numpy, the twins"
     "clang|clang, the fuzz targets" "tmux|the step-by-step test"
+    "libc++-dev|libc++, make test-clang" "libc++abi-dev|libc++abi, make test-clang"
+    "chromium|headless Chromium, the docs_figures layout test" "fonts-dejavu-core|the font the figures are measured for"
   )
 fi
 
