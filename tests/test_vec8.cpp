@@ -141,6 +141,13 @@ TEST_CASE("vec8: the portable layer computes the AVX2 layer's bits, operation by
       apply_portable(op, a, b, c, r_port);
       for (int k = 0; k < 8; ++k, ++compared) {
         if (to_bits(r_avx2[k]) == to_bits(r_port[k])) continue;
+        // _mm256_fmadd_ps(a, b, c) is vfmadd132/213/231ps as the compiler allocates registers,
+        // and x86 returns the NaN of the instruction's first operand: with two NaN inputs,
+        // which one comes back is the compiler's choice (GCC and clang differ), not torch's.
+        // Both NaN, from two NaN inputs, is all the AVX2 side itself guarantees.
+        if (std::isnan(r_avx2[k]) && std::isnan(r_port[k]) &&
+            int(std::isnan(a[k])) + int(std::isnan(b[k])) + int(std::isnan(c[k])) >= 2)
+          continue;
         if (mismatches++ == 0)
           first = "lane " + std::to_string(k) + ": a=" + std::to_string(a[k]) + " b=" + std::to_string(b[k]) +
                   " c=" + std::to_string(c[k]) + " avx2 bits " + std::to_string(to_bits(r_avx2[k])) +
