@@ -265,10 +265,19 @@ Tensor AnnotatedLayerNorm::backward(const Tensor& x, const Tensor& dy, Annotated
 ModuleRepr AnnotatedLayerNorm::repr() const { return {"LayerNorm", "", {}}; }
 
 // ---------------------------------------------------------------- SublayerConnection
-SublayerConnection::SublayerConnection(int64_t size, double p) : norm(size), dropout(p) {}
+const char* norm_place_name(NormPlace p) { return p == NormPlace::Pre ? "pre-LN" : "post-LN"; }
+
+SublayerConnection::SublayerConnection(int64_t size, double p, NormPlace place)
+    : norm(size), dropout(p), norm_place(place) {}
 
 Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
   TS_CODE_SITE();
+  if (norm_place == NormPlace::Post) {
+    // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
+    Tensor sum = x + dropout(sublayer(x));
+    if (grad_enabled()) saved_x = sum;
+    return norm(sum);
+  }
   // out = x + dropout(sublayer(norm(x)))
   // (B,T,C) -> (B,T,C)
   if (grad_enabled()) saved_x = x;
@@ -279,6 +288,12 @@ Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tenso
 Tensor SublayerConnection::backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
                                     SublayerConnection& grad) const {
   TS_CODE_SITE();
+  if (norm_place == NormPlace::Post) {
+    // ds = norm.backward(sum, dy);  dx = ds (the residual) + sublayer_backward(dropout.backward(ds))
+    Tensor ds = norm.backward(saved_x, dy, grad.norm);
+    ds += sublayer_backward(dropout.backward(ds));
+    return ds;
+  }
   // dx = dy (the residual) + norm.backward(x, sublayer_backward(dropout.backward(dy)))   (B,T,C)
   const Tensor dn = sublayer_backward(dropout.backward(dy));
   Tensor dx = norm.backward(saved_x, dn, grad.norm);
@@ -341,31 +356,48 @@ ModuleRepr MultiHeadedAttention::repr() const {
 }
 
 // ---------------------------------------------------------------- PositionwiseFeedForward
-PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p) {
+const char* activation_name(Activation a) { return a == Activation::ReLU ? "ReLU" : "no activation"; }
+
+PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {
   w_1 = Linear(d_model, d_ff);
   w_2 = Linear(d_ff, d_model);
   dropout = Dropout(p);
+  activation = act;
 }
 
 Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
   TS_CODE_SITE();
-  // h1 = w_1(x)   (B,T,F);  h2 = dropout(h1)   (B,T,F);  out = w_2(h2)   (B,T,C)
+  // h1 = w_1(x)   (B,T,F);  h2 = dropout(act(h1))   (B,T,F);  out = w_2(h2)   (B,T,C)
   const Tensor h1 = w_1(x);
-  const Tensor h2 = dropout(h1);
+  Tensor h2;
+  if (activation == Activation::ReLU) {
+    Tensor a = h1;
+    for (float& v : a) v = v > 0.0f ? v : 0.0f;  // ReLU: max(h1, 0)
+    h2 = dropout(a);
+  } else {
+    h2 = dropout(h1);
+  }
   if (grad_enabled()) saved = Saved{x, h1, h2};
   return w_2(h2);
 }
 
 Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForward& grad) const {
   TS_CODE_SITE();
-  // dh2 = w_2.backward(h2, dy)   (B,T,F);  dh1 = dropout.backward(dh2);  dx = w_1.backward(x, dh1)   (B,T,C)
+  // dh2 = w_2.backward(h2, dy)   (B,T,F);  da = dropout.backward(dh2);  dh1 = da [h1 > 0] (ReLU) or da
+  // dx = w_1.backward(x, dh1)   (B,T,C)
   const Tensor dh2 = w_2.backward(saved.h2, dy, grad.w_2);
-  const Tensor dh1 = dropout.backward(dh2);
+  Tensor dh1 = dropout.backward(dh2);
+  if (activation == Activation::ReLU)
+    for (size_t i = 0; i < dh1.size(); ++i)
+      if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;
   return w_1.backward(saved.x, dh1, grad.w_1);
 }
 
 ModuleRepr PositionwiseFeedForward::repr() const {
-  return {"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
+  ModuleRepr r{"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
+  // a ReLU is a child module, as nn.ReLU() would be in the __init__ (article 002's has none)
+  if (activation == Activation::ReLU) r.children.emplace_back("activation", ModuleRepr{"ReLU", "", {}});
+  return r;
 }
 
 // ---------------------------------------------------------------- encoder
@@ -706,10 +738,10 @@ std::vector<std::pair<std::string, Tensor*>> EncoderDecoder::named_parameters() 
 }
 
 EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int64_t d_model, int64_t d_ff,
-                            int64_t h, double dropout) {
+                            int64_t h, double dropout, const ModelSettings& settings) {
   // 1) attn, ff, pos: drawn once, deep-copied everywhere below
   const MultiHeadedAttention attn(h, d_model);  // dropout keeps its default 0.1, as in the article
-  const PositionwiseFeedForward ff(d_model, d_ff, dropout);
+  const PositionwiseFeedForward ff(d_model, d_ff, dropout, settings.activation);
   const PositionalEncoding pos(d_model, dropout);
   // 2) the five parts, constructed in the article's argument order
   EncoderDecoder model;
@@ -718,6 +750,11 @@ EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int
   model.src_embed = EmbedSequential{AnnotatedEmbeddings(d_model, src_vocab), pos};
   model.tgt_embed = EmbedSequential{AnnotatedEmbeddings(d_model, tgt_vocab), pos};
   model.generator = AnnotatedGenerator(d_model, tgt_vocab);
+  // where each sublayer puts its LayerNorm (draws nothing; the final norms stay either way)
+  for (EncoderLayer& l : model.encoder.layers)
+    for (SublayerConnection& s : l.sublayer) s.norm_place = settings.norm_place;
+  for (DecoderLayer& l : model.decoder.layers)
+    for (SublayerConnection& s : l.sublayer) s.norm_place = settings.norm_place;
   // 3) xavier_uniform_ on every parameter with more than one dim, in parameters() order
   for (auto& [name, p] : model.named_parameters())
     if (p->dimension() > 1) xavier_uniform_(*p);

@@ -81,22 +81,29 @@ struct AnnotatedLayerNorm {
   ModuleRepr repr() const;                   // "LayerNorm()"
 };
 
-// ---------------------------------------------------------------- sublayer (pre-LN)
-// out = x + dropout(sublayer(norm(x)))
+// ---------------------------------------------------------------- sublayer (pre-LN or post-LN)
+// Where the LayerNorm sits (a setting; article 002 is pre-LN, article 004 and the paper post-LN):
+//   Pre   out = x + dropout(sublayer(norm(x)))
+//   Post  out = norm(x + dropout(sublayer(x)))
+enum class NormPlace { Pre, Post };
+const char* norm_place_name(NormPlace p);  // "pre-LN" or "post-LN"
+
 struct SublayerConnection {
   AnnotatedLayerNorm norm;
   Dropout dropout;
+  NormPlace norm_place = NormPlace::Pre;
   SublayerConnection() = default;
-  SublayerConnection(int64_t size, double dropout);
+  SublayerConnection(int64_t size, double dropout, NormPlace norm_place = NormPlace::Pre);
   // x (B,T,C), sublayer (B,T,C) -> (B,T,C)
   Tensor operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const;
-  // dx = dy + norm.backward(x, sublayer_backward(dropout.backward(dy)))   (B,T,C)
+  // Pre:  dx = dy + norm.backward(x, sublayer_backward(dropout.backward(dy)))   (B,T,C)
+  // Post: ds = norm.backward(x + dropout(sublayer(x)), dy);  dx = ds + sublayer_backward(dropout.backward(ds))
   // sublayer_backward maps the sublayer's output gradient to its input's (B,T,C).
   Tensor backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
                   SublayerConnection& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
-  mutable Tensor saved_x;  // the forward's x (EnableGrad only)
+  mutable Tensor saved_x;  // the norm's input of the last forward: x (Pre) or the sum (Post) (EnableGrad only)
 };
 
 // ---------------------------------------------------------------- multi-head (listing 9.2)
@@ -125,15 +132,23 @@ struct MultiHeadedAttention {
 };
 
 // ---------------------------------------------------------------- feed-forward (article 002)
-// FFN(x) = w_2(dropout(w_1(x)))   -- the article's listing has no activation.
+// FFN(x) = w_2(dropout(act(w_1(x)))). The activation is a setting: article 002's listing has none
+// (Identity: the two Linears are one linear map, ch05); article 004 and the paper use ReLU.
+enum class Activation { Identity, ReLU };
+const char* activation_name(Activation a);  // "no activation" or "ReLU"
+
 struct PositionwiseFeedForward {
   Linear w_1;  // C -> F
   Linear w_2;  // F -> C
   Dropout dropout;
+  Activation activation = Activation::Identity;
   PositionwiseFeedForward() = default;
-  PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1);  // draws w_1, then w_2
+  // draws w_1, then w_2 (the activation draws nothing)
+  PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1,
+                          Activation activation = Activation::Identity);
   Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,F) -> (B,T,C)
-  // dh2 = w_2.backward(h2, dy);  dh1 = dropout.backward(dh2);  dx = w_1.backward(x, dh1)   (B,T,C)
+  // dh2 = w_2.backward(h2, dy);  da = dropout.backward(dh2);  dh1 = da (Identity) or da [h1 > 0] (ReLU);
+  // dx = w_1.backward(x, dh1)   (B,T,C)
   Tensor backward(const Tensor& dy, PositionwiseFeedForward& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
@@ -306,7 +321,14 @@ void zero_grad(EncoderDecoder& grads);
 // Listing 9.6: attn, ff, pos, then the model (src Embeddings, tgt Embeddings, Generator drawn
 // in that order), then xavier_uniform_ on every parameter with dim > 1, in parameters() order.
 // Note: MultiHeadedAttention(h, d_model) keeps its default dropout 0.1 (as in the article).
+// Article 004's differences are module settings (they draw nothing): the feed-forward's
+// activation and where each SublayerConnection puts its LayerNorm. Defaults: article 002's.
+struct ModelSettings {
+  Activation activation = Activation::Identity;
+  NormPlace norm_place = NormPlace::Pre;
+};
 EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N = 6, int64_t d_model = 256,
-                            int64_t d_ff = 1024, int64_t h = 8, double dropout = 0.1);
+                            int64_t d_ff = 1024, int64_t h = 8, double dropout = 0.1,
+                            const ModelSettings& settings = {});
 
 }  // namespace ts

@@ -2,12 +2,14 @@
 // backward written beside each module of src/transformer/annotated.cpp (introduced with ch11).
 // usage: module_dump DIR [--quick]
 //   DIR/ops.safetensors    LayerNorm, MultiHeadedAttention (query, key, value all different, a
-//                          padding mask), PositionwiseFeedForward and Generator on small random
+//                          padding mask), PositionwiseFeedForward, a post-LN SublayerConnection
+//                          around a ReLU feed-forward (dropout on), Generator on small random
 //                          inputs: their parameters, inputs, outputs, a random upstream gradient,
 //                          and our gradients of every input and parameter (one prefix per module)
 //   DIR/model.safetensors  a small create_model (eval mode): every parameter (param.NAME), the
 //                          ids and masks, the generator's log-probabilities, a random upstream
 //                          gradient, and our gradient of every parameter (grad.NAME)
+//   DIR/model004.safetensors  the same with article 004's settings (ReLU feed-forward, post-LN)
 #include <string>
 #include <vector>
 
@@ -107,6 +109,32 @@ StFile module_cases() {
     put_linear(f, "ffn.w_1", ff.w_1, g.w_1);
     put_linear(f, "ffn.w_2", ff.w_2, g.w_2);
   }
+  {  // article 004's settings: a post-LN SublayerConnection around a ReLU feed-forward, both in
+     // train mode with dropout 0.5 (the keep masks are written: the twin multiplies by the same)
+    ts::PositionwiseFeedForward ff(8, 16, 0.5, ts::Activation::ReLU);
+    ts::SublayerConnection sub(8, 0.5, ts::NormPlace::Post);
+    sub.norm.a_2 = rand_tensor(rng, {8});
+    sub.norm.b_2 = rand_tensor(rng, {8});
+    const ts::Tensor x = rand_tensor(rng, {2, 3, 8}), dout = rand_tensor(rng, {2, 3, 8});
+    ts::PositionwiseFeedForward gf = ff;
+    for (ts::Linear* l : {&gf.w_1, &gf.w_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
+    ts::SublayerConnection gs(8, 0.5);
+    gs.norm.a_2.fill(0.0f);
+    const ts::Tensor out = sub(x, [&](const ts::Tensor& y) { return ff(y); });
+    const ts::Tensor dx = sub.backward(dout, [&](const ts::Tensor& d) { return ff.backward(d, gf); }, gs);
+    put_t(f, "postln.x", x);
+    put_t(f, "postln.a_2", sub.norm.a_2);
+    put_t(f, "postln.b_2", sub.norm.b_2);
+    put_t(f, "postln.ffn_keep", ff.dropout.keep);
+    put_t(f, "postln.keep", sub.dropout.keep);
+    put_t(f, "postln.out", out);
+    put_t(f, "postln.dout", dout);
+    put_t(f, "postln.dx", dx);
+    put_t(f, "postln.da_2", gs.norm.a_2);
+    put_t(f, "postln.db_2", gs.norm.b_2);
+    put_linear(f, "postln.w_1", ff.w_1, gf.w_1);
+    put_linear(f, "postln.w_2", ff.w_2, gf.w_2);
+  }
   {  // Generator(C=8, V=7): log_softmax(proj(x))
     ts::AnnotatedGenerator gen(8, 7);
     const ts::Tensor x = rand_tensor(rng, {2, 3, 8}), dout = rand_tensor(rng, {2, 3, 7});
@@ -125,10 +153,11 @@ StFile module_cases() {
 
 // create_model(11, 13, N=2, C=16, F=32, H=4) in eval mode: forward, generator, a random upstream
 // gradient of the log-probabilities, backward through the generator and the whole model.
-void model_case(const std::string& dir) {
+// settings: article 002's (model.safetensors) or article 004's (model004.safetensors).
+void model_case(const std::string& path, const ts::ModelSettings& settings) {
   Rng rng(23);
   ts::manual_seed(7);
-  ts::EncoderDecoder model = ts::create_model(11, 13, 2, 16, 32, 4, 0.1);
+  ts::EncoderDecoder model = ts::create_model(11, 13, 2, 16, 32, 4, 0.1, settings);
   model.train(false);
   const size_t B = 2, S = 6, T = 5;
   ts::ITensor src = ts::ITensor::from_shape({B, S}), tgt = ts::ITensor::from_shape({B, T});
@@ -164,11 +193,14 @@ void model_case(const std::string& dir) {
   put_mask(f, "tgt_mask", tgt_mask);
   put_t(f, "logp", logp);
   put_t(f, "dlogp", dlogp);
-  save_safetensors(dir + "/model.safetensors", f, {});
+  save_safetensors(path, f, {});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return main_of(argc, argv, "module_dump", module_cases, [](const std::string& dir, bool) { model_case(dir); });
+  return main_of(argc, argv, "module_dump", module_cases, [](const std::string& dir, bool) {
+    model_case(dir + "/model.safetensors", {});
+    model_case(dir + "/model004.safetensors", {ts::Activation::ReLU, ts::NormPlace::Post});
+  });
 }

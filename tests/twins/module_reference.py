@@ -6,9 +6,12 @@ backward per forward, its formula above it), against torch autograd on article 0
   1. LayerNorm, MultiHeadedAttention (query, key, value all different, a padding mask),
      PositionwiseFeedForward, Generator: outputs and every input and parameter gradient,
      max |diff| <= 1e-5 * max |ref|;
-  2. a small create_model (N=2, C=16, F=32, H=4, eval mode): the generator's log-probabilities
-     (1e-5) and every parameter's gradient (1e-4 * max |ref|, no tensor's scale below 1e-4 x the
-     model's largest gradient, as the step-0 check of tests/twins/autograd_twin.py).
+     and article 004's settings: a post-LN SublayerConnection around a ReLU feed-forward, dropout
+     on (the twin multiplies by the keep masks the C++ side drew);
+  2. a small create_model (N=2, C=16, F=32, H=4, eval mode), with article 002's settings and with
+     article 004's (ReLU, post-LN): the generator's log-probabilities (1e-5) and every parameter's
+     gradient (1e-4 * max |ref|, no tensor's scale below 1e-4 x the model's largest gradient, as
+     the step-0 check of tests/twins/autograd_twin.py).
 Printed llm.c-style: first values side by side, then OK / NOT OK with the max difference.
 """
 import os
@@ -21,6 +24,28 @@ import article002  # noqa: E402
 from autograd_twin import check_grads, leaf, load_safetensors, main_of, report  # noqa: E402
 
 torch.set_num_threads(1)
+
+
+class ReLUFeedForward(article002.PositionwiseFeedForward):
+    """article 004's feed-forward: w_2(dropout(relu(w_1(x))))"""
+    def forward(self, x):
+        return self.w_2(self.dropout(torch.relu(self.w_1(x))))
+
+
+class PostLNSublayer(article002.SublayerConnection):
+    """article 004's (and the paper's) post-LN: norm(x + dropout(sublayer(x)))"""
+    def forward(self, x, sublayer):
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+def article004_settings(model):
+    """create_model's modules given article 004's settings (the classes differ only in forward)."""
+    for m in model.modules():
+        if type(m) is article002.PositionwiseFeedForward:
+            m.__class__ = ReLUFeedForward
+        elif type(m) is article002.SublayerConnection:
+            m.__class__ = PostLNSublayer
+    return model
 
 
 def set_linear(lin, ops, p):
@@ -75,6 +100,25 @@ def check_ops(ops):
     report("PositionwiseFeedForward dx", ops["ffn.dx"], x.grad, 1e-5)
     report_linear("PositionwiseFeedForward w_1", ff.w_1, ops, "ffn.w_1")
     report_linear("PositionwiseFeedForward w_2", ff.w_2, ops, "ffn.w_2")
+    # article 004's settings, dropout on with the C++ keep masks
+    ff = article002.PositionwiseFeedForward(8, 16, 0.0)
+    set_linear(ff.w_1, ops, "postln.w_1")
+    set_linear(ff.w_2, ops, "postln.w_2")
+    sub = article002.SublayerConnection(8, 0.0)
+    with torch.no_grad():
+        sub.norm.a_2.copy_(ops["postln.a_2"])
+        sub.norm.b_2.copy_(ops["postln.b_2"])
+    x = leaf(ops["postln.x"])
+    def ffn(y):  # noqa: E306
+        return ff.w_2(torch.relu(ff.w_1(y)) * ops["postln.ffn_keep"])
+    out = sub.norm(x + ffn(x) * ops["postln.keep"])
+    out.backward(ops["postln.dout"])
+    report("post-LN Sublayer(ReLU FFN) out", ops["postln.out"], out, 1e-5)
+    report("post-LN Sublayer(ReLU FFN) dx", ops["postln.dx"], x.grad, 1e-5)
+    report("post-LN Sublayer norm da_2", ops["postln.da_2"], sub.norm.a_2.grad, 1e-5)
+    report("post-LN Sublayer norm db_2", ops["postln.db_2"], sub.norm.b_2.grad, 1e-5)
+    report_linear("post-LN Sublayer ReLU FFN w_1", ff.w_1, ops, "postln.w_1")
+    report_linear("post-LN Sublayer ReLU FFN w_2", ff.w_2, ops, "postln.w_2")
     # Generator
     gen = article002.Generator(8, 7)
     set_linear(gen.proj, ops, "generator.proj")
@@ -87,9 +131,16 @@ def check_ops(ops):
 
 
 def check_model(d, quick):
-    print("--- create_model(11, 13, N=2, C=16, F=32, H=4), eval: every parameter's gradient, <= 1e-4 x max |ref|")
-    m = load_safetensors(os.path.join(d, "model.safetensors"))[0]
-    model = article002.create_model(11, 13, N=2, d_model=16, d_ff=32, h=4, dropout=0.1).eval()
+    check_one_model(os.path.join(d, "model.safetensors"), "article 002's settings", lambda m: m)
+    check_one_model(os.path.join(d, "model004.safetensors"), "article 004's settings (ReLU, post-LN)",
+                    article004_settings)
+
+
+def check_one_model(path, what, settings):
+    print("--- create_model(11, 13, N=2, C=16, F=32, H=4), %s, eval: every parameter's gradient, "
+          "<= 1e-4 x max |ref|" % what)
+    m = load_safetensors(path)[0]
+    model = settings(article002.create_model(11, 13, N=2, d_model=16, d_ff=32, h=4, dropout=0.1)).eval()
     named = dict(model.named_parameters())
     with torch.no_grad():
         for name, p in named.items():
