@@ -28,6 +28,7 @@
 
 #include "exact/rng.hpp"
 #include "reference_run.hpp"
+#include "transformer/grad.hpp"
 #include "transformer/annotated.hpp"
 
 namespace {
@@ -196,4 +197,49 @@ TEST_CASE("annotated: create_model parameters, encode, decode, generator", "[ann
   const ts::Tensor out = model.decode(memory, &src_mask, tgt, &tgt_mask);
   CHECK(mismatches("model.decode", out) == 0);
   CHECK(mismatches("model.logp", model.generator(out)) == 0);
+}
+
+// The backward beside each module (transformer/grad.hpp) must not change any forward: without
+// EnableGrad nothing is kept, and with it the same draws give the same bits. Article 004's
+// settings (ReLU, post-LN) draw nothing, and only the ReLU shows in the repr.
+TEST_CASE("annotated: EnableGrad keeps what backward needs and changes no bit; settings draw nothing", "[annotated]") {
+  ts::manual_seed(3);
+  ts::EncoderDecoder model = ts::create_model(11, 13, 2, 32, 64, 4);
+  ts::manual_seed(3);
+  ts::EncoderDecoder model004 =
+      ts::create_model(11, 13, 2, 32, 64, 4, 0.1, {ts::Activation::ReLU, ts::NormPlace::Post});
+  const auto a = model.named_parameters(), b = model004.named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool same = *a[i].second == *b[i].second;
+    CHECK(same);
+  }
+  CHECK(model004.repr().str().find("(activation): ReLU()") != std::string::npos);
+  CHECK(model.repr().str().find("ReLU") == std::string::npos);
+  CHECK(model004.decoder.layers[1].sublayer[2].norm_place == ts::NormPlace::Post);
+  CHECK(model.decoder.layers[1].sublayer[2].norm_place == ts::NormPlace::Pre);
+
+  ts::ITensor src = ts::ITensor::from_shape({2, 4}), tgt = ts::ITensor::from_shape({2, 3});
+  for (size_t i = 0; i < src.size(); ++i) src.data()[i] = int64_t(1 + i % 10);
+  for (size_t i = 0; i < tgt.size(); ++i) tgt.data()[i] = int64_t(2 + i % 11);
+  const ts::BTensor tgt_mask = ts::subsequent_mask(3);
+  model.train(true);  // dropout draws
+  ts::manual_seed(9);
+  const ts::Tensor plain = model.forward(src, tgt, nullptr, &tgt_mask);
+  // nothing kept: a default xarray is 0-dimensional
+  CHECK(model.encoder.layers[0].feed_forward.saved.x.dimension() == 0);
+  CHECK(model.decoder.layers[1].src_attn.saved.p.dimension() == 0);
+  CHECK(model.decoder.layers[0].sublayer[0].dropout.keep.dimension() == 0);
+  ts::manual_seed(9);
+  ts::Tensor kept;
+  {
+    ts::EnableGrad grad_mode;
+    kept = model.forward(src, tgt, nullptr, &tgt_mask);
+  }
+  CHECK(ts::grad_enabled() == false);
+  REQUIRE(plain.size() == kept.size());
+  CHECK(std::memcmp(plain.data(), kept.data(), plain.size() * sizeof(float)) == 0);
+  CHECK(model.encoder.layers[0].feed_forward.saved.x.size() == 2 * 4 * 32);
+  CHECK(model.decoder.layers[1].src_attn.saved.p.size() == 2 * 4 * 3 * 4);
+  CHECK(model.decoder.layers[0].sublayer[0].dropout.keep.size() == 2 * 3 * 32);
 }

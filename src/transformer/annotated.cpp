@@ -14,6 +14,7 @@
 #include "exact/rng.hpp"
 #include "exact/stats.hpp"
 #include "exact/tensor_ops.hpp"
+#include "transformer/grad.hpp"
 
 
 namespace ts {
@@ -48,7 +49,9 @@ struct MaskIndex {
 
 // scores / sqrt(d_k), then masked_fill(mask == 0, -1e9), softmax, dropout (in place on scores).
 // scores (B,H,T,S) -> p (B,H,T,S)
-Tensor scale_mask_softmax(Tensor scores, size_t d_k, const BTensor* mask, const Dropout* dropout) {
+// *p_softmax (if not null) = the weights before dropout.
+Tensor scale_mask_softmax(Tensor scores, size_t d_k, const BTensor* mask, const Dropout* dropout,
+                          Tensor* p_softmax = nullptr) {
   // 1) scores = Q K^T / sqrt(d_k): torch divides by the Python float, cast to float32
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
   for (float& s : scores) s = s / scale;
@@ -66,6 +69,7 @@ Tensor scale_mask_softmax(Tensor scores, size_t d_k, const BTensor* mask, const 
   }
   // 3) p_attn = softmax(scores, dim=-1);  4) p_attn = dropout(p_attn)
   Tensor p = softmax(scores);
+  if (p_softmax) *p_softmax = p;
   if (dropout) p = (*dropout)(p);
   return p;
 }
@@ -128,7 +132,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTenso
 }
 
 Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
-                       const Dropout* dropout, Tensor* p_attn_out) {
+                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out) {
   TS_CODE_SITE();
   if (q.dimension() != 3 || k.dimension() != 3 || v.dimension() != 3)
     fail("attention_heads: q must be (B,T,C), k and v (B,S,C)");
@@ -137,11 +141,48 @@ Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_
   // 1) scores = Q_h K_h^T on the per-head views   (B,H,T,S)
   Tensor scores = matmul_heads_qk(q, k, h);
   // 2) p = dropout(softmax(masked(scores / sqrt(D))))   (B,H,T,S)
-  Tensor p = scale_mask_softmax(std::move(scores), d_k, mask, dropout);
+  Tensor p = scale_mask_softmax(std::move(scores), d_k, mask, dropout, p_softmax_out);
   // 3) out = p V_h                                       (B,H,T,D)
   Tensor out = matmul_heads_pv(p, v);
   if (p_attn_out) *p_attn_out = std::move(p);
   return out;
+}
+
+void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, int64_t h,
+                              const Tensor& p, const Tensor& pd, const Dropout* dropout, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  TS_CODE_SITE();
+  const int64_t B = int64_t(q.shape()[0]), T = int64_t(q.shape()[1]), C = int64_t(q.shape()[2]);
+  const int64_t S = int64_t(k.shape()[1]), H = h, D = C / H;
+  const int64_t TS = T * S;
+  // 1) dpd = dout V^T   (B,H,T,S);  dV += pd^T dout   (S,D) per head, in place in (B,S,C)
+  Tensor dpd = Tensor::from_shape(shape_of(p));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t hh = 0; hh < H; ++hh) {
+      const float* dO = dout.data() + b * T * C + hh * D;
+      const float* pdh = pd.data() + (b * H + hh) * TS;
+      mm_rows(false, true, T, S, D, dO, C, v.data() + b * S * C + hh * D, C, 0.0f, dpd.data() + (b * H + hh) * TS, S);
+      mm_rows(true, false, S, D, T, pdh, S, dO, C, 1.0f, dv.data() + b * S * C + hh * D, C);
+    }
+  // 2) dp = dropout.backward(dpd);  ds = p (dp - sum_s dp p) / sqrt(D)   (a hidden score has p = 0)
+  const Tensor dp = dropout ? dropout->backward(dpd) : dpd;
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
+  Tensor ds = Tensor::from_shape(shape_of(p));
+  for (int64_t r = 0; r < B * H * T; ++r) {
+    const float* pr = p.data() + r * S;
+    const float* dpr = dp.data() + r * S;
+    double dot = 0.0;
+    for (int64_t s2 = 0; s2 < S; ++s2) dot += double(dpr[s2]) * double(pr[s2]);
+    for (int64_t s2 = 0; s2 < S; ++s2)
+      ds.data()[r * S + s2] = static_cast<float>(double(pr[s2]) * (double(dpr[s2]) - dot) / double(scale));
+  }
+  // 3) dQ += ds K   (T,D);  dK += ds^T Q   (S,D)   per head
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t hh = 0; hh < H; ++hh) {
+      const float* dsh = ds.data() + (b * H + hh) * TS;
+      mm_rows(false, false, T, D, S, dsh, S, k.data() + b * S * C + hh * D, C, 1.0f, dq.data() + b * T * C + hh * D, C);
+      mm_rows(true, false, S, D, T, dsh, S, q.data() + b * T * C + hh * D, C, 1.0f, dk.data() + b * S * C + hh * D, C);
+    }
 }
 
 // ---------------------------------------------------------------- LayerNorm
@@ -185,17 +226,80 @@ TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
   return out;
 }
 
+Tensor AnnotatedLayerNorm::backward(const Tensor& x, const Tensor& dy, AnnotatedLayerNorm& grad) const {
+  TS_CODE_SITE();
+  const size_t C = a_2.size();
+  if (x.dimension() == 0 || x.shape().back() != C || dy.size() != x.size())
+    throw std::invalid_argument("LayerNorm.backward: x and dy must both be (...,C)");
+  const size_t rows = x.size() / std::max<size_t>(C, 1);
+  const double d = static_cast<double>(C) - 1.0;  // the unbiased std's divisor
+  Tensor dx = Tensor::from_shape(shape_of(x));
+  std::vector<double> xhat(C);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* px = x.data() + r * C;
+    const float* pdy = dy.data() + r * C;
+    // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps), xhat = (x - mean) rstd
+    double mean = 0.0, ss = 0.0;
+    for (size_t c = 0; c < C; ++c) mean += px[c];
+    mean /= static_cast<double>(C);
+    for (size_t c = 0; c < C; ++c) ss += (px[c] - mean) * (px[c] - mean);
+    const double rstd = 1.0 / std::sqrt(ss / d + eps);
+    // g = dy a_2;  mean(g), sum(g xhat)
+    double g_mean = 0.0, g_xhat = 0.0;
+    for (size_t c = 0; c < C; ++c) {
+      xhat[c] = (px[c] - mean) * rstd;
+      const double g = double(pdy[c]) * double(a_2.data()[c]);
+      g_mean += g;
+      g_xhat += g * xhat[c];
+      grad.a_2.data()[c] += static_cast<float>(double(pdy[c]) * xhat[c]);
+      grad.b_2.data()[c] += pdy[c];
+    }
+    g_mean /= static_cast<double>(C);
+    for (size_t c = 0; c < C; ++c) {
+      const double g = double(pdy[c]) * double(a_2.data()[c]);
+      dx.data()[r * C + c] = static_cast<float>(rstd * (g - g_mean - xhat[c] * g_xhat / d));
+    }
+  }
+  return dx;
+}
+
 ModuleRepr AnnotatedLayerNorm::repr() const { return {"LayerNorm", "", {}}; }
 
 // ---------------------------------------------------------------- SublayerConnection
-SublayerConnection::SublayerConnection(int64_t size, double p) : norm(size), dropout(p) {}
+const char* norm_place_name(NormPlace p) { return p == NormPlace::Pre ? "pre-LN" : "post-LN"; }
+
+SublayerConnection::SublayerConnection(int64_t size, double p, NormPlace place)
+    : norm(size), dropout(p), norm_place(place) {}
 
 Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
   TS_CODE_SITE();
+  if (norm_place == NormPlace::Post) {
+    // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
+    Tensor sum = x + dropout(sublayer(x));
+    if (grad_enabled()) saved_x = sum;
+    return norm(sum);
+  }
   // out = x + dropout(sublayer(norm(x)))
   // (B,T,C) -> (B,T,C)
+  if (grad_enabled()) saved_x = x;
   Tensor y = dropout(sublayer(norm(x)));
   return x + y;
+}
+
+Tensor SublayerConnection::backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
+                                    SublayerConnection& grad) const {
+  TS_CODE_SITE();
+  if (norm_place == NormPlace::Post) {
+    // ds = norm.backward(sum, dy);  dx = ds (the residual) + sublayer_backward(dropout.backward(ds))
+    Tensor ds = norm.backward(saved_x, dy, grad.norm);
+    ds += sublayer_backward(dropout.backward(ds));
+    return ds;
+  }
+  // dx = dy (the residual) + norm.backward(x, sublayer_backward(dropout.backward(dy)))   (B,T,C)
+  const Tensor dn = sublayer_backward(dropout.backward(dy));
+  Tensor dx = norm.backward(saved_x, dn, grad.norm);
+  dx += dy;
+  return dx;
 }
 
 ModuleRepr SublayerConnection::repr() const {
@@ -251,11 +355,25 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   const Tensor& keys = cache ? cache->k : k;
   const Tensor& values = cache ? cache->v : v;
   // 2) split heads (view(B,-1,h,d_k).transpose(1,2)) and 3) attend   (B,H,T,D)
-  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn);
+  const bool keep = grad_enabled();
+  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn, keep ? &saved.p : nullptr);
   // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
   const Tensor merged = merge_heads(x);
+  if (keep) saved = Saved{query, key, value, q, keys, values, std::move(saved.p), merged};
   // 5) output projection linears[3]   (B,T,C)
   return linears[3](merged);
+}
+
+MultiHeadedAttention::InputGrads MultiHeadedAttention::backward(const Tensor& dy, MultiHeadedAttention& grad) const {
+  TS_CODE_SITE();
+  // 5) dmerged = linears[3].backward(merged, dy)   (B,T,C)
+  const Tensor dmerged = linears[3].backward(saved.merged, dy, grad.linears[3]);
+  // 4) + 3) + 2) the heads' attention, read per head in place   dq (B,T,C), dk, dv (B,S,C)
+  Tensor dq = zeros(shape_of(saved.q)), dk = zeros(shape_of(saved.k)), dv = zeros(shape_of(saved.v));
+  attention_heads_backward(dmerged, saved.q, saved.k, saved.v, h, saved.p, attn, &dropout, dq, dk, dv);
+  // 1) the three projections
+  return {linears[0].backward(saved.query, dq, grad.linears[0]), linears[1].backward(saved.key, dk, grad.linears[1]),
+          linears[2].backward(saved.value, dv, grad.linears[2])};
 }
 
 ModuleRepr MultiHeadedAttention::repr() const {
@@ -265,22 +383,48 @@ ModuleRepr MultiHeadedAttention::repr() const {
 }
 
 // ---------------------------------------------------------------- PositionwiseFeedForward
-PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p) {
+const char* activation_name(Activation a) { return a == Activation::ReLU ? "ReLU" : "no activation"; }
+
+PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {
   w_1 = Linear(d_model, d_ff);
   w_2 = Linear(d_ff, d_model);
   dropout = Dropout(p);
+  activation = act;
 }
 
 Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
   TS_CODE_SITE();
-  // h1 = w_1(x)   (B,T,F);  h2 = dropout(h1)   (B,T,F);  out = w_2(h2)   (B,T,C)
+  // h1 = w_1(x)   (B,T,F);  h2 = dropout(act(h1))   (B,T,F);  out = w_2(h2)   (B,T,C)
   const Tensor h1 = w_1(x);
-  const Tensor h2 = dropout(h1);
+  Tensor h2;
+  if (activation == Activation::ReLU) {
+    Tensor a = h1;
+    for (float& v : a) v = v > 0.0f ? v : 0.0f;  // ReLU: max(h1, 0)
+    h2 = dropout(a);
+  } else {
+    h2 = dropout(h1);
+  }
+  if (grad_enabled()) saved = Saved{x, h1, h2};
   return w_2(h2);
 }
 
+Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForward& grad) const {
+  TS_CODE_SITE();
+  // dh2 = w_2.backward(h2, dy)   (B,T,F);  da = dropout.backward(dh2);  dh1 = da [h1 > 0] (ReLU) or da
+  // dx = w_1.backward(x, dh1)   (B,T,C)
+  const Tensor dh2 = w_2.backward(saved.h2, dy, grad.w_2);
+  Tensor dh1 = dropout.backward(dh2);
+  if (activation == Activation::ReLU)
+    for (size_t i = 0; i < dh1.size(); ++i)
+      if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;
+  return w_1.backward(saved.x, dh1, grad.w_1);
+}
+
 ModuleRepr PositionwiseFeedForward::repr() const {
-  return {"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
+  ModuleRepr r{"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
+  // a ReLU is a child module, as nn.ReLU() would be in the __init__ (article 002's has none)
+  if (activation == Activation::ReLU) r.children.emplace_back("activation", ModuleRepr{"ReLU", "", {}});
+  return r;
 }
 
 // ---------------------------------------------------------------- encoder
@@ -294,6 +438,20 @@ Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
   Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask); });
   // out = x + dropout(feed_forward(norm(x)))   (B,S,C)
   return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
+}
+
+Tensor EncoderLayer::backward(const Tensor& dy, EncoderLayer& grad) const {
+  TS_CODE_SITE();
+  // the forward's two sublayers in reverse: feed-forward, then self-attention (its three inputs are one x)
+  const Tensor dx = sublayer[1].backward(
+      dy, [&](const Tensor& d) { return feed_forward.backward(d, grad.feed_forward); }, grad.sublayer[1]);
+  return sublayer[0].backward(
+      dx,
+      [&](const Tensor& d) {
+        const MultiHeadedAttention::InputGrads g = self_attn.backward(d, grad.self_attn);
+        return Tensor(g.dquery + g.dkey + g.dvalue);
+      },
+      grad.sublayer[0]);
 }
 
 ModuleRepr EncoderLayer::repr() const {
@@ -316,7 +474,16 @@ Tensor Encoder::operator()(const Tensor& x_in, const BTensor* mask) {
   // norm draws no random numbers, so applying it once after the loop gives the same tensor)
   Tensor x = x_in;
   for (EncoderLayer& layer : layers) x = layer(x, mask);
+  if (grad_enabled()) saved_x = x;
   return norm(x);
+}
+
+Tensor Encoder::backward(const Tensor& dy, Encoder& grad) const {
+  TS_CODE_SITE();
+  // the final norm, then the N layers in reverse   (B,S,C)
+  Tensor dx = norm.backward(saved_x, dy, grad.norm);
+  for (size_t i = layers.size(); i-- > 0;) dx = layers[i].backward(dx, grad.layers[i]);
+  return dx;
 }
 
 // ---------------------------------------------------------------- decoder
@@ -346,6 +513,31 @@ Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const 
   return sublayer[2](x, [&](const Tensor& y) { return feed_forward(y); });
 }
 
+Tensor DecoderLayer::backward(const Tensor& dy, DecoderLayer& grad, Tensor& dmemory) const {
+  TS_CODE_SITE();
+  // 3) feed-forward
+  Tensor dx = sublayer[2].backward(
+      dy, [&](const Tensor& d) { return feed_forward.backward(d, grad.feed_forward); }, grad.sublayer[2]);
+  // 2) cross-attention: the query is x; key and value are the memory
+  dx = sublayer[1].backward(
+      dx,
+      [&](const Tensor& d) {
+        const MultiHeadedAttention::InputGrads g = src_attn.backward(d, grad.src_attn);
+        dmemory += g.dkey;
+        dmemory += g.dvalue;
+        return g.dquery;
+      },
+      grad.sublayer[1]);
+  // 1) masked self-attention: query, key and value are all x
+  return sublayer[0].backward(
+      dx,
+      [&](const Tensor& d) {
+        const MultiHeadedAttention::InputGrads g = self_attn.backward(d, grad.self_attn);
+        return Tensor(g.dquery + g.dkey + g.dvalue);
+      },
+      grad.sublayer[0]);
+}
+
 ModuleRepr DecoderLayer::repr() const {
   std::vector<ModuleRepr> subs;
   for (const SublayerConnection& s : sublayer) subs.push_back(s.repr());
@@ -371,7 +563,16 @@ Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTens
   // x = layer(x, memory) for each of the N layers (layer i with cache i), then the final norm   (B,T,C)
   Tensor x = x_in;
   for (size_t i = 0; i < layers.size(); ++i) x = layers[i](x, memory, src_mask, tgt_mask, caches ? &(*caches)[i] : nullptr);
+  if (grad_enabled()) saved_x = x;
   return norm(x);
+}
+
+Tensor Decoder::backward(const Tensor& dy, Decoder& grad, Tensor& dmemory) const {
+  TS_CODE_SITE();
+  // the final norm, then the N layers in reverse   (B,T,C); each adds into dmemory (B,S,C)
+  Tensor dx = norm.backward(saved_x, dy, grad.norm);
+  for (size_t i = layers.size(); i-- > 0;) dx = layers[i].backward(dx, grad.layers[i], dmemory);
+  return dx;
 }
 
 // ---------------------------------------------------------------- PositionalEncoding
@@ -433,6 +634,18 @@ Tensor AnnotatedEmbeddings::operator()(const ITensor& x) const {
   return out;
 }
 
+void AnnotatedEmbeddings::backward(const ITensor& x, const Tensor& dy, AnnotatedEmbeddings& grad) const {
+  TS_CODE_SITE();
+  // grad.lut.weight[x[n]] += scale dy[n]   (a row used twice gets both gradients)
+  const size_t C = static_cast<size_t>(d_model);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_model)));
+  if (dy.size() != x.size() * C) throw std::invalid_argument("Embeddings.backward: dy must be (B,T,C)");
+  for (size_t n = 0; n < x.size(); ++n) {
+    float* row = grad.lut.weight.data() + static_cast<size_t>(x.data()[n]) * C;
+    for (size_t c = 0; c < C; ++c) row[c] += scale * dy.data()[n * C + c];
+  }
+}
+
 ModuleRepr AnnotatedEmbeddings::repr() const { return {"Embeddings", "", {{"lut", lut.repr()}}}; }
 
 ModuleRepr EmbedSequential::repr() const { return {"Sequential", "", {{"0", embed.repr()}, {"1", pos.repr()}}}; }
@@ -443,7 +656,24 @@ Tensor AnnotatedGenerator::operator()(const Tensor& x) const {
   TS_CODE_SITE();
   // log p = log_softmax(x W^T + b)
   // (B,T,C) -> (B,T,V)
-  return log_softmax(proj(x));
+  Tensor logp = log_softmax(proj(x));
+  if (grad_enabled()) saved = Saved{x, logp};
+  return logp;
+}
+
+Tensor AnnotatedGenerator::backward(const Tensor& dlogp, AnnotatedGenerator& grad) const {
+  TS_CODE_SITE();
+  // dz = dlogp - softmax(z) sum_v dlogp, softmax(z) = exp(logp)   (B,T,V);  dx = proj.backward(x, dz)
+  const size_t V = static_cast<size_t>(proj.out_features), rows = dlogp.size() / std::max<size_t>(V, 1);
+  Tensor dz = Tensor::from_shape(shape_of(dlogp));
+  for (size_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (size_t j = 0; j < V; ++j) sum += dlogp.data()[r * V + j];
+    for (size_t j = 0; j < V; ++j)
+      dz.data()[r * V + j] =
+          static_cast<float>(dlogp.data()[r * V + j] - std::exp(double(saved.logp.data()[r * V + j])) * sum);
+  }
+  return proj.backward(saved.x, dz, grad.proj);
 }
 
 ModuleRepr AnnotatedGenerator::repr() const { return {"Generator", "", {{"proj", proj.repr()}}}; }
@@ -452,6 +682,7 @@ ModuleRepr AnnotatedGenerator::repr() const { return {"Generator", "", {{"proj",
 Tensor EncoderDecoder::encode(const ITensor& src, const BTensor* src_mask) {
   TS_CODE_SITE();
   // memory = encoder(src_embed(src))   (B,S) -> (B,S,C)
+  if (grad_enabled()) saved_src = src;
   return encoder(src_embed(src), src_mask);
 }
 
@@ -459,6 +690,7 @@ Tensor EncoderDecoder::decode(const Tensor& memory, const BTensor* src_mask, con
                               const BTensor* tgt_mask) {
   TS_CODE_SITE();
   // out = decoder(tgt_embed(tgt), memory)   (B,T) -> (B,T,C)
+  if (grad_enabled()) saved_tgt = tgt;
   return decoder(tgt_embed(tgt), memory, src_mask, tgt_mask);
 }
 
@@ -466,6 +698,21 @@ Tensor EncoderDecoder::forward(const ITensor& src, const ITensor& tgt, const BTe
                                const BTensor* tgt_mask) {
   const Tensor memory = encode(src, src_mask);
   return decode(memory, src_mask, tgt, tgt_mask);
+}
+
+void EncoderDecoder::backward(const Tensor& dout, EncoderDecoder& grad) const {
+  TS_CODE_SITE();
+  // decode's backward: the decoder (every layer adds its memory gradient), then tgt_embed
+  Tensor dmemory = zeros(shape_of(encoder.saved_x));
+  const Tensor dtgt = decoder.backward(dout, grad.decoder, dmemory);
+  tgt_embed.backward(saved_tgt, dtgt, grad.tgt_embed);
+  // encode's backward: the encoder from dmemory, then src_embed
+  const Tensor dsrc = encoder.backward(dmemory, grad.encoder);
+  src_embed.backward(saved_src, dsrc, grad.src_embed);
+}
+
+void zero_grad(EncoderDecoder& grads) {
+  for (auto& [name, p] : grads.named_parameters()) p->fill(0.0f);
 }
 
 ModuleRepr EncoderDecoder::repr() const {
@@ -532,10 +779,10 @@ std::vector<std::pair<std::string, Tensor*>> EncoderDecoder::named_parameters() 
 }
 
 EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int64_t d_model, int64_t d_ff,
-                            int64_t h, double dropout) {
+                            int64_t h, double dropout, const ModelSettings& settings) {
   // 1) attn, ff, pos: drawn once, deep-copied everywhere below
   const MultiHeadedAttention attn(h, d_model);  // dropout keeps its default 0.1, as in the article
-  const PositionwiseFeedForward ff(d_model, d_ff, dropout);
+  const PositionwiseFeedForward ff(d_model, d_ff, dropout, settings.activation);
   const PositionalEncoding pos(d_model, dropout);
   // 2) the five parts, constructed in the article's argument order
   EncoderDecoder model;
@@ -544,6 +791,11 @@ EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int
   model.src_embed = EmbedSequential{AnnotatedEmbeddings(d_model, src_vocab), pos};
   model.tgt_embed = EmbedSequential{AnnotatedEmbeddings(d_model, tgt_vocab), pos};
   model.generator = AnnotatedGenerator(d_model, tgt_vocab);
+  // where each sublayer puts its LayerNorm (draws nothing; the final norms stay either way)
+  for (EncoderLayer& l : model.encoder.layers)
+    for (SublayerConnection& s : l.sublayer) s.norm_place = settings.norm_place;
+  for (DecoderLayer& l : model.decoder.layers)
+    for (SublayerConnection& s : l.sublayer) s.norm_place = settings.norm_place;
   // 3) xavier_uniform_ on every parameter with more than one dim, in parameters() order
   for (auto& [name, p] : model.named_parameters())
     if (p->dimension() > 1) xavier_uniform_(*p);

@@ -52,8 +52,17 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTenso
 // The same computation as MultiHeadedAttention runs it: q (B,T,C), k,v (B,S,C) are the
 // projected tensors, split into h heads as views (view(B,-1,h,D).transpose(1,2)) exactly
 // like torch, so the bits equal the article's code. mask as above -> (B,H,T,D).
+// *p_softmax_out (if not null) = the weights before dropout (what the backward needs).
 Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
-                       const Dropout* dropout, Tensor* p_attn_out);
+                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out = nullptr);
+// Backward of attention_heads, per head (scale = sqrt(D)):
+//   dpd = dout V^T   (T,S);   dV += pd^T dout   (S,D);   dp = dropout.backward(dpd)
+//   ds = p (dp - sum_s dp p) / scale   (T,S);   dQ += ds K   (T,D);   dK += ds^T Q   (S,D)
+// dout (B,T,C) (the merged heads' gradient, read per head in place), q (B,T,C), k, v (B,S,C),
+// p the softmax weights before dropout and pd after (B,H,T,S); dq (B,T,C), dk, dv (B,S,C) += .
+void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, int64_t h,
+                              const Tensor& p, const Tensor& pd, const Dropout* dropout, Tensor& dq, Tensor& dk,
+                              Tensor& dv);
 
 // ---------------------------------------------------------------- LayerNorm (article 002)
 // y = a_2 * (x - mean) / sqrt(std^2 + eps) + b_2, std unbiased (n-1), over the last dim.
@@ -64,20 +73,37 @@ struct AnnotatedLayerNorm {
   AnnotatedLayerNorm() = default;
   explicit AnnotatedLayerNorm(int64_t features, double eps = 1e-6);  // no random draws
   Tensor operator()(const Tensor& x) const;  // x (...,C) -> (...,C)
+  // xhat = (x - mean) rstd, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps), g = dy * a_2:
+  // dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1))   (...,C)
+  // grad.a_2 += sum over rows of dy xhat   (C);   grad.b_2 += sum over rows of dy   (C)
+  // x the forward's input (mean and rstd are recomputed from it).
+  Tensor backward(const Tensor& x, const Tensor& dy, AnnotatedLayerNorm& grad) const;
   ModuleRepr repr() const;                   // "LayerNorm()"
 };
 
-// ---------------------------------------------------------------- sublayer (pre-LN)
-// out = x + dropout(sublayer(norm(x)))
+// ---------------------------------------------------------------- sublayer (pre-LN or post-LN)
+// Where the LayerNorm sits (a setting; article 002 is pre-LN, article 004 and the paper post-LN):
+//   Pre   out = x + dropout(sublayer(norm(x)))
+//   Post  out = norm(x + dropout(sublayer(x)))
+enum class NormPlace { Pre, Post };
+const char* norm_place_name(NormPlace p);  // "pre-LN" or "post-LN"
+
 struct SublayerConnection {
   AnnotatedLayerNorm norm;
   Dropout dropout;
+  NormPlace norm_place = NormPlace::Pre;
   SublayerConnection() = default;
-  SublayerConnection(int64_t size, double dropout);
+  SublayerConnection(int64_t size, double dropout, NormPlace norm_place = NormPlace::Pre);
   // x (B,T,C), sublayer (B,T,C) -> (B,T,C)
   Tensor operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const;
+  // Pre:  dx = dy + norm.backward(x, sublayer_backward(dropout.backward(dy)))   (B,T,C)
+  // Post: ds = norm.backward(x + dropout(sublayer(x)), dy);  dx = ds + sublayer_backward(dropout.backward(ds))
+  // sublayer_backward maps the sublayer's output gradient to its input's (B,T,C).
+  Tensor backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
+                  SublayerConnection& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
+  mutable Tensor saved_x;  // the norm's input of the last forward: x (Pre) or the sum (Post) (EnableGrad only)
 };
 
 // ---------------------------------------------------------------- the key/value cache (ch09)
@@ -114,21 +140,40 @@ struct MultiHeadedAttention {
   // mask must then be (B|1, T|1, cache->len()) or nullptr.
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const BTensor* mask = nullptr,
                     KVCache* cache = nullptr);
+  // Gradients of the three inputs (a self-attention's input gets their sum).
+  struct InputGrads { Tensor dquery, dkey, dvalue; };
+  // dmerged = linears[3].backward(merged, dy); attention_heads_backward -> dq, dk, dv;
+  // dquery = linears[0].backward(query, dq), dkey, dvalue likewise   dy (B,T,C)
+  InputGrads backward(const Tensor& dy, MultiHeadedAttention& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
+  // What the last forward kept for backward (EnableGrad only): its inputs, their projections
+  // (B,T|S,C), the weights before dropout (B,H,T,S), the merged heads (B,T,C).
+  struct Saved { Tensor query, key, value, q, k, v, p, merged; } saved;
 };
 
 // ---------------------------------------------------------------- feed-forward (article 002)
-// FFN(x) = w_2(dropout(w_1(x)))   -- the article's listing has no activation.
+// FFN(x) = w_2(dropout(act(w_1(x)))). The activation is a setting: article 002's listing has none
+// (Identity: the two Linears are one linear map, ch05); article 004 and the paper use ReLU.
+enum class Activation { Identity, ReLU };
+const char* activation_name(Activation a);  // "no activation" or "ReLU"
+
 struct PositionwiseFeedForward {
   Linear w_1;  // C -> F
   Linear w_2;  // F -> C
   Dropout dropout;
+  Activation activation = Activation::Identity;
   PositionwiseFeedForward() = default;
-  PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1);  // draws w_1, then w_2
+  // draws w_1, then w_2 (the activation draws nothing)
+  PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1,
+                          Activation activation = Activation::Identity);
   Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,F) -> (B,T,C)
+  // dh2 = w_2.backward(h2, dy);  da = dropout.backward(dh2);  dh1 = da (Identity) or da [h1 > 0] (ReLU);
+  // dx = w_1.backward(x, dh1)   (B,T,C)
+  Tensor backward(const Tensor& dy, PositionwiseFeedForward& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
+  mutable struct Saved { Tensor x, h1, h2; } saved;  // the last forward's (EnableGrad only)
 };
 
 // ---------------------------------------------------------------- encoder (listing 9.3)
@@ -143,6 +188,8 @@ struct EncoderLayer {
                double dropout);
   // x (B,S,C), mask (B|1,1|S,S) true = keep, or nullptr -> (B,S,C)
   Tensor operator()(const Tensor& x, const BTensor* mask);
+  // dx through sublayer[1] (feed_forward), then sublayer[0] (self_attn: dquery + dkey + dvalue)
+  Tensor backward(const Tensor& dy, EncoderLayer& grad) const;
   ModuleRepr repr() const;
   void train(bool on);
 };
@@ -154,6 +201,7 @@ template <class Layer>
 struct LayerStack {
   std::vector<Layer> layers;  // N
   AnnotatedLayerNorm norm;    // (C)
+  Tensor saved_x;             // the final norm's input of the last forward (EnableGrad only)
   LayerStack() = default;
   LayerStack(const Layer& layer, int64_t N)
       : layers(static_cast<size_t>(N > 0 ? N : 0), layer), norm(layer.size) {}
@@ -174,6 +222,8 @@ struct LayerStack {
 struct Encoder : LayerStack<EncoderLayer> {
   using LayerStack::LayerStack;
   Tensor operator()(const Tensor& x, const BTensor* mask);  // (B,S,C) -> (B,S,C)
+  // dx = layers' backwards in reverse after norm.backward   (B,S,C)
+  Tensor backward(const Tensor& dy, Encoder& grad) const;
   ModuleRepr repr() const { return repr_as("Encoder"); }
 };
 
@@ -205,6 +255,9 @@ struct DecoderLayer {
   // (tgt_mask: nullptr, or (B|1,T,t) over the cached positions).
   Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask,
                     DecoderLayerCache* cache = nullptr);
+  // dx through sublayer[2] (feed_forward), [1] (src_attn: dquery; dkey + dvalue are added into
+  // dmemory (B,S,C)), [0] (self_attn: dquery + dkey + dvalue)   dy (B,T,C) -> (B,T,C)
+  Tensor backward(const Tensor& dy, DecoderLayer& grad, Tensor& dmemory) const;
   ModuleRepr repr() const;
   void train(bool on);
 };
@@ -215,6 +268,8 @@ struct Decoder : LayerStack<DecoderLayer> {
   // x (B,T,C), memory (B,S,C) -> (B,T,C); caches: one per layer (layer i gets (*caches)[i]), or nullptr
   Tensor operator()(const Tensor& x, const Tensor& memory, const BTensor* src_mask, const BTensor* tgt_mask,
                     std::vector<DecoderLayerCache>* caches = nullptr);
+  // dx (B,T,C); every layer adds its memory gradient into dmemory (B,S,C)
+  Tensor backward(const Tensor& dy, Decoder& grad, Tensor& dmemory) const;
   ModuleRepr repr() const { return repr_as("Decoder"); }
 };
 
@@ -226,6 +281,8 @@ struct PositionalEncoding {
   PositionalEncoding() = default;
   PositionalEncoding(int64_t d_model, double dropout, int64_t max_len = 5000);  // no random draws
   Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,C), T <= max_len
+  // dx = dropout.backward(dy)   (pe is a fixed buffer: no gradient)
+  Tensor backward(const Tensor& dy) const { return dropout.backward(dy); }
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
 };
@@ -237,6 +294,8 @@ struct AnnotatedEmbeddings {
   AnnotatedEmbeddings() = default;
   AnnotatedEmbeddings(int64_t d_model, int64_t vocab);  // draws the (V,C) table ~ N(0,1)
   Tensor operator()(const ITensor& x) const;             // (B,T) -> (B,T,C)
+  // grad.lut.weight[x[n]] += sqrt(d_model) dy[n]   (V,C): ids have no gradient
+  void backward(const ITensor& x, const Tensor& dy, AnnotatedEmbeddings& grad) const;
   ModuleRepr repr() const;
 };
 
@@ -245,6 +304,9 @@ struct EmbedSequential {
   AnnotatedEmbeddings embed;  // (0)
   PositionalEncoding pos;     // (1)
   Tensor operator()(const ITensor& x) const { return pos(embed(x)); }  // (B,T) -> (B,T,C)
+  void backward(const ITensor& x, const Tensor& dy, EmbedSequential& grad) const {
+    embed.backward(x, pos.backward(dy), grad.embed);
+  }
   ModuleRepr repr() const;
   void train(bool on) { pos.train(on); }
 };
@@ -255,7 +317,10 @@ struct AnnotatedGenerator {
   AnnotatedGenerator() = default;
   AnnotatedGenerator(int64_t d_model, int64_t vocab);  // draws proj
   Tensor operator()(const Tensor& x) const;             // (B,T,C) -> (B,T,V) log-probabilities
+  // dz = dlogp - softmax(z) sum_v dlogp   (B,T,V), z = proj(x);   dx = proj.backward(x, dz)   (B,T,C)
+  Tensor backward(const Tensor& dlogp, AnnotatedGenerator& grad) const;
   ModuleRepr repr() const;
+  mutable struct Saved { Tensor x, logp; } saved;  // the last forward's (EnableGrad only)
 };
 
 // ---------------------------------------------------------------- the model (listing 9.5)
@@ -273,17 +338,32 @@ struct EncoderDecoder {
   Tensor decode(const Tensor& memory, const BTensor* src_mask, const ITensor& tgt, const BTensor* tgt_mask);
   // -> (B,T,C)
   Tensor forward(const ITensor& src, const ITensor& tgt, const BTensor* src_mask, const BTensor* tgt_mask);
+  // Backward of forward (the generator is not in forward: run generator.backward first):
+  // dmemory from every decoder layer's cross-attention, then the encoder; the embeddings'
+  // tables get their rows' gradients.   dout (B,T,C)
+  void backward(const Tensor& dout, EncoderDecoder& grad) const;
   ModuleRepr repr() const;  // "Transformer(...)"
   void train(bool on);
+  ITensor saved_src, saved_tgt;  // the last forward's ids (EnableGrad only)
   // Every parameter in model.parameters() order, with its state_dict name.
   std::vector<std::pair<std::string, Tensor*>> named_parameters();
 };
 using Transformer = EncoderDecoder;
 
+// Every parameter of grads set to 0 (grads: a copy of the model that holds its gradients).
+void zero_grad(EncoderDecoder& grads);
+
 // Listing 9.6: attn, ff, pos, then the model (src Embeddings, tgt Embeddings, Generator drawn
 // in that order), then xavier_uniform_ on every parameter with dim > 1, in parameters() order.
 // Note: MultiHeadedAttention(h, d_model) keeps its default dropout 0.1 (as in the article).
+// Article 004's differences are module settings (they draw nothing): the feed-forward's
+// activation and where each SublayerConnection puts its LayerNorm. Defaults: article 002's.
+struct ModelSettings {
+  Activation activation = Activation::Identity;
+  NormPlace norm_place = NormPlace::Pre;
+};
 EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N = 6, int64_t d_model = 256,
-                            int64_t d_ff = 1024, int64_t h = 8, double dropout = 0.1);
+                            int64_t d_ff = 1024, int64_t h = 8, double dropout = 0.1,
+                            const ModelSettings& settings = {});
 
 }  // namespace ts

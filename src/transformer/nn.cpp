@@ -2,6 +2,7 @@
 #include "transformer/nn.hpp"
 #include "base/code_site.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include "exact/matmul.hpp"
 #include "exact/rng.hpp"
 #include "exact/tensor_ops.hpp"
+#include "transformer/grad.hpp"
 
 namespace ts {
 
@@ -27,6 +29,21 @@ Tensor Linear::operator()(const Tensor& x) const {
   // y = x W^T + b
   // (...,in) -> (...,out)
   return linear(x, weight, &bias);
+}
+
+Tensor Linear::backward(const Tensor& x, const Tensor& dy, Linear& grad) const {
+  // dx = dy W   (N,in);   dW += dy^T x   (out,in);   db += sum_n dy[n]   (out),   N = rows of x
+  const int64_t I = in_features, O = out_features;
+  if (x.dimension() == 0 || static_cast<int64_t>(x.shape().back()) != I || dy.size() * static_cast<size_t>(I) != x.size() * static_cast<size_t>(O))
+    throw std::invalid_argument("Linear.backward: x (...,in) and dy (...,out) disagree");
+  const int64_t N = static_cast<int64_t>(x.size()) / std::max<int64_t>(I, 1);
+  Tensor dx = Tensor::from_shape(shape_of(x));
+  mm_rows(false, false, N, I, O, dy.data(), O, weight.data(), I, 0.0f, dx.data(), I);
+  mm_rows(true, false, O, I, N, dy.data(), O, x.data(), I, 1.0f, grad.weight.data(), I);
+  float* db = grad.bias.data();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o) db[o] += dy.data()[n * O + o];
+  return dx;
 }
 
 ModuleRepr Linear::repr() const { return linear_repr(in_features, out_features, true); }
@@ -72,7 +89,26 @@ Tensor LayerNorm::operator()(const Tensor& x) const { return layer_norm(x, weigh
 ModuleRepr LayerNorm::repr() const { return layer_norm_repr(static_cast<int64_t>(weight.size()), eps); }
 
 // ---------------------------------------------------------------- Dropout
-Tensor Dropout::operator()(const Tensor& x) const { return training ? dropout(x, p) : Tensor(x); }
+Tensor Dropout::operator()(const Tensor& x) const {
+  if (!training) return Tensor(x);
+  if (!grad_enabled()) return dropout(x, p);
+  // under EnableGrad: the same draws on a tensor of ones give keep; x * keep is dropout(x)'s bits
+  Tensor ones = Tensor::from_shape(shape_of(x));
+  ones.fill(1.0f);
+  keep = dropout(ones, p);
+  Tensor y = x;
+  for (size_t i = 0; i < y.size(); ++i) y.data()[i] = x.data()[i] * keep.data()[i];
+  return y;
+}
+
+Tensor Dropout::backward(const Tensor& dy) const {
+  // dx = dy * keep   (shape of dy)
+  if (!training) return Tensor(dy);
+  if (keep.size() != dy.size()) throw std::logic_error("Dropout.backward: no train-mode forward under EnableGrad");
+  Tensor dx = dy;
+  for (size_t i = 0; i < dx.size(); ++i) dx.data()[i] = dy.data()[i] * keep.data()[i];
+  return dx;
+}
 
 ModuleRepr Dropout::repr() const { return dropout_repr(p); }
 

@@ -40,6 +40,9 @@ struct Linear {
   Linear() = default;
   Linear(int64_t in, int64_t out);                // draws weight, then bias (kaiming-uniform init)
   Tensor operator()(const Tensor& x) const;       // x (...,in) -> (...,out)
+  // dx = dy W   (...,in);   grad.weight += dy^T x   (out,in);   grad.bias += sum over rows of dy   (out)
+  // x the forward's input (...,in), dy (...,out); grad a Linear of the same shape (its .grad).
+  Tensor backward(const Tensor& x, const Tensor& dy, Linear& grad) const;
   ModuleRepr repr() const;
 };
 
@@ -70,7 +73,11 @@ struct Dropout {
   Dropout() = default;
   explicit Dropout(double p) : p(p) {}
   Tensor operator()(const Tensor& x) const;       // draws 2 random numbers per element in train mode
+  // dx = dy * keep   (shape of x): keep is 0 or 1/(1-p), the draws of the last train-mode forward
+  // (kept only under EnableGrad, transformer/grad.hpp); in eval mode dx = dy.
+  Tensor backward(const Tensor& dy) const;
   ModuleRepr repr() const;
+  mutable Tensor keep;  // the last train-mode forward's 0 or 1/(1-p) per element (EnableGrad only)
 };
 
 // scores = Q K^T / sqrt(d_k); masked where mask == 0; softmax; times V.
