@@ -13,13 +13,13 @@ JOBS       ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 test-arm64 test-clang fuzz transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 test-arm64 test-clang test-platforms fuzz transcripts bench clean help
 
 all: build
 
 help:
 	@echo "make walkthrough  install what the chapters need, build them (chapter 1 first), run every chapter in order"
-	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build and a generic x86-64 build"
+	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build, a generic x86-64 build and a clang + libc++ build"
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
@@ -27,6 +27,8 @@ help:
 	@echo "make fuzz         run the tokenizer/vocabulary fuzz target (libFuzzer, ASan+UBSan) for 10 minutes"
 	@echo "make deps         install missing packages (apt or Homebrew) and the BERT vocabulary"
 	@echo "make test-debian13  build and test in a Debian 13 chroot (cached in /var/cache/transformer-steps; root)"
+	@echo "make test-arm64   cross-build for arm64, run every chapter under qemu-user, compare with this build"
+	@echo "make test-platforms  test-clang, test-arm64 and test-debian13"
 
 deps:
 	@scripts/deps.sh all
@@ -68,7 +70,13 @@ test-generic: deps
 test-clang: build
 	@JOBS=$(JOBS) scripts/clang.sh $(CLANG_BUILD) $(BUILD)
 
-test: test-asan test-generic test-unit
+# make test (and so CI): Debian 12's GCC builds (ASan+UBSan, generic x86-64, the full Release
+# suite) and the clang + libc++ build. The Debian 13 chroot and the arm64 cross build run by
+# hand (make test-platforms): neither passes whole yet (README, "Every machine").
+test: test-asan test-generic test-unit test-clang
+
+# Every platform run: clang + libc++, arm64 under qemu, Debian 13 in a chroot.
+test-platforms: test-clang test-arm64 test-debian13
 
 # Debian 13 in a debootstrap chroot (scripts/debian13.sh): made once and reused, its deps from
 # scripts/deps.sh; the unit tests, every chapter's twin against its PyTorch 2.6, the --lang zh tests.
