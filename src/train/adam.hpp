@@ -5,6 +5,7 @@
 // (Keras puts eps outside the bias correction; with eps = 1e-9 the two agree to ~1e-9.)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
