@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
 
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"

@@ -170,6 +170,18 @@ class Checkpoints:
         check("--load of a checkpoint without checksums (an older one) works and says so once",
               r.returncode == 0 and len(notes) == 1, f"exit {r.returncode}, stderr {r.stderr!r}")
 
+    def faults(self, more):
+        """The checks every trained chapter's checkpoints get, after save(): resume by `more` steps, a
+        truncated file, changed bytes, a missing file, contradicting size flags, two saves mixed, a
+        symlink. Chapter-specific refusals go in the chapter's own test."""
+        self.resume(more)
+        self.truncated()
+        self.checksummed()
+        self.missing()
+        self.mismatched()
+        self.mixed()
+        self.symlinked()
+
     def symlinked(self):
         """--save over a symlink is refused; the link and its target stay as they were."""
         s = os.path.join(self.tmp, "symlinked")

@@ -25,14 +25,8 @@ def checks(binary, tmp):
           again.returncode == 0 and len(answer_lines(first.stdout)) == 2
           and answer_lines(again.stdout) == answer_lines(first.stdout),
           f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
-    c.resume(10)
-    c.truncated()
-    c.checksummed()
-    c.missing()
-    c.mismatched()
+    c.faults(10)
     refused(binary, "--load into fewer heads (missing keys)", ["--load", c.d, "--heads", "2"])
-    c.mixed()
-    c.symlinked()
 
 
 if __name__ == "__main__":

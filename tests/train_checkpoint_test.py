@@ -16,24 +16,11 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkpoint_steps import Checkpoints, check, main_of, refused, run  # noqa: E402
+from checkpoint_steps import Checkpoints, check, main_of, read_st, refused, run, write_st  # noqa: E402
 
 
 def answer_lines(text):
     return [l for l in text.splitlines() if l.startswith("held-out exact match") or l.startswith("预测输出")]
-
-
-def read_st(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = int.from_bytes(data[:8], "little")
-    return json.loads(data[8:8 + n]), data[8 + n:]
-
-
-def write_st(path, header, data):
-    text = header if isinstance(header, bytes) else json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little") + text + data)
 
 
 def altered(src, tmp, name, edit, which="model.safetensors"):
@@ -204,13 +191,7 @@ def checks(binary, tmp):
     check("--load gives the same held-out score and translations",
           again.returncode == 0 and answer_lines(again.stdout) == answer_lines(first.stdout),
           f"{answer_lines(first.stdout)} vs {answer_lines(again.stdout)}")
-    c.resume(10)
-    c.truncated()
-    c.checksummed()
-    c.missing()
-    c.mismatched()
-    c.mixed()
-    c.symlinked()
+    c.faults(10)
     check("no temporary folder left beside the checkpoints", not [n for n in os.listdir(tmp) if ".ts-save-" in n],
           str(os.listdir(tmp)))
     hostile_cases(binary, tmp, c.d)
