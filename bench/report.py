@@ -145,40 +145,46 @@ def bench_threads():
     return counts + ([cores] if counts[-1] != cores else [])
 
 
-def every_run(binary, out_json, reps, filt, env=None):
-    """bench_peak's runs, every repetition kept: {(name, threads): [(ms, flop, bytes), ...]}"""
-    cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_enable_random_interleaving=true",
-           f"--benchmark_out={out_json}", "--benchmark_out_format=json", f"--benchmark_filter={filt}"]
+def bench_json(binary, out_json, reps, filt, env=None, aggregates_only=False):
+    """Run a Google Benchmark binary, repetitions of all its benchmarks interleaved in random order
+    (a change of load hits them alike): (its JSON entries, its context)."""
+    cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_enable_random_interleaving=true"]
+    cmd += ["--benchmark_report_aggregates_only=true"] if aggregates_only else []
+    cmd += [f"--benchmark_out={out_json}", "--benchmark_out_format=json", f"--benchmark_filter={filt}"]
     sys.stderr.write(run(cmd, env))
     with open(out_json) as f:
         data = json.load(f)
+    return data["benchmarks"], data.get("context", {})
+
+
+def bench_entry(b):
+    """One JSON entry -> (name, threads), its wall time in ms, its flop counter."""
+    name, threads = b["run_name"].split("/")[:2]
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
+    return (name, int(threads)), b["real_time"] * scale, b.get("flop", 0.0)
+
+
+def every_run(binary, out_json, reps, filt, env=None):
+    """bench_peak's runs, every repetition kept: {(name, threads): [(ms, flop), ...]}"""
+    entries, context = bench_json(binary, out_json, reps, filt, env)
     runs = {}
-    for b in data["benchmarks"]:
-        if b.get("run_type") != "iteration":
-            continue
-        name, threads = b["run_name"].split("/")[:2]
-        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
-        runs.setdefault((name, int(threads)), []).append((b["real_time"] * scale, b.get("flop", 0.0)))
-    return runs, data.get("context", {})
+    for b in entries:
+        if b.get("run_type") == "iteration":
+            key, ms, flop = bench_entry(b)
+            runs.setdefault(key, []).append((ms, flop))
+    return runs, context
 
 
 def google_bench(binary, out_json, reps, filt, env=None):
-    # repetitions of all benchmarks interleaved in random order: a change of load hits them alike
-    cmd = [binary, f"--benchmark_repetitions={reps}", "--benchmark_enable_random_interleaving=true",
-           "--benchmark_report_aggregates_only=true",
-           f"--benchmark_out={out_json}", "--benchmark_out_format=json", f"--benchmark_filter={filt}"]
-    sys.stderr.write(run(cmd, env))
-    with open(out_json) as f:
-        data = json.load(f)
+    """The median of each benchmark's repetitions: {(name, threads): {"ms", "flop"}}"""
+    entries, context = bench_json(binary, out_json, reps, filt, env, aggregates_only=True)
     medians = {}
-    for b in data["benchmarks"]:
-        # the median of the repetitions (with one repetition Google Benchmark writes no aggregate: that run)
-        if b.get("aggregate_name") != "median" and not (reps == 1 and b.get("run_type") == "iteration"):
-            continue
-        name, threads = b["run_name"].split("/")[:2]
-        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
-        medians[(name, int(threads))] = {"ms": b["real_time"] * scale, "flop": b.get("flop", 0.0)}
-    return medians, data.get("context", {})
+    for b in entries:
+        # with one repetition Google Benchmark writes no aggregate: that run
+        if b.get("aggregate_name") == "median" or (reps == 1 and b.get("run_type") == "iteration"):
+            key, ms, flop = bench_entry(b)
+            medians[key] = {"ms": ms, "flop": flop}
+    return medians, context
 
 
 def cpu_model():
