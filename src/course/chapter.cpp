@@ -368,6 +368,8 @@ Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
       {"--svg", kPath, &svg_dir_, N_("write each heatmap, mask, positional encoding and loss curve the explained mode "
                                      "shows as an SVG file into DIR (a new or empty directory, or one an earlier --svg "
                                      "wrote: its files are replaced)")},
+      {"--code-all", kFlag, &code_all_, N_("end each step with every function it ran on its code: line (default: the "
+                                           "step's own line and the first two functions it ran, then how many more)")},
       {"--step-by-step", kFlag, &step_by_step_, N_("on a terminal, pause after each step: Enter shows the next, b this "
                                                    "one again, q quits (piped, --plain or --transcript: no pauses)")},
   };
@@ -889,9 +891,16 @@ void Chapter::section(const std::string& title, const std::string& article_ref, 
 
 void Chapter::end_step() {
   if (!rich() || step_file_ == nullptr) return;
+  // the step's own line first, then the functions it ran in the order they first ran: at most
+  // kCodeEntries entries in all, unless --code-all
   std::string sites = fmt::format("{}:{}", code_site_path(step_file_), step_line_);
-  for (const CodeSite* s : step_sites_)
-    sites += fmt::format(" · {}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
+  const size_t shown = code_all_ ? step_sites_.size() : std::min(step_sites_.size(), kCodeEntries - 1);
+  for (size_t i = 0; i < shown; ++i)
+    sites += fmt::format(" · {}:{} {}", code_site_path(step_sites_[i]->file), step_sites_[i]->line,
+                         code_site_name(step_sites_[i]->func));
+  if (shown < step_sites_.size())
+    sites += " · " + trfn("{n} more function (--code-all)", "{n} more functions (--code-all)",
+                          step_sites_.size() - shown, fmt::arg("n", step_sites_.size() - shown));
   const std::string note =
       hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
   std::cout << dim(note.substr(0, note.size() - 1)) << "\n";

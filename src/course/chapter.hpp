@@ -107,7 +107,8 @@ class Chapter {
   // ---- output ----
   // A section header: the article step this part follows. A step ends at the next section
   // (or the chapter's end) with one line naming its code (default mode only): the chapter
-  // line that opened it and every TS_CODE_SITE() function it ran (base/code_site.hpp), e.g.
+  // line that opened it and the TS_CODE_SITE() functions it ran (base/code_site.hpp): the first
+  // two, then how many more (--code-all: every one), e.g.
   //   code: chapters/ch04_multihead.cpp:120 · src/transformer/nn.cpp:186 TransformerEncoderLayer::operator()
   // `file` and `line` are the caller's, filled in by the compiler.
   void section(const std::string& title, const std::string& article_ref, const char* file = __builtin_FILE(),
@@ -196,7 +197,10 @@ class Chapter {
   int figures_ = 0;
   size_t plain_shown_ = 0;  // lines --plain printed: none at all gets a note on stderr
   int dumped_ = 0;
-  // the current step's code: where the chapter opened it, and the marked functions it ran
+  // the current step's code: where the chapter opened it, and the marked functions it ran;
+  // the code: line names kCodeEntries of them, --code-all every one
+  static constexpr size_t kCodeEntries = 3;
+  bool code_all_ = false;
   const char* step_file_ = nullptr;
   int step_line_ = 0;
   std::vector<const CodeSite*> step_sites_;
