@@ -95,13 +95,13 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the model
     ch.section(_("Step 1: GPT-2's layout at a small size, and the task as one sequence"),
-               _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N pre-LN blocks, ln_f, lm_head"));
+               _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N blocks, ln_f, lm_head"));
     Gpt model(cfg, ch.seed, static_cast<int>(threads));  // token + position embeddings, N blocks, ln_f, LM head
     Adam adam;
     if (!load_dir.empty()) load_or_usage(ch, load_dir, model, adam);
     adam.lr = lr;
     show_model(ch, model);
-    show_loss_mask(ch, make_seq_batch({2048, 7, 915}));
+    show_loss_mask(ch, model, make_seq_batch({2048, 7, 915}));
 
     // ---------------------------------------------------------------- 2) train
     ch.section(_("Step 2: the training loop, written out: forward, loss, zero the grads, backward, Adam"),

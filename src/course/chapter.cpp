@@ -893,14 +893,18 @@ void Chapter::end_step() {
   if (!rich() || step_file_ == nullptr) return;
   // the step's own line first, then the functions it ran in the order they first ran: at most
   // kCodeEntries entries in all, unless --code-all
+  // (a template's float and double instantiations are one entry: the same file, line and name)
+  std::vector<std::string> ran;
+  for (const CodeSite* s : step_sites_) {
+    std::string e = fmt::format("{}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
+    if (std::find(ran.begin(), ran.end(), e) == ran.end()) ran.push_back(std::move(e));
+  }
   std::string sites = fmt::format("{}:{}", code_site_path(step_file_), step_line_);
-  const size_t shown = code_all_ ? step_sites_.size() : std::min(step_sites_.size(), kCodeEntries - 1);
-  for (size_t i = 0; i < shown; ++i)
-    sites += fmt::format(" · {}:{} {}", code_site_path(step_sites_[i]->file), step_sites_[i]->line,
-                         code_site_name(step_sites_[i]->func));
-  if (shown < step_sites_.size())
-    sites += " · " + trfn("{n} more function (--code-all)", "{n} more functions (--code-all)",
-                          step_sites_.size() - shown, fmt::arg("n", step_sites_.size() - shown));
+  const size_t shown = code_all_ ? ran.size() : std::min(ran.size(), kCodeEntries - 1);
+  for (size_t i = 0; i < shown; ++i) sites += " · " + ran[i];
+  if (shown < ran.size())
+    sites += " · " + trfn("{n} more function (--code-all)", "{n} more functions (--code-all)", ran.size() - shown,
+                          fmt::arg("n", ran.size() - shown));
   const std::string note =
       hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
   std::cout << dim(note.substr(0, note.size() - 1)) << "\n";

@@ -127,17 +127,42 @@ static std::string mask_words(const GptConfig& c) {
              fmt::arg("all", c.ctx * c.ctx));
 }
 
+// Whether the LM head reads wte, measured: wte's row of <end> (a token the input "7 =" does not
+// hold, so it enters the forward only through a head that reads wte) is moved, and the largest
+// move of any logit is returned: 0 means the head reads storage of its own.
+static double head_moves_with_wte(const Gpt& m, const std::vector<int64_t>& input, int64_t token) {
+  SeqBatch b;
+  b.B = 1, b.T = static_cast<int64_t>(input.size()), b.x = input, b.y.assign(input.size(), kPad);
+  GptWork<float> w;
+  Rng unused(0);
+  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
+  const std::vector<float> before = w.logits;
+  std::vector<float> P = m.params;
+  const int64_t C = m.cfg.d_model;
+  for (int64_t c = 0; c < C; ++c) P[m.layout.wte + size_t(token * C + c)] += 0.5f * float((c * 7 % 11) - 5) / 5.0f;
+  gpt_forward(m.cfg, m.layout, P.data(), w, b, false, unused);
+  double moved = 0;
+  for (size_t i = 0; i < before.size(); ++i) moved = std::max(moved, double(std::abs(w.logits[i] - before[i])));
+  return moved;
+}
+
 void show_model(Chapter& ch, const Gpt& m) {
   const GptConfig& c = m.cfg;
+  const SeqVocab& v = seq_vocab();
+  const std::vector<int64_t> input = encode_prompt(7);
+  const double moved = head_moves_with_wte(m, input, v.end);
+  const bool tied = moved > 0;  // what the forward does, whatever cfg.tied says
   PartCounts counts;
+  bool own_head = false;  // a parameter of its own named lm_head in the layout
   for (const ParamSpec& s : m.layout.specs) {
     // "transformer.h.3.ln_1.weight" -> "h.3", "transformer.wte.weight" -> "wte"
     std::string part = s.name.rfind("transformer.", 0) == 0 ? s.name.substr(12) : s.name;
+    own_head = own_head || part.rfind("lm_head", 0) == 0;
     counts.add(part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0)), s.numel);
   }
-  std::vector<std::pair<std::string, std::string>> tied;
-  if (c.tied) tied.emplace_back("lm_head", "= wte");
-  const std::string table = counts.table(8, 9, tied);
+  std::vector<std::pair<std::string, std::string>> shared;
+  if (tied && !own_head) shared.emplace_back("lm_head", "= wte");
+  const std::string table = counts.table(8, 9, shared);
   ch.show("{part: parameters}", table,
           trfn("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} head of {D}, F={F}, {act}, {ln}, {mask}",
                "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}, {mask}", c.heads,
@@ -146,42 +171,81 @@ void show_model(Chapter& ch, const Gpt& m) {
               fmt::arg("act", activation_name()), fmt::arg("ln", wiring_words(gpt_block_wiring())),
               fmt::arg("mask", mask_words(c))),
           Shown::Info);
-  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (c.tied ? head : 0);
+  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (tied ? head : 0);
   const double pct = 100.0 * double(head) / double(untied);
-  ch.say(c.tied ? trf("  The LM head is tied: its (V, C) = ({V}, {C}) weight IS the token embedding wte, as in GPT-2. "
-                      "That saves {n} parameters, {pct:.1f} % of the {u} an untied head would make (--untied).",
-                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
-                      fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
-                : trf("  The LM head is untied: its own (V, C) = ({V}, {C}) weight, {n} parameters, {pct:.1f} % of "
-                      "this model; tying it to wte (the default) would save them.",
-                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
-                      fmt::arg("pct", pct)));
+  const std::string probe = trf("moving wte's row of '{tok}', a token the input '{in}' does not hold",
+                                fmt::arg("tok", v.words[size_t(v.end)]), fmt::arg("in", words_of(input)));
+  std::string said =
+      tied ? trf("  The LM head is tied: its (V, C) = ({V}, {C}) weight IS the token embedding wte, as in GPT-2 "
+                 "({probe}, moves the logits by up to {d:.2g}). That saves {n} parameters, {pct:.1f} % of the {u} an "
+                 "untied head would make.",
+                 fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("probe", probe), fmt::arg("d", moved),
+                 fmt::arg("n", thousands(head)), fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
+           : trf("  The LM head is untied: {probe} leaves every logit where it was, so the head reads a (V, C) = ({V}, "
+                 "{C}) weight of its own, {n} parameters, {pct:.1f} % of this model; tying it to wte would save them.",
+                 fmt::arg("probe", probe), fmt::arg("V", c.vocab), fmt::arg("C", c.d_model),
+                 fmt::arg("n", thousands(head)), fmt::arg("pct", pct));
+  if (tied != c.tied)  // the setting meant one thing, the storage does the other: say where
+    said += trf(" The config says {cfg} (GptConfig::tied); the storage the head reads is set in {site}.",
+                fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", make_gpt_layout_site()));
+  else if (tied && own_head)
+    said += trf(" The layout still holds an lm_head weight the logits never read ({site}).",
+                fmt::arg("site", make_gpt_layout_site()));
+  ch.say(said);
 }
 
-void show_loss_mask(Chapter& ch, const SeqBatch& b) {
+void show_loss_mask(Chapter& ch, const Gpt& m, const SeqBatch& b) {
   const SeqVocab& v = seq_vocab();
+  // which positions the loss counts, measured: gpt_forward's per-position loss, 0 where skipped
+  GptWork<float> w;
+  Rng unused(0);
+  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
   std::string table;
-  int64_t counted = 0, real = 0;
+  int64_t real = 0, answer = 0, counted = 0, counted_answer = 0, counted_prompt = 0, counted_pad = 0, target_prompt = 0;
   for (int64_t i = 0; i < b.B; ++i) {
     std::string in = "x  ", out = "y  ";
+    const std::vector<int64_t> seq = encode_sequence(b.numbers[size_t(i)]);
     for (int64_t t = 0; t < b.T; ++t) {
-      const int64_t xi = b.x[size_t(i * b.T + t)], yi = b.y[size_t(i * b.T + t)];
-      if (xi == kPad) break;
-      const std::string a = v.words[size_t(xi)], c = yi == kPad ? "." : v.words[size_t(yi)];
-      const size_t w = std::max(a.size(), c.size()) + 1;
-      in += fmt::format("{:<{}}", a, w), out += fmt::format("{:<{}}", c, w);
-      ++real, counted += yi != kPad;
+      const size_t at = size_t(i * b.T + t);
+      const int64_t xi = b.x[at], yi = b.y[at];
+      const bool counts = w.loss[at] != 0.0f;
+      if (xi == kPad) {
+        counted_pad += counts;
+        continue;
+      }
+      // what position t is asked to predict: the sequence's next token, a prompt token (digits, '=') or the answer's
+      const bool asks_answer = t + 1 < int64_t(seq.size()) && seq[size_t(t + 1)] > v.eq;
+      const std::string a = v.words[size_t(xi)], c = counts ? v.words[size_t(yi)] : ".";
+      const size_t wd = std::max(a.size(), c.size()) + 1;
+      in += fmt::format("{:<{}}", a, wd), out += fmt::format("{:<{}}", c, wd);
+      ++real, answer += asks_answer, counted += counts;
+      counted_answer += counts && asks_answer, counted_prompt += counts && !asks_answer;
+      target_prompt += !asks_answer && yi != kPad;
     }
     while (!in.empty() && in.back() == ' ') in.pop_back();
     while (!out.empty() && out.back() == ' ') out.pop_back();
     table += fmt::format("{}:\n{}\n{}\n", b.numbers[size_t(i)], in, out);
   }
   table.pop_back();
-  ch.show("x = seq[:-1], y = seq[1:] with the prompt's targets masked", table,
-          trf("'.' = <pad>: the loss skips it. Of the {real} real positions, {k} predict an answer token; the "
-              "{p} before them predict the digits and '=' of the prompt, which the model is given, not asked",
-              fmt::arg("real", real), fmt::arg("k", counted), fmt::arg("p", real - counted)),
+  ch.show("x = seq[:-1], y = seq[1:]", table,
+          trf("'.' = a position whose loss gpt_forward gives 0: the loss skips it. Of the {real} real positions, {a} "
+              "predict an answer token (a word or <end>), {p} a token of the prompt (a digit or '=')",
+              fmt::arg("real", real), fmt::arg("a", answer), fmt::arg("p", real - answer)),
           Shown::Info);
+  const bool ok = counted_answer == answer && counted_prompt == 0 && counted_pad == 0;
+  // under NOT OK, which side: targets that are not <pad> at the prompt's positions are make_seq_batch's
+  const std::string where = target_prompt > 0 ? make_seq_batch_site() : gpt_forward_site();
+  ch.say("  " + ch.verdict(ok, ok ? trf("the loss counts exactly the {a} positions that predict the answer; the {p} "
+                                        "that predict the prompt are skipped: the model is given the prompt, not "
+                                        "asked for it",
+                                        fmt::arg("a", answer), fmt::arg("p", real - answer))
+                                  : trf("the loss counts {k} positions: {ca} of the {a} that predict the answer, {cp} "
+                                        "of the {p} that predict the prompt and {cpad} padded ones, not the answer "
+                                        "alone (look at {where})",
+                                        fmt::arg("k", counted + counted_pad), fmt::arg("ca", counted_answer),
+                                        fmt::arg("a", answer), fmt::arg("cp", counted_prompt),
+                                        fmt::arg("p", real - answer), fmt::arg("cpad", counted_pad),
+                                        fmt::arg("where", where))));
 }
 
 // ---------------------------------------------------------------- training
