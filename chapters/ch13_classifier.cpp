@@ -32,6 +32,7 @@
 #include "train/numbers.hpp"
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
+#include "course/settings.hpp"
 #include "course/train_knobs.hpp"
 
 using namespace ts;
@@ -52,9 +53,11 @@ int main(int argc, char** argv) {
   Chapter ch("ch13_classifier", _("An encoder-only Transformer learns to classify: [CLS], a head, the vectors it learns"),
              {{0, N_("(TransformerEncoder: learned positions, pre-LN, GELU)")},
               {2, N_("§9.1.3 (encoder-only Transformers classify)")}});
+  Ch13Settings knobs = ch13_defaults();  // the defaults, in course/settings.cpp: ch14 trains this model with the same
   ClassifierConfig cfg;
-  int64_t steps = 400, batch = 64, log_every = 100;
-  double lr = 0.001, dropout = 0.1;
+  cfg.layers = knobs.layers, cfg.d_model = knobs.d_model, cfg.heads = knobs.heads, cfg.d_ff = knobs.d_ff;
+  int64_t &steps = knobs.steps, &batch = knobs.batch, &log_every = knobs.log_every;
+  double &lr = knobs.lr, &dropout = knobs.dropout;
   const std::string not_given = "\x01";  // --classify "" must be refused, not ignored
   std::string pool = "cls", classify_text = not_given, save_dir, load_dir;
   ch.option("--steps", steps, _("training steps (batches) (0 more with --load unless given)"));

@@ -25,6 +25,7 @@
 #include "train/trainer.hpp"
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
+#include "course/settings.hpp"
 
 namespace ts {
 
@@ -500,10 +501,14 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
 
 // ---------------------------------------------------------------- side by side with ch11
 void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max_steps) {
-  ModelConfig cfg;  // ch11's defaults
+  const Ch11Settings s11 = ch11_defaults();  // ch11's defaults, the struct ch11 binds its flags to (course/settings.cpp)
+  ModelConfig cfg;
   cfg.src_vocab = source_vocab().size(), cfg.tgt_vocab = target_vocab().size();
-  Trainer tr(init_model(cfg, ch.seed), 2, ch.seed);
-  const int64_t batch = 64;  // ch11's --batch default
+  cfg.layers = s11.layers, cfg.d_model = s11.d_model, cfg.heads = s11.heads, cfg.d_ff = s11.d_ff;
+  cfg.dropout = s11.dropout, cfg.label_smoothing = s11.label_smoothing;
+  Trainer tr(init_model(cfg, ch.seed), int(s11.threads), ch.seed);
+  tr.adam().lr = s11.lr;
+  const int64_t batch = s11.batch;
   // the runner ch14 trains its three kinds with (train/until_target.hpp)
   const TargetRun run = train_encdec_until(tr, batch, ch.seed, TargetPlan{kCheckEvery, max_steps, kTarget});
   const RunSummary c11{tr.model().layout.total, run.steps, run.step_hit, run.seconds_hit, run.held_out};
@@ -519,9 +524,9 @@ void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max
       {"positions run per answer (mean)", {fmt::format("{:.2f}", pos11), fmt::format("{:.2f}", pos12)}}};
   ch.show("ch11 vs ch12 on the same task, seed and held-out numbers",
           compare_table({"ch11 encoder-decoder", "ch12 decoder-only"}, rows, 34, 22),
-          trf("ch11 trained here with its defaults (B = {B}, dropout {p}, lr {lr}), stopped at {pct} %; both checked "
-              "every {every} steps, the seconds include those checks",
-              fmt::arg("B", batch), fmt::arg("p", cfg.dropout), fmt::arg("lr", tr.adam().lr),
+          trf("ch11 trained here with its defaults from src/course/settings.cpp ({s}), stopped at {pct} %; both "
+              "checked every {every} steps, the seconds include those checks",
+              fmt::arg("s", describe(s11)),
               fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery)),
           Shown::Info);
   const bool faster = ours.step_95 > 0 && (c11.step_95 < 0 || ours.step_95 < c11.step_95);
