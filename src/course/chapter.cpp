@@ -908,8 +908,16 @@ void Chapter::end_step() {
   const std::string note =
       hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
   std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
+  earlier_sites_.insert(earlier_sites_.end(), step_sites_.begin(), step_sites_.end());
   step_file_ = nullptr;
   step_sites_.clear();
+}
+
+std::string Chapter::ran(const std::string& name) const {
+  for (const auto* list : {&step_sites_, &earlier_sites_})
+    for (const CodeSite* s : *list)
+      if (code_site_name(s->func) == name) return fmt::format("{}:{} {}", code_site_path(s->file), s->line, name);
+  return "";
 }
 
 void Chapter::show(const std::string& expr, const std::string& printed, const std::string& why, Shown who) {

@@ -150,6 +150,10 @@ class Chapter {
   // remembered: when the chapter ends, one line on stderr names the first one and the exit
   // code is 3, so an edit that breaks an invariant is seen in every output mode.
   std::string verdict(bool ok, const std::string& detail);
+  // "src/transformer/nn.cpp:186 MultiHeadAttention::operator()": where a TS_CODE_SITE() function
+  // of that name (code_site_name) that ran in this chapter so far is, from the compiler; for a
+  // NOT OK to name the code it compared ("" if none of that name ran)
+  std::string ran(const std::string& name) const;
   // The same with one message per outcome, as a verdict's words must: `ok_text` under OK,
   // `not_ok_text` under NOT OK (both marked N_()), translated and formatted with `args`:
   //   ch.verdict(d <= tol, N_("agree to {d:.3g}"), N_("differ by {d:.3g}, above {tol}"), fmt::arg("d", d), ...)
@@ -204,6 +208,7 @@ class Chapter {
   const char* step_file_ = nullptr;
   int step_line_ = 0;
   std::vector<const CodeSite*> step_sites_;
+  std::vector<const CodeSite*> earlier_sites_;  // the steps' before this one, for ran()
   std::unique_ptr<CodeSiteRecorder> recorder_;
 };
 
