@@ -377,6 +377,55 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
                    "seeded draw takes '{tok}' (final p {fp:.4f}).",
                    fmt::arg("how", sampler_name(s)), fmt::arg("k", kept_k), fmt::arg("V", V), fmt::arg("p", kept_p),
                    fmt::arg("tok", v.words[size_t(t.chosen)]), fmt::arg("fp", t.final[size_t(t.chosen)])));
+  if (s.greedy()) return;
+  // the rules, checked on this step's own numbers against what sample_next kept
+  // 1) logit/T: every scaled value is the logit divided by T
+  double scale_err = 0;
+  for (int64_t i = 0; i < V; ++i)
+    scale_err = std::max(scale_err, std::abs(t.scaled[size_t(i)] - double(pick[size_t(i)]) / s.temperature));
+  double biggest = 1.0;
+  for (double x : t.scaled) biggest = std::max(biggest, std::abs(x));
+  const bool scale_ok = scale_err <= 1e-9 * biggest;
+  // 2) top-k: the k largest logits/T (k = 0 or >= V: all), and no cut one above a kept one
+  const int64_t want_k = s.top_k > 0 && s.top_k < V ? s.top_k : V;
+  double lowest_kept = INFINITY, highest_cut = -INFINITY;
+  for (int64_t i = 0; i < V; ++i)
+    (t.kept_k[size_t(i)] ? lowest_kept : highest_cut) = t.kept_k[size_t(i)]
+                                                            ? std::min(lowest_kept, t.scaled[size_t(i)])
+                                                            : std::max(highest_cut, t.scaled[size_t(i)]);
+  const bool k_ok = kept_k == want_k && !(highest_cut > lowest_kept);
+  // 3) top-p: over softmax(logit/T) of what top-k kept, the kept set is the smallest set of the most likely
+  //    tokens whose probabilities sum to >= p: its sum reaches p, and without its least likely token it does not
+  double mx = -INFINITY, z = 0;
+  for (int64_t i = 0; i < V; ++i)
+    if (t.kept_k[size_t(i)]) mx = std::max(mx, t.scaled[size_t(i)]);
+  std::vector<double> pk(static_cast<size_t>(V), 0.0);
+  for (int64_t i = 0; i < V; ++i)
+    if (t.kept_k[size_t(i)]) z += pk[size_t(i)] = std::exp(t.scaled[size_t(i)] - mx);
+  double sum = 0, least = INFINITY, best_cut = 0;
+  for (int64_t i = 0; i < V; ++i) {
+    pk[size_t(i)] /= z;
+    if (t.kept_p[size_t(i)]) sum += pk[size_t(i)], least = std::min(least, pk[size_t(i)]);
+    else if (t.kept_k[size_t(i)]) best_cut = std::max(best_cut, pk[size_t(i)]);
+  }
+  const double eps = 1e-12;
+  const bool p_ok = s.top_p >= 1.0 ? kept_p == kept_k
+                                   : sum >= s.top_p - eps && sum - least < s.top_p - eps && !(best_cut > least);
+  const bool ok = scale_ok && k_ok && p_ok;
+  const std::string rules =
+      trf("logit/T = logit / {T} for all {V} tokens (max error {e:.1e}); top-k keeps the {k} largest; top-p keeps the "
+          "fewest most likely tokens whose p sum to >= {p}: the {n} kept sum to {sum:.4f}, without the least likely "
+          "of them ({least:.4f}) {rest:.4f}",
+          fmt::arg("T", s.temperature), fmt::arg("V", V), fmt::arg("e", scale_err), fmt::arg("k", want_k),
+          fmt::arg("p", s.top_p), fmt::arg("n", kept_p), fmt::arg("sum", sum), fmt::arg("least", least),
+          fmt::arg("rest", sum - least));
+  ch.say("  " + ch.verdict(ok, ok ? rules
+                                  : rules + trf(": {which} (look at {site})",
+                                                fmt::arg("which", !scale_ok ? _("logit/T is not the logit divided by T")
+                                                                  : !k_ok   ? _("top-k did not keep the k largest")
+                                                                            : _("top-p's kept set is not the smallest "
+                                                                                "reaching p")),
+                                                fmt::arg("site", sample_next_site()))));
 }
 
 void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t samples, uint64_t seed) {
