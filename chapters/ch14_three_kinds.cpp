@@ -121,10 +121,17 @@ int main(int argc, char** argv) {
                "{P}) and writes the next token of the same {V}, until <end>: {p} parameters.",
                fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
                fmt::arg("p", thousands(k_gpt.params))));
-    ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
-               "of {K} classes, its last digit, in one pass: {p} parameters.",
-               fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
-               fmt::arg("K", cls_cfg.classes), fmt::arg("p", thousands(k_cls.params))));
+    {  // the label rule, read from make_cls_batch's labels of the held-out numbers
+      const ClsBatch hb = make_cls_batch(held);
+      bool last_digit = true;
+      for (int64_t i = 0; i < hb.B; ++i) last_digit = last_digit && hb.labels[size_t(i)] == hb.numbers[size_t(i)] % 10;
+      ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
+                 "of {K} classes, {what}, in one pass: {p} parameters.",
+                 fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
+                 fmt::arg("K", cls_cfg.classes),
+                 fmt::arg("what", last_digit ? _("its last digit") : _("its label from make_cls_batch (not its last digit)")),
+                 fmt::arg("p", thousands(k_cls.params))));
+    }
     {  // the budget: every run to its cap, each step ~3 x (2 x params) multiply-adds per position
       double madds = 0, bytes = 0;
       for (const Kind* k : {&k_ed, &k_gpt, &k_cls}) {
