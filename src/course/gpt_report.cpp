@@ -182,7 +182,7 @@ void show_model(Chapter& ch, const Gpt& m) {
                  "untied head would make.",
                  fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("probe", probe), fmt::arg("d", moved),
                  fmt::arg("n", thousands(head)), fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
-           : trf("  The LM head is untied: {probe} leaves every logit where it was, so the head reads a (V, C) = ({V}, "
+           : trf("  The LM head is untied: {probe}, leaves every logit where it was, so the head reads a (V, C) = ({V}, "
                  "{C}) weight of its own, {n} parameters, {pct:.1f} % of this model; tying it to wte would save them.",
                  fmt::arg("probe", probe), fmt::arg("V", c.vocab), fmt::arg("C", c.d_model),
                  fmt::arg("n", thousands(head)), fmt::arg("pct", pct));
