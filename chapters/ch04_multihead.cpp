@@ -161,25 +161,31 @@ int main(int argc, char** argv) {
     // x = softmax(Q_h K_h^T / sqrt(D)) V_h per head   (B,H,T,D); p_attn (B,H,T,S)
     Tensor p_attn;
     const Tensor fused_heads = attention_heads(Q, K, V, static_cast<int64_t>(H), nullptr, nullptr, &p_attn);
+    const int fused_line = __LINE__ - 1;  // the line above, for a NOT OK to name
     // merge (B,T,C), then the same output_linear
     const Tensor fused_output = multihead_attn.output_linear(merge_heads(fused_heads));
     const Tensor d_weights = max_abs_diff(p_attn, weights), d_output = max_abs_diff(fused_output, attn_output);
+    // under NOT OK, the two codes compared: step 3's per-head layer and the fused lines above
+    const std::string fused_site = fmt::format("{}:{} (step 5's fused pass)", code_site_path(__FILE__), fused_line),
+                      heads_site = ch.ran("MultiHeadAttention::operator()");
     const bool weights_ok = d_weights() <= kRounding, output_ok = d_output() <= kRounding;
     ch.show("(p_attn - weights).abs().max()", d_weights, {"MaxBackward1"},
             ch.verdict(weights_ok,
                        N_("the fused weights and the per-head weights of step 3 differ by {d:.3g} (float rounding is "
                           "below {tol:.0e})"),
                        N_("the fused weights and the per-head weights of step 3 differ by {d:.3g}, above {tol:.0e}: "
-                          "they are no longer the same weights"),
-                       fmt::arg("d", d_weights()), fmt::arg("tol", kRounding)),
+                          "they are no longer the same weights (look at {a} and {b})"),
+                       fmt::arg("d", d_weights()), fmt::arg("tol", kRounding), fmt::arg("a", heads_site),
+                       fmt::arg("b", fused_site)),
             Shown::Twin);
     ch.show("(fused_output - attn_output).abs().max()", d_output, {"MaxBackward1"},
             ch.verdict(output_ok,
                        N_("the same layer within {tol:.0e} ({d:.3g}), with 4 large matrix products instead of {n} "
                           "small ones (3 per head + 1)"),
                        N_("the fused layer and the per-head layer differ by {d:.3g}, above {tol:.0e}: they no longer "
-                          "compute the same layer"),
-                       fmt::arg("tol", kRounding), fmt::arg("d", d_output()), fmt::arg("n", 3 * H + 1)),
+                          "compute the same layer (look at {a} and {b})"),
+                       fmt::arg("tol", kRounding), fmt::arg("d", d_output()), fmt::arg("n", 3 * H + 1),
+                       fmt::arg("a", heads_site), fmt::arg("b", fused_site)),
             Shown::Twin);
     ch.erratum(_("002 §9.1.1, line 51"),
                _("the article writes K = X * Q^K; the keys come from their own weight: K = X * W^K (listing 9.2's "
@@ -273,8 +279,10 @@ int main(int argc, char** argv) {
                        N_("article 000's {H} separate heads and article 002's fused layer differ by {d:.3g}: float32 "
                           "rounding, the same function in two layouts"),
                        N_("article 000's {H} separate heads and article 002's fused layer differ by {d:.3g}, above "
-                          "{tol:.0e}: they compute different functions"),
-                       fmt::arg("H", per_head.heads.size()), fmt::arg("d", d_layers()), fmt::arg("tol", kRounding)),
+                          "{tol:.0e}: they compute different functions (look at {a} and {b})"),
+                       fmt::arg("H", per_head.heads.size()), fmt::arg("d", d_layers()), fmt::arg("tol", kRounding),
+                       fmt::arg("a", ch.ran("MultiHeadAttention::operator()")),
+                       fmt::arg("b", ch.ran("MultiHeadedAttention::operator()"))),
             Shown::Twin);
     ch.say(std::string(_("  Step 5 went from article 000's heads to fused weights (cat), step 7 from fused weights to "
                          "heads (slices).")) +

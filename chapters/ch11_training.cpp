@@ -34,6 +34,7 @@
 #include "course/i18n.hpp"
 #include "exact/print.hpp"
 #include "course/plot.hpp"
+#include "course/settings.hpp"
 #include "course/train_knobs.hpp"
 #include "course/train_views.hpp"
 #include "train/beam_models.hpp"
@@ -58,10 +59,12 @@ static void translation(Chapter& ch, int64_t n, const std::string& predicted);
 int main(int argc, char** argv) {
   Chapter ch("ch11_training", _("The Transformer learns: train_step, loss_fun, Adam, evaluate and translate"),
              {{4, N_("§模型训练和测试 (train_step, create_mask, loss_fun, Adam, evaluate/translate)")}});
+  const Ch11Settings d = ch11_defaults();  // the defaults, once (course/settings.cpp): ch14 and ch12 --vs-ch11 read the same
   ModelConfig cfg;  // create_model's sizes (the knobs below change them)
-  cfg.layers = 2, cfg.d_model = 64, cfg.heads = 4, cfg.d_ff = 256, cfg.label_smoothing = 0.0;
-  int64_t steps = 1000, batch = 64, log_every = 50, threads = 2;
-  double dropout = 0.1, lr = 0.001;
+  cfg.layers = d.layers, cfg.d_model = d.d_model, cfg.heads = d.heads, cfg.d_ff = d.d_ff;
+  cfg.label_smoothing = d.label_smoothing;
+  int64_t steps = d.steps, batch = d.batch, log_every = d.log_every, threads = d.threads;
+  double dropout = d.dropout, lr = d.lr;
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;
   std::string translate_text = "\x01", save_dir, load_dir, loss_name = "article";  // \x01: not given
   ch.option("--steps", steps, _("training steps (batches) (0 more with --load unless given)"));

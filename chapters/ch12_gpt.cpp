@@ -30,6 +30,7 @@
 #include "course/gpt_report.hpp"
 #include "course/mask_stats.hpp"
 #include "course/plot.hpp"
+#include "course/settings.hpp"
 #include "train/beam_models.hpp"
 #include "course/train_knobs.hpp"
 #include "train/sampling.hpp"
@@ -47,9 +48,11 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
              {{2, N_("§9.1.3 (decoder-only)")}, {4, N_("§模型训练和测试")}});
-  int64_t steps = 400, batch = 64, layers = 2, d_model = 64, heads = 4, d_ff = 256, log_every = 200, threads = 2;
-  int64_t top_k = 0, samples = 20;
-  double dropout = 0.0, lr = 0.002, temperature = 0.0, top_p = 1.0;
+  Ch12Settings knobs = ch12_defaults();  // the defaults, in course/settings.cpp: ch14 trains this model with the same
+  int64_t &steps = knobs.steps, &batch = knobs.batch, &layers = knobs.layers, &d_model = knobs.d_model,
+          &heads = knobs.heads, &d_ff = knobs.d_ff, &log_every = knobs.log_every, &threads = knobs.threads;
+  int64_t &top_k = knobs.top_k, &samples = knobs.samples;
+  double &dropout = knobs.dropout, &lr = knobs.lr, &temperature = knobs.temperature, &top_p = knobs.top_p;
   bool untied = false, no_causal = false, check_grads = false, no_cache = false, vs_ch11 = false;
   std::string save_dir, load_dir, prompt_text;
   ch.option("--steps", steps, _("training steps (0 after --load unless given)"));
@@ -95,13 +98,13 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) the model
     ch.section(_("Step 1: GPT-2's layout at a small size, and the task as one sequence"),
-               _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N pre-LN blocks, ln_f, lm_head"));
+               _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N blocks, ln_f, lm_head"));
     Gpt model(cfg, ch.seed, static_cast<int>(threads));  // token + position embeddings, N blocks, ln_f, LM head
     Adam adam;
     if (!load_dir.empty()) load_or_usage(ch, load_dir, model, adam);
     adam.lr = lr;
     show_model(ch, model);
-    show_loss_mask(ch, make_seq_batch({2048, 7, 915}));
+    show_loss_mask(ch, model, make_seq_batch({2048, 7, 915}));
 
     // ---------------------------------------------------------------- 2) train
     ch.section(_("Step 2: the training loop, written out: forward, loss, zero the grads, backward, Adam"),

@@ -6,10 +6,10 @@
 //          sentences with similar vectors can be put in the same class).
 // Task:    read a number written in English words ("forty eight") and say its last digit (8):
 //          10 classes; the deciding word sits at the end of sentences of 1..6 words.
-// Formula: h = Encoder([CLS] w_1 .. w_n)  (B,T,C);  v = h[:, 0]  (B,C)  (or the mean over the words);
+// Formula: h = Encoder([CLS] w_1 .. w_n)  (B,T,C);  v = h[:, 0]  (B,C)  (or the mean over [CLS] and the words);
 //          logits = v W^T + b  (B,10);  loss = mean CE(logits, n % 10);  grads by hand, then Adam
 // Run:     ./build/ch13_classifier                          # train, evaluate, look inside
-//          ./build/ch13_classifier --pool mean              # the mean of the words instead of [CLS]
+//          ./build/ch13_classifier --pool mean              # the mean of every real position ([CLS] too)
 //          ./build/ch13_classifier --save ckpt && ./build/ch13_classifier --load ckpt --classify "forty eight"
 #include <unistd.h>
 
@@ -32,6 +32,7 @@
 #include "train/numbers.hpp"
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
+#include "course/settings.hpp"
 #include "course/train_knobs.hpp"
 
 using namespace ts;
@@ -52,9 +53,11 @@ int main(int argc, char** argv) {
   Chapter ch("ch13_classifier", _("An encoder-only Transformer learns to classify: [CLS], a head, the vectors it learns"),
              {{0, N_("(TransformerEncoder: learned positions, pre-LN, GELU)")},
               {2, N_("§9.1.3 (encoder-only Transformers classify)")}});
+  Ch13Settings knobs = ch13_defaults();  // the defaults, in course/settings.cpp: ch14 trains this model with the same
   ClassifierConfig cfg;
-  int64_t steps = 400, batch = 64, log_every = 100;
-  double lr = 0.001, dropout = 0.1;
+  cfg.layers = knobs.layers, cfg.d_model = knobs.d_model, cfg.heads = knobs.heads, cfg.d_ff = knobs.d_ff;
+  int64_t &steps = knobs.steps, &batch = knobs.batch, &log_every = knobs.log_every;
+  double &lr = knobs.lr, &dropout = knobs.dropout;
   const std::string not_given = "\x01";  // --classify "" must be refused, not ignored
   std::string pool = "cls", classify_text = not_given, save_dir, load_dir;
   ch.option("--steps", steps, _("training steps (batches) (0 more with --load unless given)"));
@@ -63,8 +66,8 @@ int main(int argc, char** argv) {
   width_options(ch, cfg.d_model, cfg.heads, cfg.d_ff);
   adam_options(ch, dropout, lr);
   ch.option("--log-every", log_every, _("print a progress line every N steps"), 1, 1000000);
-  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean (the mean of the "
-                              "words')"));
+  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean (pool_forward's "
+                              "mean of the final vectors of every real position, [CLS] included)"));
   ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
   checkpoint_options(ch, save_dir, load_dir);
 
@@ -101,9 +104,11 @@ int main(int argc, char** argv) {
     }
     adam.lr = lr;
     const int64_t K = cfg.classes, H = cfg.heads, L = cfg.layers;
-    const Split& split = number_split();
+    // which final vectors the head reads, measured on "[CLS] forty eight" (not read from --pool)
+    const Pooling pooling = measure_pooling(model, make_cls_batch({48}));
 
     // ---------------------------------------------------------------- 1) task and model
+    const Split& split = number_split();
     ch.section(_("Step 1: the task, the input with its [CLS] position, the model"),
                _("article 000 §TransformerEncoder; article 002 §9.1.3"));
     {
@@ -117,10 +122,24 @@ int main(int argc, char** argv) {
         text += fmt::format("{:<28} [{}] -> class {}\n", words, ids, ex.labels[size_t(i)]);
       }
       text.pop_back();
-      ch.show("[(tokens, ids, n % 10) for n in (48, 12, 300, 7015)]", text,
-              trf("[CLS] (id {cls}) is put before the words of ch11's vocabulary; the class is the last digit: it "
-                  "depends on the last word, wherever that falls",
-                  fmt::arg("cls", cls_id())),
+      // the label rule, read from make_cls_batch's labels of every number, not from the task's name
+      std::vector<int64_t> all = split.train;
+      all.insert(all.end(), split.held_out.begin(), split.held_out.end());
+      const ClsBatch every = make_cls_batch(all);
+      int64_t other = 0, first = -1;
+      for (int64_t i = 0; i < every.B; ++i)
+        if (every.labels[size_t(i)] != every.numbers[size_t(i)] % 10) first = first < 0 ? i : first, ++other;
+      const std::string rule =
+          other == 0 ? trf("the class is the last digit, n % 10, for all {N} numbers (make_cls_batch's labels): it "
+                           "depends on the last word, wherever that falls",
+                           fmt::arg("N", every.B))
+                     : trf("the class is NOT the last digit for {k} of the {N} numbers (e.g. {n} -> class {c}): the "
+                           "labels {site} gives",
+                           fmt::arg("k", other), fmt::arg("N", every.B), fmt::arg("n", every.numbers[size_t(first)]),
+                           fmt::arg("c", every.labels[size_t(first)]), fmt::arg("site", make_cls_batch_site()));
+      ch.show("[(tokens, ids, label) for n in (48, 12, 300, 7015)]", text,
+              trf("[CLS] (id {cls}) is put before the words of ch11's vocabulary; {rule}", fmt::arg("cls", cls_id()),
+                  fmt::arg("rule", rule)),
               Shown::Info);
     }
     ch.say(trf("  {train} numbers train, {held} are held out (ch11's split) and only evaluated.",
@@ -135,8 +154,7 @@ int main(int argc, char** argv) {
                 fmt::arg("ln", wiring_words(classifier_block_wiring())),
                 fmt::arg("V", cfg.vocab), fmt::arg("P", cfg.max_len), fmt::arg("N", L), fmt::arg("C", cfg.d_model),
                 fmt::arg("H", H), fmt::arg("D", cfg.d_model / H), fmt::arg("F", cfg.d_ff), fmt::arg("K", K),
-                fmt::arg("pool", cfg.mean_pool ? _("the mean of the real positions' final vectors")
-                                               : _("the final vector of position 0, [CLS]"))),
+                fmt::arg("pool", pooling.words)),
             Shown::Info);
 
     // ---------------------------------------------------------------- 2) train
@@ -208,7 +226,7 @@ int main(int argc, char** argv) {
                 fmt::arg("n", held.B)),
             Shown::Article);
     for (size_t k = 0; k < wrong.size() && k < 3; ++k)
-      ch.say(trf("  wrong: {n} (\"{w}\") -> {p}, the last digit is {d}", fmt::arg("n", held.numbers[wrong[k]]),
+      ch.say(trf("  wrong: {n} (\"{w}\") -> {p}, its label is {d}", fmt::arg("n", held.numbers[wrong[k]]),
                  fmt::arg("w", number_to_words(held.numbers[wrong[k]])), fmt::arg("p", pred[wrong[k]]),
                  fmt::arg("d", held.labels[wrong[k]])));
     // why one position can stand for the sentence: its row of every layer's attention
@@ -221,18 +239,24 @@ int main(int argc, char** argv) {
                                                : trf("its query row leaves {v} of the {p} padded keys visible",
                                                      fmt::arg("v", cls_mask.pads - cls_mask.hidden_pad),
                                                      fmt::arg("p", cls_mask.pads));
-    ch.say(trf("  Why [CLS] can summarise the sentence: {hides}, and over the {n} held-out sentences, {H} heads and {L} "
-               "layers the smallest weight it gives a real token is {lo:.1e}{gt}: every layer mixes every word into "
-               "position 0, which holds no word of its own.",
-               fmt::arg("hides", hides), fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo),
-               fmt::arg("gt", lo > 0.0f ? " > 0" : _(" (some token gets no weight at all)"))));
+    if (pooling.cls_only)
+      ch.say(trf("  Why [CLS] can summarise the sentence: {hides}, and over the {n} held-out sentences, {H} heads and {L} "
+                 "layers the smallest weight it gives a real token is {lo:.1e}{gt}: every layer mixes every word into "
+                 "position 0, which holds no word of its own.",
+                 fmt::arg("hides", hides), fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo),
+                 fmt::arg("gt", lo > 0.0f ? " > 0" : _(" (some token gets no weight at all)"))));
+    else
+      ch.say(trf("  The head reads {pool}, not [CLS] alone ({site}). Position 0: {hides}; over the {n} held-out "
+                 "sentences, {H} heads and {L} layers the smallest weight it gives a real token is {lo:.1e}.",
+                 fmt::arg("pool", pooling.words), fmt::arg("site", classifier_head_site()), fmt::arg("hides", hides),
+                 fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo)));
     if (number >= 0) {
       const ClsBatch one = make_cls_batch({number});
       classifier_forward(model, ws, one, false, rng);
-      const int64_t p = predictions(ws, K)[0];
+      const int64_t p = predictions(ws, K)[0], label = one.labels[0];
       ch.show(fmt::format("classify(\"{}\")", number_to_words(number)), fmt::format("class: {}", p),
-              p == number % 10 ? _("correct") : trf("WRONG: the last digit of {n} is {d}", fmt::arg("n", number),
-                                                    fmt::arg("d", number % 10)),
+              p == label ? _("correct") : trf("WRONG: the label of {n} is {d}", fmt::arg("n", number),
+                                              fmt::arg("d", label)),
               Shown::Article);
     }
 
@@ -244,6 +268,10 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 5) what [CLS] reads
     ch.section(_("Step 5: what [CLS] reads: its row of the last layer's attention"), _("article 000 §Self-Attention"));
     {
+      if (!pooling.cls_only)
+        ch.say(trf("  The classifier does not read [CLS] alone but {pool}: the rows below are what position 0 "
+                   "attends to, not the vector the head reads.",
+                   fmt::arg("pool", pooling.words)));
       classifier_forward(model, ws, held, false, rng);
       const std::vector<float>& p = ws.layers.back().p;
       int64_t on_last = 0;  // sentences whose [CLS] row peaks on the last word
@@ -321,7 +349,7 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
   Rng rng(0);
   const int64_t C = after.cfg.d_model;
   std::vector<std::string> labels;
-  for (int64_t n : shown) labels.push_back(fmt::format("{}:{}", n, n % 10));
+  for (size_t i = 0; i < shown.size(); ++i) labels.push_back(fmt::format("{}:{}", shown[i], few.labels[i]));
   HeatmapOptions opt;
   opt.mode = heatmap_mode(ch.color);
   opt.vmin = -1, opt.vmax = 1;

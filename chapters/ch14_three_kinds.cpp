@@ -14,12 +14,14 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "course/chapter.hpp"
 #include "course/counts.hpp"
 #include "course/gpt_report.hpp"  // kCheckEvery, kTarget: how ch12 --vs-ch11 scores its runs
 #include "course/i18n.hpp"
+#include "course/settings.hpp"
 #include "course/three_kinds.hpp"
 #include "exact/matmul.hpp"  // set_blas_threads
 #include "train/numbers.hpp"
@@ -45,7 +47,10 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Chapter& ch) {
     const TargetPlan plan{check_every, max_steps, double(target_pct) / 100.0};
-    const int64_t batch = 64, threads = 2;  // ch11's, ch12's and ch13's --batch and ch11/ch12's --threads defaults
+    // each chapter's own defaults (course/settings.cpp), the structs those chapters bind their flags to
+    const Ch11Settings s11 = ch11_defaults();
+    const Ch12Settings s12 = ch12_defaults();
+    const Ch13Settings s13 = ch13_defaults();
 
     // ---------------------------------------------------------------- 1) the three models
     ch.section(_("Step 1: three models with their chapters' defaults: what each reads and writes"),
@@ -53,18 +58,48 @@ int main(int argc, char** argv) {
     // ch11: create_model's layout with ch11's defaults (train/model.hpp), article 004's ReLU FFN
     ModelConfig ed_cfg;
     ed_cfg.src_vocab = source_vocab().size(), ed_cfg.tgt_vocab = target_vocab().size();
-    Trainer ed(init_model(ed_cfg, ch.seed), int(threads), ch.seed);
+    ed_cfg.layers = s11.layers, ed_cfg.d_model = s11.d_model, ed_cfg.heads = s11.heads, ed_cfg.d_ff = s11.d_ff;
+    ed_cfg.dropout = s11.dropout, ed_cfg.label_smoothing = s11.label_smoothing;
+    Trainer ed(init_model(ed_cfg, ch.seed), int(s11.threads), ch.seed);
+    ed.adam().lr = s11.lr;
     // ch12: GPT-2's layout with ch12's defaults, tied LM head, causal mask; Adam at ch12's lr
     GptConfig gpt_cfg;
     gpt_cfg.vocab = seq_vocab().size();
-    Gpt gpt(gpt_cfg, ch.seed, int(threads));
+    gpt_cfg.layers = s12.layers, gpt_cfg.d_model = s12.d_model, gpt_cfg.heads = s12.heads, gpt_cfg.d_ff = s12.d_ff;
+    gpt_cfg.dropout = s12.dropout;
+    Gpt gpt(gpt_cfg, ch.seed, int(s12.threads));
     Adam gpt_adam;
-    gpt_adam.lr = 0.002;  // ch12's --lr default
+    gpt_adam.lr = s12.lr;
     // ch13: article 000's encoder with a [CLS] head, ch13's defaults
     ClassifierConfig cls_cfg;
     cls_cfg.vocab = classifier_vocab();
+    cls_cfg.layers = s13.layers, cls_cfg.d_model = s13.d_model, cls_cfg.heads = s13.heads, cls_cfg.d_ff = s13.d_ff;
+    cls_cfg.dropout = s13.dropout;
     Classifier cls = init_classifier(cls_cfg, ch.seed);
-    Adam cls_adam;  // ch13's --lr default is Adam's 0.001
+    Adam cls_adam;
+    cls_adam.lr = s13.lr;
+    // what each run uses, read back from the objects built above, against its chapter's defaults
+    Ch11Settings u11 = s11;
+    u11.lr = ed.adam().lr, u11.dropout = ed_cfg.dropout, u11.layers = ed_cfg.layers, u11.d_model = ed_cfg.d_model;
+    u11.heads = ed_cfg.heads, u11.d_ff = ed_cfg.d_ff;
+    Ch12Settings u12 = s12;
+    u12.lr = gpt_adam.lr, u12.dropout = gpt.cfg.dropout, u12.layers = gpt.cfg.layers, u12.d_model = gpt.cfg.d_model;
+    u12.heads = gpt.cfg.heads, u12.d_ff = gpt.cfg.d_ff;
+    Ch13Settings u13 = s13;
+    u13.lr = cls_adam.lr, u13.dropout = cls.cfg.dropout, u13.layers = cls.cfg.layers, u13.d_model = cls.cfg.d_model;
+    u13.heads = cls.cfg.heads, u13.d_ff = cls.cfg.d_ff;
+    bool all_defaults = true;
+    for (const auto& [name, used, defaults] : {std::tuple{"ch11", describe(u11), describe(s11)},
+                                               std::tuple{"ch12", describe(u12), describe(s12)},
+                                               std::tuple{"ch13", describe(u13), describe(s13)}}) {
+      all_defaults = all_defaults && used == defaults;
+      ch.say(used == defaults
+                 ? trf("  {name}'s model runs with its chapter's defaults (src/course/settings.cpp): {used}.",
+                       fmt::arg("name", name), fmt::arg("used", used))
+                 : trf("  {name}'s model runs with {used}, NOT its chapter's defaults ({defaults}, "
+                       "src/course/settings.cpp): this chapter changed them.",
+                       fmt::arg("name", name), fmt::arg("used", used), fmt::arg("defaults", defaults)));
+    }
 
     const std::vector<int64_t> held = number_split().held_out;
     // what each reads and writes, read from its config; the score its chapter prints
@@ -86,13 +121,21 @@ int main(int argc, char** argv) {
                "{P}) and writes the next token of the same {V}, until <end>: {p} parameters.",
                fmt::arg("name", k_gpt.name), fmt::arg("P", gpt_cfg.ctx), fmt::arg("V", gpt_cfg.vocab),
                fmt::arg("p", thousands(k_gpt.params))));
-    ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
-               "of {K} classes, its last digit, in one pass: {p} parameters.",
-               fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
-               fmt::arg("K", cls_cfg.classes), fmt::arg("p", thousands(k_cls.params))));
+    {  // the label rule, read from make_cls_batch's labels of the held-out numbers
+      const ClsBatch hb = make_cls_batch(held);
+      bool last_digit = true;
+      for (int64_t i = 0; i < hb.B; ++i) last_digit = last_digit && hb.labels[size_t(i)] == hb.numbers[size_t(i)] % 10;
+      ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
+                 "of {K} classes, {what}, in one pass: {p} parameters.",
+                 fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
+                 fmt::arg("K", cls_cfg.classes),
+                 fmt::arg("what", last_digit ? _("its last digit") : _("its label from make_cls_batch (not its last digit)")),
+                 fmt::arg("p", thousands(k_cls.params))));
+    }
     {  // the budget: every run to its cap, each step ~3 x (2 x params) multiply-adds per position
       double madds = 0, bytes = 0;
       for (const Kind* k : {&k_ed, &k_gpt, &k_cls}) {
+        const int64_t batch = k == &k_ed ? s11.batch : k == &k_gpt ? s12.batch : s13.batch;
         madds += 3.0 * double(max_steps) * double(batch) * k->positions * double(k->params);
         bytes += 4.0 * 4.0 * double(k->params);
       }
@@ -105,17 +148,17 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 3) train each to its target
     ch.section(_("Step 3: train each model until its held-out target"), _("article 004 §模型训练和测试 train_step"));
-    k_ed.run = train_encdec_until(ed, batch, ch.seed, plan);
+    k_ed.run = train_encdec_until(ed, s11.batch, ch.seed, plan);
     show_run(ch, k_ed);
-    k_gpt.run = train_gpt_until(gpt, gpt_adam, batch, ch.seed, plan);
+    k_gpt.run = train_gpt_until(gpt, gpt_adam, s12.batch, ch.seed, plan);
     show_run(ch, k_gpt);
     set_blas_threads(1);  // as ch13: (B*T, 64) products gain nothing from more BLAS threads
-    k_cls.run = train_classifier_until(cls, cls_adam, batch, ch.seed, plan);
+    k_cls.run = train_classifier_until(cls, cls_adam, s13.batch, ch.seed, plan);
     show_run(ch, k_cls);
 
     // ---------------------------------------------------------------- 4) side by side
     ch.section(_("Step 4: side by side, and which kind fits which task"), _("article 002 §9.1.3"));
-    show_kinds_table(ch, {k_ed, k_gpt, k_cls}, plan, cls_cfg.classes);
+    show_kinds_table(ch, {k_ed, k_gpt, k_cls}, plan, cls_cfg.classes, all_defaults);
   });
 }
 

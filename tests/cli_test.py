@@ -23,6 +23,7 @@ I/O, --dump and full runs): a chapter whose default run is long names its quick 
 """
 import os
 import pty
+import re
 import resource
 import shlex
 import shutil
@@ -284,6 +285,13 @@ def main():
         r = run(binary, ["--no-color", "--seed", "1"] + QUICK, text=True)
         ok = r.returncode == 0 and r.stdout.strip() != "" and sanitizer_clean(r.stderr)
         res.record(ok, "full run --seed 1", f"exit {r.returncode}" + ("" if ok else ": " + r.stderr[-2000:]))
+        # the code: line names at most three entries (the step's line first), the rest behind --code-all
+        code = [l.strip() for l in r.stdout.splitlines() if l.strip().startswith("code: ")]
+        long = [l for l in code if len(l.split(" · ")) > 4 or (len(l.split(" · ")) == 4 and "--code-all" not in l)]
+        first = all(re.match(r"^code: chapters/\w+\.cpp:\d+", l) for l in code)
+        res.record("--code-all" in h.stdout and code and not long and first,
+                   "code: lines: the step's chapter line first, at most 3 entries (+ the count --code-all shows)",
+                   f"{len(code)} code: lines; too long: {long[:1]}")
         # --color=always colours a pipe (for less -R); the piped default and --plain never do.
         # (Chapter::run decides for every chapter alike: the colour run is ch01's, the quickest.)
         plain_c = run(binary, ["--color=always", "--plain"] + QUICK, text=True)

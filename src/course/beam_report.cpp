@@ -83,9 +83,26 @@ void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, 
                     fmt::format("{:.4f}", h.logp), fmt::format("{:.4f}", train::penalised_score(h, o.alpha))});
   }
   ch.show("finished beams", table(rows),
-          pen ? trf("ranked by sum log p / ((5 + |Y|) / 6)^{a}", fmt::arg("a", o.alpha))
+          pen ? trf("ranked by sum log p / lp(|Y|), lp = length_penalty(|Y|, {a})", fmt::arg("a", o.alpha))
               : _("ranked by the sum of log-probabilities (no length penalty: lp = 1)"),
           Shown::Info);
+  if (!pen) return;
+  // the penalty the code evaluated, |Y| = 1..4, against GNMT's ((5 + |Y|) / 6)^alpha
+  std::string values;
+  int64_t bad = 0;
+  for (int64_t n = 1; n <= 4; ++n) {
+    const double got = train::length_penalty(n, o.alpha), want = std::pow((5.0 + double(n)) / 6.0, o.alpha);
+    values += fmt::format("{}{:.4f}", n > 1 ? ", " : "", got);
+    bad += bad == 0 && !(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want))) ? n : 0;
+  }
+  ch.say("  " + ch.verdict(bad == 0,
+                           bad == 0 ? trf("length_penalty gives lp(|Y|) = {v} for |Y| = 1..4: GNMT's ((5 + |Y|) / 6)^{a}",
+                                          fmt::arg("v", values), fmt::arg("a", o.alpha))
+                                    : trf("length_penalty gives lp(|Y|) = {v} for |Y| = 1..4, not GNMT's ((5 + |Y|) / "
+                                          "6)^{a} ({w:.4f} at |Y| = {n}): the ranking above uses that (look at {site})",
+                                          fmt::arg("v", values), fmt::arg("a", o.alpha),
+                                          fmt::arg("w", std::pow((5.0 + double(bad)) / 6.0, o.alpha)),
+                                          fmt::arg("n", bad), fmt::arg("site", train::length_penalty_site()))));
 }
 
 void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const std::vector<std::vector<int64_t>>& greedy,

@@ -368,6 +368,8 @@ Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
       {"--svg", kPath, &svg_dir_, N_("write each heatmap, mask, positional encoding and loss curve the explained mode "
                                      "shows as an SVG file into DIR (a new or empty directory, or one an earlier --svg "
                                      "wrote: its files are replaced)")},
+      {"--code-all", kFlag, &code_all_, N_("end each step with every function it ran on its code: line (default: the "
+                                           "step's own line and the first two functions it ran, then how many more)")},
       {"--step-by-step", kFlag, &step_by_step_, N_("on a terminal, pause after each step: Enter shows the next, b this "
                                                    "one again, q quits (piped, --plain or --transcript: no pauses)")},
   };
@@ -889,14 +891,33 @@ void Chapter::section(const std::string& title, const std::string& article_ref, 
 
 void Chapter::end_step() {
   if (!rich() || step_file_ == nullptr) return;
+  // the step's own line first, then the functions it ran in the order they first ran: at most
+  // kCodeEntries entries in all, unless --code-all
+  // (a template's float and double instantiations are one entry: the same file, line and name)
+  std::vector<std::string> ran;
+  for (const CodeSite* s : step_sites_) {
+    std::string e = fmt::format("{}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
+    if (std::find(ran.begin(), ran.end(), e) == ran.end()) ran.push_back(std::move(e));
+  }
   std::string sites = fmt::format("{}:{}", code_site_path(step_file_), step_line_);
-  for (const CodeSite* s : step_sites_)
-    sites += fmt::format(" · {}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
+  const size_t shown = code_all_ ? ran.size() : std::min(ran.size(), kCodeEntries - 1);
+  for (size_t i = 0; i < shown; ++i) sites += " · " + ran[i];
+  if (shown < ran.size())
+    sites += " · " + trfn("{n} more function (--code-all)", "{n} more functions (--code-all)", ran.size() - shown,
+                          fmt::arg("n", ran.size() - shown));
   const std::string note =
       hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
   std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
+  earlier_sites_.insert(earlier_sites_.end(), step_sites_.begin(), step_sites_.end());
   step_file_ = nullptr;
   step_sites_.clear();
+}
+
+std::string Chapter::ran(const std::string& name) const {
+  for (const auto* list : {&step_sites_, &earlier_sites_})
+    for (const CodeSite* s : *list)
+      if (code_site_name(s->func) == name) return fmt::format("{}:{} {}", code_site_path(s->file), s->line, name);
+  return "";
 }
 
 void Chapter::show(const std::string& expr, const std::string& printed, const std::string& why, Shown who) {

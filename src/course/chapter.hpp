@@ -107,7 +107,8 @@ class Chapter {
   // ---- output ----
   // A section header: the article step this part follows. A step ends at the next section
   // (or the chapter's end) with one line naming its code (default mode only): the chapter
-  // line that opened it and every TS_CODE_SITE() function it ran (base/code_site.hpp), e.g.
+  // line that opened it and the TS_CODE_SITE() functions it ran (base/code_site.hpp): the first
+  // two, then how many more (--code-all: every one), e.g.
   //   code: chapters/ch04_multihead.cpp:120 · src/transformer/nn.cpp:186 TransformerEncoderLayer::operator()
   // `file` and `line` are the caller's, filled in by the compiler.
   void section(const std::string& title, const std::string& article_ref, const char* file = __builtin_FILE(),
@@ -149,6 +150,10 @@ class Chapter {
   // remembered: when the chapter ends, one line on stderr names the first one and the exit
   // code is 3, so an edit that breaks an invariant is seen in every output mode.
   std::string verdict(bool ok, const std::string& detail);
+  // "src/transformer/nn.cpp:186 MultiHeadAttention::operator()": where a TS_CODE_SITE() function
+  // of that name (code_site_name) that ran in this chapter so far is, from the compiler; for a
+  // NOT OK to name the code it compared ("" if none of that name ran)
+  std::string ran(const std::string& name) const;
   // The same with one message per outcome, as a verdict's words must: `ok_text` under OK,
   // `not_ok_text` under NOT OK (both marked N_()), translated and formatted with `args`:
   //   ch.verdict(d <= tol, N_("agree to {d:.3g}"), N_("differ by {d:.3g}, above {tol}"), fmt::arg("d", d), ...)
@@ -196,10 +201,14 @@ class Chapter {
   int figures_ = 0;
   size_t plain_shown_ = 0;  // lines --plain printed: none at all gets a note on stderr
   int dumped_ = 0;
-  // the current step's code: where the chapter opened it, and the marked functions it ran
+  // the current step's code: where the chapter opened it, and the marked functions it ran;
+  // the code: line names kCodeEntries of them, --code-all every one
+  static constexpr size_t kCodeEntries = 3;
+  bool code_all_ = false;
   const char* step_file_ = nullptr;
   int step_line_ = 0;
   std::vector<const CodeSite*> step_sites_;
+  std::vector<const CodeSite*> earlier_sites_;  // the steps' before this one, for ran()
   std::unique_ptr<CodeSiteRecorder> recorder_;
 };
 

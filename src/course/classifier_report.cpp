@@ -31,6 +31,60 @@ std::string classifier_parameter_table(const train::Classifier& m) {
   return counts.table(20, 9);
 }
 
+Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
+  using namespace train;
+  ClsWorkspace w;
+  Rng rng(0);
+  classifier_forward(m, w, b, /*training=*/false, rng);
+  const int64_t T = b.T, C = m.cfg.d_model;
+  const std::vector<float> x = m.cfg.layers ? w.layers.back().y : w.x0;  // the last layer's output (B,T,C)
+  classifier_head_forward(m, w, b, x.data(), false, rng);
+  const std::vector<float> base(w.pooled.begin(), w.pooled.begin() + C);
+  Pooling out;
+  std::vector<std::string> tokens;
+  for (int64_t t = 0; t < T && b.ids[size_t(t)] != kPad; ++t) {
+    tokens.push_back(classifier_token(b.ids[size_t(t)]));
+    std::vector<float> moved = x;
+    for (int64_t c = 0; c < C; ++c) moved[size_t(t * C + c)] += 1.0f;
+    classifier_head_forward(m, w, b, moved.data(), false, rng);
+    double sum = 0;
+    for (int64_t c = 0; c < C; ++c) sum += double(w.pooled[size_t(c)]) - double(base[size_t(c)]);
+    const double wt = sum / double(C);
+    out.weight.push_back(std::abs(wt) < 1e-5 ? 0.0 : wt);
+  }
+  const int64_t n = int64_t(out.weight.size());
+  std::string joined;
+  for (const auto& k : tokens) joined += (joined.empty() ? "" : " ") + k;
+  std::vector<int64_t> read;
+  for (int64_t t = 0; t < n; ++t)
+    if (out.weight[size_t(t)] != 0.0) read.push_back(t);
+  auto near = [](double a, double b) { return std::abs(a - b) < 1e-4; };
+  const bool equal = !read.empty() && std::all_of(read.begin(), read.end(), [&](int64_t t) {
+    return near(out.weight[size_t(t)], 1.0 / double(read.size()));
+  });
+  out.cls_only = read.size() == 1 && read[0] == 0 && near(out.weight[0], 1.0);
+  if (read.size() == 1 && equal)
+    out.words = read[0] == 0 ? std::string(_("the final vector of position 0, [CLS]"))
+                             : trf("the final vector of position {t}, '{w}'{last}", fmt::arg("t", read[0]),
+                                   fmt::arg("w", tokens[size_t(read[0])]),
+                                   fmt::arg("last", read[0] == n - 1 ? _(" (the last word)") : ""));
+  else if (equal && int64_t(read.size()) == n)
+    out.words = trf("the mean of the final vectors of every real position, [CLS] included ({n} in '{s}')",
+                    fmt::arg("n", n), fmt::arg("s", joined));
+  else if (equal && int64_t(read.size()) == n - 1 && read[0] == 1)
+    out.words = trf("the mean of the final vectors of the words, [CLS] left out ({n} in '{s}')", fmt::arg("n", n - 1),
+                    fmt::arg("s", joined));
+  else if (read.empty())
+    out.words = _("no position: moving any final vector leaves the head's input where it was");
+  else {
+    std::string parts;
+    for (int64_t t = 0; t < n; ++t)
+      parts += fmt::format("{}{} {:.3g}", t ? ", " : "", tokens[size_t(t)], out.weight[size_t(t)]);
+    out.words = trf("a weighted sum of the final vectors ({parts})", fmt::arg("parts", parts));
+  }
+  return out;
+}
+
 Similarity cosine_similarity(const std::vector<float>& v, int64_t C, const std::vector<int64_t>& labels) {
   const int64_t n = static_cast<int64_t>(labels.size());
   Similarity s;

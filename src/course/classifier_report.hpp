@@ -38,6 +38,17 @@ struct MaskRow {
 };
 MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T);
 
+// Which final vectors the head reads, measured: the last layer's output of sentence 0 of b is
+// moved by 1 at one position at a time and classifier_head_forward run again; weight[t] is how
+// far the head's input (w.pooled) moved, per unit (1 for the one position a [CLS] head reads,
+// 1/n for each of n averaged). words: the sentence's tokens, for the description.
+struct Pooling {
+  std::vector<double> weight;  // (real positions of sentence 0)
+  std::string words;           // "the final vector of position 0, [CLS]", "the mean of ...", ...
+  bool cls_only = false;       // position 0 alone, with weight 1
+};
+Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b);
+
 // --classify's text: a number 0..9999 written in words as train/numbers.hpp writes them
 // ("forty eight"), case and spaces aside; throws UsageError naming the fix otherwise.
 int64_t parse_number_words(const std::string& text);

@@ -25,6 +25,7 @@
 #include "train/trainer.hpp"
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
+#include "course/settings.hpp"
 
 namespace ts {
 
@@ -127,17 +128,42 @@ static std::string mask_words(const GptConfig& c) {
              fmt::arg("all", c.ctx * c.ctx));
 }
 
+// Whether the LM head reads wte, measured: wte's row of <end> (a token the input "7 =" does not
+// hold, so it enters the forward only through a head that reads wte) is moved, and the largest
+// move of any logit is returned: 0 means the head reads storage of its own.
+static double head_moves_with_wte(const Gpt& m, const std::vector<int64_t>& input, int64_t token) {
+  SeqBatch b;
+  b.B = 1, b.T = static_cast<int64_t>(input.size()), b.x = input, b.y.assign(input.size(), kPad);
+  GptWork<float> w;
+  Rng unused(0);
+  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
+  const std::vector<float> before = w.logits;
+  std::vector<float> P = m.params;
+  const int64_t C = m.cfg.d_model;
+  for (int64_t c = 0; c < C; ++c) P[m.layout.wte + size_t(token * C + c)] += 0.5f * float((c * 7 % 11) - 5) / 5.0f;
+  gpt_forward(m.cfg, m.layout, P.data(), w, b, false, unused);
+  double moved = 0;
+  for (size_t i = 0; i < before.size(); ++i) moved = std::max(moved, double(std::abs(w.logits[i] - before[i])));
+  return moved;
+}
+
 void show_model(Chapter& ch, const Gpt& m) {
   const GptConfig& c = m.cfg;
+  const SeqVocab& v = seq_vocab();
+  const std::vector<int64_t> input = encode_prompt(7);
+  const double moved = head_moves_with_wte(m, input, v.end);
+  const bool tied = moved > 0;  // what the forward does, whatever cfg.tied says
   PartCounts counts;
+  bool own_head = false;  // a parameter of its own named lm_head in the layout
   for (const ParamSpec& s : m.layout.specs) {
     // "transformer.h.3.ln_1.weight" -> "h.3", "transformer.wte.weight" -> "wte"
     std::string part = s.name.rfind("transformer.", 0) == 0 ? s.name.substr(12) : s.name;
+    own_head = own_head || part.rfind("lm_head", 0) == 0;
     counts.add(part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0)), s.numel);
   }
-  std::vector<std::pair<std::string, std::string>> tied;
-  if (c.tied) tied.emplace_back("lm_head", "= wte");
-  const std::string table = counts.table(8, 9, tied);
+  std::vector<std::pair<std::string, std::string>> shared;
+  if (tied && !own_head) shared.emplace_back("lm_head", "= wte");
+  const std::string table = counts.table(8, 9, shared);
   ch.show("{part: parameters}", table,
           trfn("V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} head of {D}, F={F}, {act}, {ln}, {mask}",
                "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}, {mask}", c.heads,
@@ -146,42 +172,81 @@ void show_model(Chapter& ch, const Gpt& m) {
               fmt::arg("act", activation_name()), fmt::arg("ln", wiring_words(gpt_block_wiring())),
               fmt::arg("mask", mask_words(c))),
           Shown::Info);
-  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (c.tied ? head : 0);
+  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (tied ? head : 0);
   const double pct = 100.0 * double(head) / double(untied);
-  ch.say(c.tied ? trf("  The LM head is tied: its (V, C) = ({V}, {C}) weight IS the token embedding wte, as in GPT-2. "
-                      "That saves {n} parameters, {pct:.1f} % of the {u} an untied head would make (--untied).",
-                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
-                      fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
-                : trf("  The LM head is untied: its own (V, C) = ({V}, {C}) weight, {n} parameters, {pct:.1f} % of "
-                      "this model; tying it to wte (the default) would save them.",
-                      fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("n", thousands(head)),
-                      fmt::arg("pct", pct)));
+  const std::string probe = trf("moving wte's row of '{tok}', a token the input '{in}' does not hold",
+                                fmt::arg("tok", v.words[size_t(v.end)]), fmt::arg("in", words_of(input)));
+  std::string said =
+      tied ? trf("  The LM head is tied: its (V, C) = ({V}, {C}) weight IS the token embedding wte, as in GPT-2 "
+                 "({probe}, moves the logits by up to {d:.2g}). That saves {n} parameters, {pct:.1f} % of the {u} an "
+                 "untied head would make.",
+                 fmt::arg("V", c.vocab), fmt::arg("C", c.d_model), fmt::arg("probe", probe), fmt::arg("d", moved),
+                 fmt::arg("n", thousands(head)), fmt::arg("pct", pct), fmt::arg("u", thousands(untied)))
+           : trf("  The LM head is untied: {probe}, leaves every logit where it was, so the head reads a (V, C) = ({V}, "
+                 "{C}) weight of its own, {n} parameters, {pct:.1f} % of this model; tying it to wte would save them.",
+                 fmt::arg("probe", probe), fmt::arg("V", c.vocab), fmt::arg("C", c.d_model),
+                 fmt::arg("n", thousands(head)), fmt::arg("pct", pct));
+  if (tied != c.tied)  // the setting meant one thing, the storage does the other: say where
+    said += trf(" The config says {cfg} (GptConfig::tied); the storage the head reads is set in {site}.",
+                fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", make_gpt_layout_site()));
+  else if (tied && own_head)
+    said += trf(" The layout still holds an lm_head weight the logits never read ({site}).",
+                fmt::arg("site", make_gpt_layout_site()));
+  ch.say(said);
 }
 
-void show_loss_mask(Chapter& ch, const SeqBatch& b) {
+void show_loss_mask(Chapter& ch, const Gpt& m, const SeqBatch& b) {
   const SeqVocab& v = seq_vocab();
+  // which positions the loss counts, measured: gpt_forward's per-position loss, 0 where skipped
+  GptWork<float> w;
+  Rng unused(0);
+  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
   std::string table;
-  int64_t counted = 0, real = 0;
+  int64_t real = 0, answer = 0, counted = 0, counted_answer = 0, counted_prompt = 0, counted_pad = 0, target_prompt = 0;
   for (int64_t i = 0; i < b.B; ++i) {
     std::string in = "x  ", out = "y  ";
+    const std::vector<int64_t> seq = encode_sequence(b.numbers[size_t(i)]);
     for (int64_t t = 0; t < b.T; ++t) {
-      const int64_t xi = b.x[size_t(i * b.T + t)], yi = b.y[size_t(i * b.T + t)];
-      if (xi == kPad) break;
-      const std::string a = v.words[size_t(xi)], c = yi == kPad ? "." : v.words[size_t(yi)];
-      const size_t w = std::max(a.size(), c.size()) + 1;
-      in += fmt::format("{:<{}}", a, w), out += fmt::format("{:<{}}", c, w);
-      ++real, counted += yi != kPad;
+      const size_t at = size_t(i * b.T + t);
+      const int64_t xi = b.x[at], yi = b.y[at];
+      const bool counts = w.loss[at] != 0.0f;
+      if (xi == kPad) {
+        counted_pad += counts;
+        continue;
+      }
+      // what position t is asked to predict: the sequence's next token, a prompt token (digits, '=') or the answer's
+      const bool asks_answer = t + 1 < int64_t(seq.size()) && seq[size_t(t + 1)] > v.eq;
+      const std::string a = v.words[size_t(xi)], c = counts ? v.words[size_t(yi)] : ".";
+      const size_t wd = std::max(a.size(), c.size()) + 1;
+      in += fmt::format("{:<{}}", a, wd), out += fmt::format("{:<{}}", c, wd);
+      ++real, answer += asks_answer, counted += counts;
+      counted_answer += counts && asks_answer, counted_prompt += counts && !asks_answer;
+      target_prompt += !asks_answer && yi != kPad;
     }
     while (!in.empty() && in.back() == ' ') in.pop_back();
     while (!out.empty() && out.back() == ' ') out.pop_back();
     table += fmt::format("{}:\n{}\n{}\n", b.numbers[size_t(i)], in, out);
   }
   table.pop_back();
-  ch.show("x = seq[:-1], y = seq[1:] with the prompt's targets masked", table,
-          trf("'.' = <pad>: the loss skips it. Of the {real} real positions, {k} predict an answer token; the "
-              "{p} before them predict the digits and '=' of the prompt, which the model is given, not asked",
-              fmt::arg("real", real), fmt::arg("k", counted), fmt::arg("p", real - counted)),
+  ch.show("x = seq[:-1], y = seq[1:]", table,
+          trf("'.' = a position whose loss gpt_forward gives 0: the loss skips it. Of the {real} real positions, {a} "
+              "predict an answer token (a word or <end>), {p} a token of the prompt (a digit or '=')",
+              fmt::arg("real", real), fmt::arg("a", answer), fmt::arg("p", real - answer)),
           Shown::Info);
+  const bool ok = counted_answer == answer && counted_prompt == 0 && counted_pad == 0;
+  // under NOT OK, which side: targets that are not <pad> at the prompt's positions are make_seq_batch's
+  const std::string where = target_prompt > 0 ? make_seq_batch_site() : gpt_forward_site();
+  ch.say("  " + ch.verdict(ok, ok ? trf("the loss counts exactly the {a} positions that predict the answer; the {p} "
+                                        "that predict the prompt are skipped: the model is given the prompt, not "
+                                        "asked for it",
+                                        fmt::arg("a", answer), fmt::arg("p", real - answer))
+                                  : trf("the loss counts {k} positions: {ca} of the {a} that predict the answer, {cp} "
+                                        "of the {p} that predict the prompt and {cpad} padded ones, not the answer "
+                                        "alone (look at {where})",
+                                        fmt::arg("k", counted + counted_pad), fmt::arg("ca", counted_answer),
+                                        fmt::arg("a", answer), fmt::arg("cp", counted_prompt),
+                                        fmt::arg("p", real - answer), fmt::arg("cpad", counted_pad),
+                                        fmt::arg("where", where))));
 }
 
 // ---------------------------------------------------------------- training
@@ -312,6 +377,55 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
                    "seeded draw takes '{tok}' (final p {fp:.4f}).",
                    fmt::arg("how", sampler_name(s)), fmt::arg("k", kept_k), fmt::arg("V", V), fmt::arg("p", kept_p),
                    fmt::arg("tok", v.words[size_t(t.chosen)]), fmt::arg("fp", t.final[size_t(t.chosen)])));
+  if (s.greedy()) return;
+  // the rules, checked on this step's own numbers against what sample_next kept
+  // 1) logit/T: every scaled value is the logit divided by T
+  double scale_err = 0;
+  for (int64_t i = 0; i < V; ++i)
+    scale_err = std::max(scale_err, std::abs(t.scaled[size_t(i)] - double(pick[size_t(i)]) / s.temperature));
+  double biggest = 1.0;
+  for (double x : t.scaled) biggest = std::max(biggest, std::abs(x));
+  const bool scale_ok = scale_err <= 1e-9 * biggest;
+  // 2) top-k: the k largest logits/T (k = 0 or >= V: all), and no cut one above a kept one
+  const int64_t want_k = s.top_k > 0 && s.top_k < V ? s.top_k : V;
+  double lowest_kept = INFINITY, highest_cut = -INFINITY;
+  for (int64_t i = 0; i < V; ++i)
+    (t.kept_k[size_t(i)] ? lowest_kept : highest_cut) = t.kept_k[size_t(i)]
+                                                            ? std::min(lowest_kept, t.scaled[size_t(i)])
+                                                            : std::max(highest_cut, t.scaled[size_t(i)]);
+  const bool k_ok = kept_k == want_k && !(highest_cut > lowest_kept);
+  // 3) top-p: over softmax(logit/T) of what top-k kept, the kept set is the smallest set of the most likely
+  //    tokens whose probabilities sum to >= p: its sum reaches p, and without its least likely token it does not
+  double mx = -INFINITY, z = 0;
+  for (int64_t i = 0; i < V; ++i)
+    if (t.kept_k[size_t(i)]) mx = std::max(mx, t.scaled[size_t(i)]);
+  std::vector<double> pk(static_cast<size_t>(V), 0.0);
+  for (int64_t i = 0; i < V; ++i)
+    if (t.kept_k[size_t(i)]) z += pk[size_t(i)] = std::exp(t.scaled[size_t(i)] - mx);
+  double sum = 0, least = INFINITY, best_cut = 0;
+  for (int64_t i = 0; i < V; ++i) {
+    pk[size_t(i)] /= z;
+    if (t.kept_p[size_t(i)]) sum += pk[size_t(i)], least = std::min(least, pk[size_t(i)]);
+    else if (t.kept_k[size_t(i)]) best_cut = std::max(best_cut, pk[size_t(i)]);
+  }
+  const double eps = 1e-12;
+  const bool p_ok = s.top_p >= 1.0 ? kept_p == kept_k
+                                   : sum >= s.top_p - eps && sum - least < s.top_p - eps && !(best_cut > least);
+  const bool ok = scale_ok && k_ok && p_ok;
+  const std::string rules =
+      trf("logit/T = logit / {T} for all {V} tokens (max error {e:.1e}); top-k keeps the {k} largest; top-p keeps the "
+          "fewest most likely tokens whose p sum to >= {p}: the {n} kept sum to {sum:.4f}, without the least likely "
+          "of them ({least:.4f}) {rest:.4f}",
+          fmt::arg("T", s.temperature), fmt::arg("V", V), fmt::arg("e", scale_err), fmt::arg("k", want_k),
+          fmt::arg("p", s.top_p), fmt::arg("n", kept_p), fmt::arg("sum", sum), fmt::arg("least", least),
+          fmt::arg("rest", sum - least));
+  ch.say("  " + ch.verdict(ok, ok ? rules
+                                  : rules + trf(": {which} (look at {site})",
+                                                fmt::arg("which", !scale_ok ? _("logit/T is not the logit divided by T")
+                                                                  : !k_ok   ? _("top-k did not keep the k largest")
+                                                                            : _("top-p's kept set is not the smallest "
+                                                                                "reaching p")),
+                                                fmt::arg("site", sample_next_site()))));
 }
 
 void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t samples, uint64_t seed) {
@@ -427,6 +541,12 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
               fmt::arg("r", reps), fmt::arg("T", T)),
           Shown::Info);
   const double first = full[0] / cached[0], last = full[size_t(T - 1)] / cached[size_t(T - 1)];
+  if (!(last > first)) {  // the explanation below only where this run's timings show the growth it explains
+    ch.say(trf("  Measured here: {a:.1f}x at length 1, {b:.1f}x at length {T}: the gap did not grow on this run (the "
+               "timings of a shared machine), so there is no growth to explain.",
+               fmt::arg("a", first), fmt::arg("b", last), fmt::arg("T", T)));
+    return;
+  }
   ch.say(trf("  Why the gap grows with length: without the cache, the token at position t runs all t positions "
              "through every block again (t rows in every product, t x t attention scores), so a sequence of n tokens "
              "costs about n^2 / 2 position-passes; with the cache it runs one position and reads the t keys and "
@@ -436,10 +556,14 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
 
 // ---------------------------------------------------------------- side by side with ch11
 void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max_steps) {
-  ModelConfig cfg;  // ch11's defaults
+  const Ch11Settings s11 = ch11_defaults();  // ch11's defaults, the struct ch11 binds its flags to (course/settings.cpp)
+  ModelConfig cfg;
   cfg.src_vocab = source_vocab().size(), cfg.tgt_vocab = target_vocab().size();
-  Trainer tr(init_model(cfg, ch.seed), 2, ch.seed);
-  const int64_t batch = 64;  // ch11's --batch default
+  cfg.layers = s11.layers, cfg.d_model = s11.d_model, cfg.heads = s11.heads, cfg.d_ff = s11.d_ff;
+  cfg.dropout = s11.dropout, cfg.label_smoothing = s11.label_smoothing;
+  Trainer tr(init_model(cfg, ch.seed), int(s11.threads), ch.seed);
+  tr.adam().lr = s11.lr;
+  const int64_t batch = s11.batch;
   // the runner ch14 trains its three kinds with (train/until_target.hpp)
   const TargetRun run = train_encdec_until(tr, batch, ch.seed, TargetPlan{kCheckEvery, max_steps, kTarget});
   const RunSummary c11{tr.model().layout.total, run.steps, run.step_hit, run.seconds_hit, run.held_out};
@@ -455,9 +579,9 @@ void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max
       {"positions run per answer (mean)", {fmt::format("{:.2f}", pos11), fmt::format("{:.2f}", pos12)}}};
   ch.show("ch11 vs ch12 on the same task, seed and held-out numbers",
           compare_table({"ch11 encoder-decoder", "ch12 decoder-only"}, rows, 34, 22),
-          trf("ch11 trained here with its defaults (B = {B}, dropout {p}, lr {lr}), stopped at {pct} %; both checked "
-              "every {every} steps, the seconds include those checks",
-              fmt::arg("B", batch), fmt::arg("p", cfg.dropout), fmt::arg("lr", tr.adam().lr),
+          trf("ch11 trained here with its defaults from src/course/settings.cpp ({s}), stopped at {pct} %; both "
+              "checked every {every} steps, the seconds include those checks",
+              fmt::arg("s", describe(s11)),
               fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery)),
           Shown::Info);
   const bool faster = ours.step_95 > 0 && (c11.step_95 < 0 || ours.step_95 < c11.step_95);

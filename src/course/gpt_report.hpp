@@ -25,10 +25,12 @@ void save_or_usage(const std::string& dir, const train::Gpt& m, const train::Ada
 
 // --check-grads: a tiny model of cfg's kind, every parameter vs finite differences, a verdict
 void show_grad_check(Chapter& ch, const train::GptConfig& cfg);
-// the sizes, the parameters per part and what tying the LM head saves
+// the sizes, the parameters per part and what tying the LM head saves; whether the head is
+// tied is measured (the logits move with wte's row of a token not in the input), not read from cfg
 void show_model(Chapter& ch, const train::Gpt& m);
-// the sequences of a batch with the targets that count and the masked prompt positions
-void show_loss_mask(Chapter& ch, const train::SeqBatch& b);
+// the sequences of a batch with the targets the loss counts, measured from gpt_forward's
+// per-position loss, and a verdict: the loss counts the answer's positions and no other
+void show_loss_mask(Chapter& ch, const train::Gpt& m, const train::SeqBatch& b);
 
 // The article's progress lines during training, a progress bar on a terminal, and at the end
 // the speed, the step held-out exact match first reached 95 % and the loss curve.

@@ -176,7 +176,8 @@ void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Class
 // ---------------------------------------------------------------- the table and what fits
 static std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
-void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetPlan& plan, int64_t classes) {
+void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetPlan& plan, int64_t classes,
+                      bool defaults) {
   const double pct = 100 * plan.target;
   std::vector<std::string> heads;
   std::vector<CompareRow> rows = {{_("reads"), {}},
@@ -209,8 +210,10 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   }
   ch.show(
       "the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
-      trf("each trained with its chapter's defaults until its held-out score reached {pct} % (checked every {every} "
+      trf("each trained with {which} until its held-out score reached {pct} % (checked every {every} "
           "steps, at most {cap} steps); the seconds include those checks",
+          fmt::arg("which", defaults ? _("its chapter's defaults") : _("the settings Step 1 lists, not all its chapter's "
+                                                                       "defaults")),
           fmt::arg("pct", pct), fmt::arg("every", plan.check_every), fmt::arg("cap", plan.max_steps)),
       Shown::Info);
 

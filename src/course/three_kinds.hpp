@@ -58,6 +58,8 @@ void show_masks(Chapter& ch, const train::Model<float>& ed, const train::Gpt& gp
 
 // Step 4: the table of the three runs, then which kind fits which task, each sentence from the
 // figures (a model that missed its target is said to have missed it).
-void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const train::TargetPlan& plan, int64_t classes);
+// defaults: every run used its chapter's defaults (course/settings.cpp), as the note then says
+void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const train::TargetPlan& plan, int64_t classes,
+                      bool defaults);
 
 }  // namespace ts

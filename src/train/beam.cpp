@@ -9,8 +9,14 @@
 
 namespace ts::train {
 
+// the line below: length_penalty's own, for length_penalty_site()
+static const CodeSite kPenaltySite{__FILE__, __LINE__ + 1, "length_penalty"};
 double length_penalty(int64_t length, double alpha) {
   return alpha == 0.0 ? 1.0 : std::pow((5.0 + double(length)) / 6.0, alpha);
+}
+
+std::string length_penalty_site() {
+  return code_site_path(kPenaltySite.file) + ":" + std::to_string(kPenaltySite.line) + " " + kPenaltySite.func;
 }
 
 double penalised_score(const Hypothesis& h, double alpha) { return h.logp / length_penalty(h.length(), alpha); }

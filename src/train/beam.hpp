@@ -57,6 +57,7 @@ struct Hypothesis {
 
 // lp(|Y|) = ((5 + |Y|) / 6)^alpha
 double length_penalty(int64_t length, double alpha);
+std::string length_penalty_site();  // "src/train/beam.cpp:LINE length_penalty", from the compiler
 // score / lp: what ranks the finished beams
 double penalised_score(const Hypothesis& h, double alpha);
 

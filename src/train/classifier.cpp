@@ -97,6 +97,8 @@ Classifier init_classifier(const ClassifierConfig& cfg, uint64_t seed) {
   return m;
 }
 
+// the line below: make_cls_batch's own, for make_cls_batch_site()
+static const CodeSite kBatchSite{__FILE__, __LINE__ + 1, "make_cls_batch"};
 ClsBatch make_cls_batch(const std::vector<int64_t>& numbers) {
   ClsBatch b;
   b.B = static_cast<int64_t>(numbers.size());
@@ -254,12 +256,32 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
     residual_forward(a.y.data(), a.mid.data(), a.fd.data(), N * C);
     x = a.y.data();
   }
-  // 3) one vector per sentence ([CLS] or mean), dropout, the classifier   (B,C) -> (B,K)
+  // 3) one vector per sentence, the classifier
+  classifier_head_forward(m, w, b, x, training, rng);
+}
+
+// the line below + 1: classifier_head_forward's own, for classifier_head_site()
+static const CodeSite kHeadSite{__FILE__, __LINE__ + 1, "classifier_head_forward"};
+void classifier_head_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, const float* x, bool training,
+                             Rng& rng) {
+  const ClassifierConfig& c = m.cfg;
+  const float* P = m.params.data();
+  const int64_t B = b.B, T = b.T, C = c.d_model;
+  const double p = training ? c.dropout : 0.0;
+  // one vector per sentence ([CLS] or mean), dropout, the classifier   (B,T,C) -> (B,C) -> (B,K)
   for (auto* v : {&w.pooled, &w.pool_keep, &w.pooled_d}) resize(*v, B * C);
   resize(w.logits, B * c.classes);
   pool_forward(w.pooled.data(), x, b.ids.data(), B, T, C, c.mean_pool, kPad);
   dropout_forward(w.pooled_d.data(), w.pool_keep.data(), w.pooled.data(), B * C, p, training, rng);
-  linear_forward(w.logits.data(), w.pooled_d.data(), P + L.head.w, P + L.head.b, B, C, c.classes);
+  linear_forward(w.logits.data(), w.pooled_d.data(), P + m.layout.head.w, P + m.layout.head.b, B, C, c.classes);
+}
+
+std::string make_cls_batch_site() {
+  return code_site_path(kBatchSite.file) + ":" + std::to_string(kBatchSite.line) + " " + kBatchSite.func;
+}
+
+std::string classifier_head_site() {
+  return code_site_path(kHeadSite.file) + ":" + std::to_string(kHeadSite.line) + " " + kHeadSite.func;
 }
 
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K) {

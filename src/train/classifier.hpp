@@ -71,6 +71,7 @@ struct ClsBatch {
   std::vector<int64_t> numbers, ids, labels;
 };
 ClsBatch make_cls_batch(const std::vector<int64_t>& numbers);
+std::string make_cls_batch_site();  // "src/train/classifier.cpp:LINE make_cls_batch", from the compiler
 
 // Everything one forward keeps for its backward, and the gradient buffer.
 struct ClsWorkspace {
@@ -93,6 +94,12 @@ struct ClsWorkspace {
 
 // The encoder and the head: fills w (caches, w.pooled, w.logits). training: dropout on.
 void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training, Rng& rng);
+// Its step 3, the head: one vector per sentence from the last layer's output x (B,T,C) into
+// w.pooled (B,C), dropout, the Linear into w.logits (B,K). A probe may call it on an edited x.
+void classifier_head_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, const float* x, bool training,
+                             Rng& rng);
+// its file and line, from the compiler: "src/train/classifier.cpp:LINE classifier_head_forward"
+std::string classifier_head_site();
 // Cross-entropy of w.logits against the labels, averaged over the B sentences.
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K);
 // Adds d(mean loss)/d(params) into w.grads (zero them first), the forward's ops in reverse.

@@ -63,6 +63,8 @@ int64_t SeqBatch::answer_tokens() const {
   return static_cast<int64_t>(std::count_if(y.begin(), y.end(), [](int64_t t) { return t != kPad; }));
 }
 
+// the line below: make_seq_batch's own, for make_seq_batch_site()
+static const CodeSite kSeqBatchSite{__FILE__, __LINE__ + 1, "make_seq_batch"};
 SeqBatch make_seq_batch(const std::vector<int64_t>& numbers) {
   SeqBatch b;
   b.B = static_cast<int64_t>(numbers.size());
@@ -93,6 +95,8 @@ SeqBatch slice_seq_batch(const SeqBatch& b, int64_t r0, int64_t r1) {
 }
 
 // ---------------------------------------------------------------- layout
+// the line below: make_gpt_layout's own, for make_gpt_layout_site()
+static const CodeSite kLayoutSite{__FILE__, __LINE__ + 1, "make_gpt_layout"};
 GptLayout make_gpt_layout(const GptConfig& cfg) {
   GptLayout L;
   const int64_t C = cfg.d_model, F = cfg.d_ff, V = cfg.vocab;
@@ -132,9 +136,12 @@ std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
   return m;
 }
 
-std::string gpt_mask_site() {
-  return code_site_path(kGptMaskSite.file) + ":" + std::to_string(kGptMaskSite.line) + " " + kGptMaskSite.func;
+static std::string site_words(const CodeSite& s) {
+  return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func;
 }
+std::string gpt_mask_site() { return site_words(kGptMaskSite); }
+std::string make_seq_batch_site() { return site_words(kSeqBatchSite); }
+std::string make_gpt_layout_site() { return site_words(kLayoutSite); }
 
 template <class F>
 static void fit(std::vector<F>& v, int64_t n) {
@@ -147,6 +154,8 @@ static void gelu_forward_of(double* y, const double* x, int64_t n) { gelu_forwar
 static void gelu_backward_of(float* dx, const float* dy, const float* x, int64_t n) { gelu_backward_fast(dx, dy, x, n); }
 static void gelu_backward_of(double* dx, const double* dy, const double* x, int64_t n) { gelu_backward(dx, dy, x, n); }
 
+// the line below + 1: gpt_forward's own, for gpt_forward_site()
+static const CodeSite kForwardSite{__FILE__, __LINE__ + 2, "gpt_forward"};
 template <class F>
 F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, bool training,
               Rng& rng) {
@@ -204,6 +213,8 @@ F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& 
   for (F v : w.loss) sum += v;
   return sum;
 }
+
+std::string gpt_forward_site() { return site_words(kForwardSite); }
 
 // ---------------------------------------------------------------- backward
 template <class F>

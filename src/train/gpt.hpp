@@ -71,6 +71,10 @@ GptLayout make_gpt_layout(const GptConfig& cfg);
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
 // gpt_mask's file and line, from the compiler: "src/train/gpt.cpp:LINE gpt_mask"
 std::string gpt_mask_site();
+// the same for make_seq_batch (the targets), make_gpt_layout (the head's storage), gpt_forward
+std::string make_seq_batch_site();
+std::string make_gpt_layout_site();
+std::string gpt_forward_site();
 
 // Everything one forward keeps for its backward (one per thread).
 template <class F>

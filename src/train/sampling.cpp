@@ -21,6 +21,8 @@ static std::vector<double> softmax_kept(const std::vector<double>& z, const std:
   return p;
 }
 
+// the line below: sample_next's own, for sample_next_site()
+static const CodeSite kSampleSite{__FILE__, __LINE__ + 1, "sample_next"};
 int64_t sample_next(const float* logits, int64_t V, const Sampler& s, Rng& rng, SampleTrace* trace) {
   TS_CODE_SITE();
   if (s.greedy() && !trace) return std::max_element(logits, logits + V) - logits;  // the argmax, nothing else
@@ -72,6 +74,10 @@ int64_t sample_next(const float* logits, int64_t V, const Sampler& s, Rng& rng, 
   const int64_t chosen = t.chosen;
   if (trace) *trace = std::move(t);
   return chosen;
+}
+
+std::string sample_next_site() {
+  return code_site_path(kSampleSite.file) + ":" + std::to_string(kSampleSite.line) + " " + kSampleSite.func;
 }
 
 std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,

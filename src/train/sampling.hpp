@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "train/gpt.hpp"
@@ -33,6 +34,7 @@ struct SampleTrace {
 };
 
 int64_t sample_next(const float* logits, int64_t V, const Sampler& s, Rng& rng, SampleTrace* trace = nullptr);
+std::string sample_next_site();  // "src/train/sampling.cpp:LINE sample_next", from the compiler
 
 // prompt, then up to max_new tokens until <end> (not returned); use_cache false recomputes
 // the whole prefix for every token (gpt_last_logits) instead of gpt_step
