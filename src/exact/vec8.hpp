@@ -9,12 +9,14 @@
 //                  round the same on every CPU, a fused multiply-add is std::fma (only where
 //                  the x86 code fuses), max/min/compare follow x86's NaN rules, and SLEEF's
 //                  8-lane functions are its scalar "purecfma" builds of the same algorithm
-//                  (Sleef_expf1_u10purecfma: same source, same FMAs, one lane). One caveat:
-//                  SLEEF's 8-lane sinf/cosf take their slow path (Payne-Hanek reduction) for all
-//                  8 lanes when any |x| >= 125, and that path can round a small lane 1 ulp
-//                  apart from the fast one, which the one-lane build takes for it; vectors
-//                  whose lanes are all below 125 or all above agree bit for bit
-//                  (PositionalEncoding's tables mix them only past position 125)
+//                  (Sleef_expf1_u10purecfma: same source, same FMAs, one lane). sinf/cosf
+//                  need one more step: SLEEF's vector builds reduce every lane with the slow
+//                  path (Payne-Hanek, in double-float) as soon as one lane has |x| >= 125 or
+//                  is inf/NaN, and that path can round a small lane 1 ulp apart from the fast
+//                  one (PositionalEncoding's tables mix such lanes from position 125 on). Such
+//                  a vector goes through SLEEF's 4-lane FMA build (AdvSIMD on arm64, AVX2's
+//                  128-bit build on x86-64) three lanes at a time, the fourth lane holding a
+//                  value that sends the call down the slow path too
 // exact_kernels.cpp uses vec8_avx2 on x86-64 and vec8_portable elsewhere (arm64);
 // tests/test_vec8.cpp checks the two give the same bits on x86, op by op, edge cases included.
 // The file including this one must be compiled with -ffp-contract=off (CMakeLists.txt).
@@ -32,6 +34,28 @@ float Sleef_logf1_u10purecfma(float);
 float Sleef_sinf1_u10purecfma(float);
 float Sleef_cosf1_u10purecfma(float);
 }
+// SLEEF's 4-lane sinf/cosf with FMA: the 8-lane AVX2 algorithm, 4 lanes wide (see
+// sleef_trig8 below). The x86-64 one runs only where the CPU has AVX2 + FMA: there the
+// portable layer is run by tests/test_vec8.cpp alone, which checks that first.
+#if defined(__aarch64__)
+#include <arm_neon.h>
+extern "C" {
+float32x4_t Sleef_sinf4_u10advsimd(float32x4_t);
+float32x4_t Sleef_cosf4_u10advsimd(float32x4_t);
+}
+#define TS_SLEEF_TRIG4 1
+#define TS_SLEEF_SINF4 Sleef_sinf4_u10advsimd
+#define TS_SLEEF_COSF4 Sleef_cosf4_u10advsimd
+#elif defined(__x86_64__)
+#include <xmmintrin.h>
+extern "C" {
+__m128 Sleef_sinf4_u10avx2128(__m128);
+__m128 Sleef_cosf4_u10avx2128(__m128);
+}
+#define TS_SLEEF_TRIG4 1
+#define TS_SLEEF_SINF4 Sleef_sinf4_u10avx2128
+#define TS_SLEEF_COSF4 Sleef_cosf4_u10avx2128
+#endif
 
 namespace ts::exact::vec8_portable {
 
@@ -139,8 +163,43 @@ inline V vswap(V v) {
 
 inline V sleef_expf8(V x) { return each(Sleef_expf1_u10purecfma, x); }
 inline V sleef_logf8(V x) { return each(Sleef_logf1_u10purecfma, x); }
+// SLEEF's 8-lane sinf/cosf (u10): the fast reduction (Cody-Waite) when every lane has
+// |x| < 125, else the slow one (Payne-Hanek) for all 8 lanes, NaN and inf counting as large.
+// The one-lane build decides per lane, so it serves the first case; in the second every lane
+// goes through the 4-lane build, three at a time next to a fourth that forces the slow path
+// (SLEEF computes lanes independently apart from that one branch).
+// Checked: x86 against AVX2 by tests/test_vec8.cpp; arm64 against x86's AVX2 bits on 2 million
+// lanes of position * frequency, and by test_annotated's PositionalEncoding test under qemu.
+#if defined(TS_SLEEF_TRIG4)
+template <class F4>
+inline V sleef_trig8(float (*one)(float), F4 (*four)(F4), V x) {
+  constexpr float kTrigRangeMax = 125.0f;  // SLEEF's TRIGRANGEMAX2f
+  bool slow = false;
+  for (int i = 0; i < kLanes; ++i) slow = slow || !(std::fabs(x.f[i]) < kTrigRangeMax);
+  if (!slow) return each(one, x);
+  V r;
+  for (int i = 0; i < kLanes; i += 3) {
+    float in[4] = {1000.0f, 1000.0f, 1000.0f, 1000.0f}, out[4];
+    const int m = kLanes - i < 3 ? kLanes - i : 3;
+    for (int k = 0; k < m; ++k) in[k] = x.f[i + k];
+    F4 v;
+    std::memcpy(&v, in, sizeof in);
+    v = four(v);
+    std::memcpy(out, &v, sizeof out);
+    for (int k = 0; k < m; ++k) r.f[i + k] = out[k];
+  }
+  // inf and NaN give every bit set on x86 (AArch64 clears cosf's sign: another NaN)
+  for (int i = 0; i < kLanes; ++i)
+    if (!std::isfinite(x.f[i])) r.f[i] = from_bits(~0u);
+  return r;
+}
+inline V sleef_sinf8(V x) { return sleef_trig8(Sleef_sinf1_u10purecfma, TS_SLEEF_SINF4, x); }
+inline V sleef_cosf8(V x) { return sleef_trig8(Sleef_cosf1_u10purecfma, TS_SLEEF_COSF4, x); }
+#else
+// A CPU with neither build: lane by lane, 1 ulp off x86 where a vector mixes small and large lanes.
 inline V sleef_sinf8(V x) { return each(Sleef_sinf1_u10purecfma, x); }
 inline V sleef_cosf8(V x) { return each(Sleef_cosf1_u10purecfma, x); }
+#endif
 
 }  // namespace ts::exact::vec8_portable
 
