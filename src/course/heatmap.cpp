@@ -119,12 +119,13 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   if (max_cl > w && col_labels.empty()) {
     // Index labels that do not fit a cell: a ruler, each index written where its column starts
     // when there is room (at least one blank after the previous one).
-    // (and no wider than the cells below it)
+    // (and, on a screen, none past its edge)
     std::string ruler;
     for (size_t k = 0; k < cols.size(); ++k) {
       const std::string l = std::to_string(cols[k]);
       const size_t at = k * w;
-      if (at < ruler.size() + (ruler.empty() ? 0 : 1) || at + l.size() > std::max(cols.size() * w, l.size())) continue;
+      if (at < ruler.size() + (ruler.empty() ? 0 : 1)) continue;
+      if (screen != std::string::npos && lw + 1 + at + l.size() > screen) break;
       ruler += std::string(at - ruler.size(), ' ') + l;
     }
     out += std::string(lw + 1, ' ') + ruler + "\n";

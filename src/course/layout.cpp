@@ -418,6 +418,9 @@ std::vector<std::string> fold_line(const std::string& line, size_t width, size_t
     rest = rest.substr(next);
     open = colour_at_cut;
     pad = indent + 1 < width ? indent : 0;
+    // spaces that would fill the next piece (a plot's empty stretch) go: no piece is blank
+    const size_t sp = rest.find_first_not_of(' ');
+    if (sp != std::string::npos && pad + sp + 1 > width) rest.erase(0, sp);
   }
   out.push_back((out.empty() ? "" : std::string(pad, ' ') + open) + rest);
   return out;
@@ -432,7 +435,11 @@ std::string fold_block(const std::string& text, size_t width) {
       out += line + "\n";
       continue;
     }
-    for (const std::string& piece : fold_line(line, width, fold_indent(line, width))) out += piece + "\n";
+    // an indent of more than half the width (a header far to the right) shrinks to half of it,
+    // so that no piece is blank
+    const size_t lead = line.find_first_not_of(' ');
+    const std::string shown = lead != std::string::npos && lead > width / 2 ? line.substr(lead - width / 2) : line;
+    for (const std::string& piece : fold_line(shown, width, fold_indent(shown, width))) out += piece + "\n";
   }
   return out;
 }
