@@ -68,6 +68,8 @@ TEST_CASE("layout: fit_block shows the columns that fit and says how many it lef
 
 TEST_CASE("layout: fold_block folds a printed value as PyTorch wraps a row", "[layout]") {
   CHECK(ts::fold_block("tensor([1., 2.])\n", 80) == "tensor([1., 2.])\n");
+  // trailing spaces (a plot's padding) are dropped rather than folded into blank lines
+  CHECK(ts::fold_block("  |**          \n  |  **        \n", 7) == "  |**\n  |  **\n");
   // the rest of the line goes under the first value, after the last ", " that fits
   CHECK(ts::fold_block("tensor([[ 0.0000,  1.0000,  0.0000]])\n", 20) ==
         "tensor([[ 0.0000,\n          1.0000,\n          0.0000]])\n");

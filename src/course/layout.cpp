@@ -420,7 +420,8 @@ std::vector<std::string> fold_line(const std::string& line, size_t width, size_t
     pad = indent + 1 < width ? indent : 0;
     // spaces that would fill the next piece (a plot's empty stretch) go: no piece is blank
     const size_t sp = rest.find_first_not_of(' ');
-    if (sp != std::string::npos && pad + sp + 1 > width) rest.erase(0, sp);
+    if (sp == std::string::npos) return out;  // only spaces were left
+    if (pad + sp + 1 > width) rest.erase(0, sp);
   }
   out.push_back((out.empty() ? "" : std::string(pad, ' ') + open) + rest);
   return out;
@@ -430,7 +431,13 @@ std::vector<std::string> fold_line(const std::string& line, size_t width, size_t
 
 std::string fold_block(const std::string& text, size_t width) {
   std::string out;
-  for (const std::string& line : lines_of(text)) {
+  for (const std::string& raw : lines_of(text)) {
+    if (display_width(raw) <= width) {
+      out += raw + "\n";
+      continue;
+    }
+    std::string line = raw;  // trailing spaces (a plot's padding) carry nothing
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     if (display_width(line) <= width) {
       out += line + "\n";
       continue;
