@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
                                                                : std::string())),
                  fmt::arg("threads", trainer.threads())));
       show_article_differences(ch, cfg, batch, adam.lr, log_every, epochs.batches_per_epoch());
-      const bool tty = ch.rich() && isatty(STDOUT_FILENO);
+      const bool tty = ch.live_progress();
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t s = 0; s < steps; ++s) {

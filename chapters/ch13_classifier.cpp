@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
       ch.say(trf("  {steps} steps of B = {B} ({per} batches per epoch), Adam(lr={lr}), dropout {p}",
                  fmt::arg("steps", steps), fmt::arg("B", batch), fmt::arg("per", epochs.batches_per_epoch()),
                  fmt::arg("lr", lr), fmt::arg("p", cfg.dropout)));
-      const bool tty = ch.rich() && isatty(STDOUT_FILENO);
+      const bool tty = ch.live_progress();
       double run_loss = 0;
       int64_t run_n = 0, run_correct = 0;
       const auto t0 = std::chrono::steady_clock::now();

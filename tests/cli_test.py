@@ -129,6 +129,9 @@ class Results:
 def run(binary, args, **kw):
     if "stdout" not in kw and "stderr" not in kw:
         kw["capture_output"] = True
+    # laid out for 80 columns whoever runs the test (not for the terminal /dev/tty is)
+    kw["env"] = dict(kw.get("env") or os.environ)
+    kw["env"].setdefault("TS_COLUMNS", "80")
     return subprocess.run([binary] + args, timeout=900, **kw)
 
 

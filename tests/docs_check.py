@@ -8,7 +8,9 @@ after a line "Made with `ENV=x ./build/chNN_x FLAGS`:" (the README) is compared 
 of that command (from BUILD_DIR), under the conditions the command states right above the
 sample (e.g. OPENBLAS_CORETYPE=Haswell, the sgemm kernel the committed transcripts pin):
 nothing else of the caller's environment that changes the numbers or the layout
-(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS) is passed on, so a sample reproduces as stated. A sample is abridged: its lines
+(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS) is passed on, so a sample reproduces as stated. The samples
+keep each line as the chapter writes it (TS_COLUMNS=0, set here unless the command states a
+width); at a terminal the same lines are laid out to its width. A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
 stands for lines left out, and a line ending in "...", "…" or "(...)" was cut short (its
 start must match). Wall-clock timings are the one thing allowed to differ: on a line
@@ -110,6 +112,7 @@ def run_stated(build, command, extra_env=None):
         env[key] = value
     argv[0] = os.path.join(build, os.path.basename(argv[0]))
     env["NO_COLOR"] = "1"
+    env.setdefault("TS_COLUMNS", "0")  # lines as written, whoever runs the test (and whatever /dev/tty is)
     return argv, env
 
 

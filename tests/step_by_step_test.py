@@ -63,7 +63,9 @@ def wait_for(text, count=1, timeout=60):
 
 binary, walkthrough, build = sys.argv[1], sys.argv[2], sys.argv[3]
 name = os.path.basename(binary)
-env = dict(os.environ, NO_COLOR="1", OPENBLAS_CORETYPE="Haswell")
+# piped runs laid out for 80 columns whoever runs the test; the panes below take tmux's width
+os.environ.pop("TS_COLUMNS", None)
+env = dict(os.environ, NO_COLOR="1", OPENBLAS_CORETYPE="Haswell", TS_COLUMNS="80")
 
 # piped: --step-by-step changes nothing; --step 2 starts at step 2
 plain = subprocess.run([binary], capture_output=True, env=env).stdout

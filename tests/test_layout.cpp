@@ -27,10 +27,10 @@ TEST_CASE("layout: wrap re-flows prose and keeps tables", "[layout]") {
   // two prose lines form one paragraph, re-broken before 20 columns, indent kept
   CHECK(ts::wrap("  one two three\n  four five six seven", 20) == "  one two three four\n  five six seven\n");
   // a line aligned with double spaces is a table row: kept as written when it fits, and ends
-  // the paragraph; wider than the width, its columns go into blocks one under the other
+  // the paragraph; wider than the width, the columns that fit and a line saying what is left out
   CHECK(ts::wrap("  word  pieces  ids\n  time  time    2051", 20) == "  word  pieces  ids\n  time  time    2051\n");
-  CHECK(ts::wrap("  word  pieces  ids\n  time  time    2051", 10) ==
-        "  word\n  time\n\npieces\ntime\n\nids\n2051\n");
+  const std::string cut = ts::wrap("  word  pieces  ids\n  time  time    2051", 16);
+  CHECK(cut.rfind("  word  pieces\n  time  time\n  (1 more column", 0) == 0);
   // a blank line separates paragraphs
   CHECK(ts::wrap("  a b\n\n  c d", 80) == "  a b\n\n  c d\n");
   // a word longer than the width is cut: no line is wider than the width
@@ -39,11 +39,50 @@ TEST_CASE("layout: wrap re-flows prose and keeps tables", "[layout]") {
   CHECK(ts::wrap("  OK: one holds\n  OK: two holds\n  and more", 80) == "  OK: one holds\n  OK: two holds\n  and more\n");
 }
 
-TEST_CASE("layout: fit_block lays a wide block out in blocks of columns", "[layout]") {
+namespace {
+bool fits(const std::string& text, size_t width) {
+  for (size_t b = 0; b < text.size();) {
+    size_t e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    if (ts::display_width(text.substr(b, e - b)) > width) return false;
+    b = e + 1;
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("layout: fit_block shows the columns that fit and says how many it left out", "[layout]") {
   // fits: unchanged
   CHECK(ts::fit_block("ab  cd\n", 10) == "ab  cd\n");
-  // the row labels (first column) repeat in each block, cut where every line is blank
-  CHECK(ts::fit_block("q0  1  2  3\nq1  4  5  6\n", 8) == "q0  1  2\nq1  4  5\n\nq0  3\nq1  6\n");
+  // too wide: the first columns, never a second block under them (which would look like new rows)
+  const std::string t = ts::fit_block("q0  1  2  3\nq1  4  5  6\n", 8);
+  CHECK(t.rfind("q0  1  2\nq1  4  5\n  (1\n", 0) == 0);  // the note wraps at 8 columns too
+  CHECK(t.find("q0  3") == std::string::npos);
+  CHECK(fits(t, 8));
+  const std::string two = ts::fit_block("a  bbbbbbbbbb  c\n", 12);
+  CHECK(two.rfind("a\n  (2 more\n   columns", 0) == 0);
+  CHECK(fits(two, 12));
+  // no columns to keep (one wide column, prose): folded, nothing left out
+  CHECK(ts::fit_block("one two three four\n", 9) == "one two\nthree\nfour\n");
+}
+
+TEST_CASE("layout: fold_block folds a printed value as PyTorch wraps a row", "[layout]") {
+  CHECK(ts::fold_block("tensor([1., 2.])\n", 80) == "tensor([1., 2.])\n");
+  // trailing spaces (a plot's padding) are dropped rather than folded into blank lines
+  CHECK(ts::fold_block("  |**          \n  |  **        \n", 7) == "  |**\n  |  **\n");
+  // the rest of the line goes under the first value, after the last ", " that fits
+  CHECK(ts::fold_block("tensor([[ 0.0000,  1.0000,  0.0000]])\n", 20) ==
+        "tensor([[ 0.0000,\n          1.0000,\n          0.0000]])\n");
+  CHECK(ts::fold_block("        [-0.7568, -0.6536]]\n", 20) == "        [-0.7568,\n         -0.6536]]\n");
+  // a number longer than the room is cut where the width ends, and every line fits
+  const std::string narrow = ts::fold_block("tensor([[[-1.2345e-05, 1.0000e+00]]])\n", 20);
+  CHECK(fits(narrow, 20));
+  std::string joined;
+  for (char c : narrow)
+    if (c != '\n' && c != ' ') joined += c;
+  CHECK(joined == "tensor([[[-1.2345e-05,1.0000e+00]]])");
+  // a colour open at a fold is closed there and opened again on the next line
+  CHECK(ts::fold_block("\033[2mab cd\033[0m\n", 3) == "\033[2mab\033[0m\n\033[2mcd\033[0m\n");
 }
 
 TEST_CASE("layout: hang puts a note under its arrow", "[layout]") {

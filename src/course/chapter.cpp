@@ -29,7 +29,9 @@
 #include "exact/matmul.hpp"
 #include "fast/blas_core.hpp"
 #include "exact/npy.hpp"
+#include "exact/print.hpp"
 #include "exact/rng.hpp"
+#include "exact/tfprint.hpp"
 #include "exact/torch_version.hpp"
 
 namespace ts {
@@ -55,6 +57,7 @@ struct Chapter::Knob {
 };
 
 namespace {
+bool dumb_terminal();  // TERM=dumb (below)
 // What --help shows as a chapter knob's default: its variable's value when declared. Nothing
 // for a flag, an empty text, or a value that stands for "not given" (a negative count, \x01).
 std::string default_of(int kind, const void* target) {
@@ -170,8 +173,8 @@ class StdoutBuf : public std::streambuf {
       if (c == '\n') break;
       answer += c;
     }
-    static const char kErase[] = "\033[1A\r\033[2K";  // the prompt's line goes away
-    write_all(kErase, sizeof kErase - 1);
+    static const char kErase[] = "\033[1A\r\033[2K";  // the prompt's line goes away (TERM=dumb: it stays)
+    if (!dumb_terminal()) write_all(kErase, sizeof kErase - 1);
     const size_t b = answer.find_first_not_of(" \t");
     if (b != std::string::npos && (answer[b] == 'q' || answer[b] == 'Q')) {
       quit = true;
@@ -692,7 +695,14 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       set_kernel_path(KernelPath::Naive);
     }
     if (rich()) {
-      // on a terminal (or TS_COLUMNS), wrapped to its width; piped, one line each
+      // tensors printed as torch.set_printoptions(linewidth=W) and np.set_printoptions(linewidth=W)
+      // print them, W = the screen's columns when it is narrower than the library's default
+      // (--plain and --transcript print at the defaults, as the twins do)
+      if (const size_t cols = terminal_width(0)) {
+        set_print_linewidth(std::min(kTorchLineWidth, cols));
+        set_np_linewidth(std::min(kNumpyLineWidth, cols));
+      }
+      // on a terminal (or TS_COLUMNS), wrapped to its width; TS_COLUMNS=0, one line each
       const size_t width = terminal_width(std::string::npos);
       const std::string follows =
           trf("follows {follows} · seed {seed} · {mode}", fmt::arg("follows", follows_), fmt::arg("seed", seed_text),
@@ -811,6 +821,8 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
   std::cerr << note << "\n";
 }
 
+bool Chapter::live_progress() const { return rich() && isatty(STDOUT_FILENO) && !dumb_terminal(); }
+
 bool Chapter::stepping() const {
   return step_by_step_ && rich() && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 }
@@ -831,7 +843,7 @@ void Chapter::pause_after_step() {
       std::cout << "\n";
       throw QuitSteps{};
     }
-    std::cout << "\033[1A\r\033[2K" << std::flush;  // the prompt's line goes away
+    if (!dumb_terminal()) std::cout << "\033[1A\r\033[2K" << std::flush;  // the prompt's line goes away
     const size_t b = answer.find_first_not_of(" \t");
     const char key = b == std::string::npos ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[b])));
     if (key == 'q') throw QuitSteps{};
@@ -933,12 +945,13 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
     return;
   }
   ++step_;
-  // a value wider than the terminal is laid out in blocks of columns, never cut by it
+  // tensors are printed at the width already (Chapter::run sets the line width); a line still
+  // wider (a closing bracket, a module repr) is folded, never cut into blocks of columns
   const size_t width = terminal_width(std::string::npos);
-  if (width == std::string::npos)  // piped: as written
+  if (width == std::string::npos)  // TS_COLUMNS=0: as written
     std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
   else
-    std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fit_block(printed + "\n", width);
+    std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fold_block(printed + "\n", width);
   if (!why.empty()) {  // on a terminal, re-flowed to its width under the arrow; piped, one line
     const std::string note = hang(why, terminal_width(std::string::npos), "   ↳ ", "     ");
     std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
@@ -1008,7 +1021,7 @@ void Chapter::erratum(const std::string& where, const std::string& text) {
 
 void Chapter::figure(const std::string& text) {
   if (!rich()) return;
-  // a figure wider than the terminal is laid out in blocks of columns, never cut by it
+  // a figure or table wider than the terminal shows the columns that fit and says how many it left out
   std::cout << fit_block(text + (text.empty() || text.back() != '\n' ? "\n" : ""), terminal_width(std::string::npos));
 }
 

@@ -103,6 +103,10 @@ class Chapter {
   std::string dump_dir;
   bool training() const { return !eval; }
   bool rich() const { return !plain && !transcript; }  // default, explanatory mode
+  // A progress line redrawn in place ("\r\033[K"): explained mode, stdout a terminal that reads
+  // escape sequences (not TERM=dumb). Otherwise no progress line is drawn: a pipe, a file or a
+  // dumb terminal gets only the article's own progress lines.
+  bool live_progress() const;
 
   // ---- output ----
   // A section header: the article step this part follows. A step ends at the next section

@@ -259,7 +259,7 @@ static std::string load_average() {
 
 void TrainLog::step(int64_t epoch, int64_t batch, double loss, int64_t correct_now, int64_t tokens_now, int64_t s,
                     double seconds) {
-  const bool tty = ch.rich() && isatty(STDOUT_FILENO);
+  const bool tty = ch.live_progress();
   if (epoch != last_epoch) loss_sum = 0, n = 0, correct = 0, tokens = 0, last_epoch = epoch;
   loss_sum += loss, ++n, correct += correct_now, tokens += tokens_now;
   if (batch % every == 0) {
@@ -275,7 +275,7 @@ void TrainLog::step(int64_t epoch, int64_t batch, double loss, int64_t correct_n
 }
 
 void TrainLog::finish(const std::vector<double>& curve, double seconds, int64_t step_95, double seconds_95) {
-  if (ch.rich() && isatty(STDOUT_FILENO)) std::cout << "\r\033[K";
+  if (ch.live_progress()) std::cout << "\r\033[K";
   if (curve.empty()) return;
   ch.say(trf("  {n} steps in {s:.1f} s: {r:.1f} steps/s (load average {load} on this machine as training ended)",
              fmt::arg("n", curve.size()), fmt::arg("s", seconds), fmt::arg("r", double(curve.size()) / seconds),

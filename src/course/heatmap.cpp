@@ -108,7 +108,10 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   std::vector<size_t> cols = pick(C, max_cols);
 
   std::string out;
-  if (!opt.title.empty()) out += opt.title + opt.terminal_legend + "\n";
+  // the title, wrapped to the screen (never wider than it, so never cut into a block of its own)
+  if (!opt.title.empty())
+    out += screen == std::string::npos ? opt.title + opt.terminal_legend + "\n"
+                                       : hang(opt.title + opt.terminal_legend, screen, "", "  ");
   // Column labels: written vertically when they do not fit the cell width.
   const size_t w = static_cast<size_t>(opt.cell_width);
   size_t max_cl = 0;
@@ -116,11 +119,13 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
   if (max_cl > w && col_labels.empty()) {
     // Index labels that do not fit a cell: a ruler, each index written where its column starts
     // when there is room (at least one blank after the previous one).
+    // (and, on a screen, none past its edge)
     std::string ruler;
     for (size_t k = 0; k < cols.size(); ++k) {
       const std::string l = std::to_string(cols[k]);
       const size_t at = k * w;
       if (at < ruler.size() + (ruler.empty() ? 0 : 1)) continue;
+      if (screen != std::string::npos && lw + 1 + at + l.size() > screen) break;
       ruler += std::string(at - ruler.size(), ' ') + l;
     }
     out += std::string(lw + 1, ' ') + ruler + "\n";
@@ -197,16 +202,22 @@ std::string heatmap(const Tensor& m, const std::vector<std::string>& row_labels,
                          fmt::arg("R", R), fmt::arg("c", cols.size()), fmt::arg("C", C)));
   // on a terminal (or TS_COLUMNS) a part that would run past its width starts a new line, so
   // the legend is never cut into a block of its own
-  std::string line = std::string(lw + 1, ' ') + legend[0];
+  // (a part wider than the screen by itself is wrapped under its start)
+  const std::string lead(screen != std::string::npos && lw + 1 > screen / 2 ? 2 : lw + 1, ' ');
+  std::string line = lead + legend[0];
+  auto flush = [&] {
+    out += screen == std::string::npos || display_width(line) <= screen ? line + "\n" : hang(line.substr(lead.size()), screen, lead, lead + "  ");
+  };
   for (size_t k = 1; k < legend.size(); ++k) {
     if (screen != std::string::npos && display_width(line + "   " + legend[k]) > screen) {
-      out += line + "\n";
-      line = std::string(lw + 1, ' ') + legend[k];
+      flush();
+      line = lead + legend[k];
     } else {
       line += "   " + legend[k];
     }
   }
-  return out + line + "\n";
+  flush();
+  return out;
 }
 
 std::string heatmap_swatch(float v, const HeatmapOptions& opt) {

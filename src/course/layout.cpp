@@ -1,13 +1,19 @@
 // layout.cpp: see layout.hpp.
 #include "course/layout.hpp"
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iterator>
 #include <utility>
+
+#include <fmt/format.h>
+
+#include "course/i18n.hpp"
 
 namespace ts {
 
@@ -122,23 +128,42 @@ std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
   return out;
 }
 
-size_t terminal_width(size_t fallback) {
-  // TS_COLUMNS: a width for every output, terminal or not (tests, and a learner who pipes
-  // into a pager of known width)
-  if (const char* c = std::getenv("TS_COLUMNS")) {
-    const long n = std::strtol(c, nullptr, 10);
-    if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
-  }
-  // stdout a terminal, or piped with stderr still on one (`| less -R`, `> out.txt`): its width
-  const int fd = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
-  if (fd < 0) return fallback;
+namespace {
+// The columns of the terminal on fd (TIOCGWINSZ, else $COLUMNS); 0 if fd is no terminal.
+size_t columns_of_terminal(int fd) {
+  if (fd < 0 || !isatty(fd)) return 0;
   winsize ws{};
   if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
   if (const char* c = std::getenv("COLUMNS")) {
     const long n = std::strtol(c, nullptr, 10);
     if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
   }
-  return fallback;
+  return 0;
+}
+}  // namespace
+
+size_t terminal_width(size_t as_written) {
+  // TS_COLUMNS: a width for every output, terminal or not (tests, a pager of known width);
+  // 0: none, every line as the chapter writes it
+  if (const char* c = std::getenv("TS_COLUMNS")) {
+    char* end = nullptr;
+    const long n = std::strtol(c, &end, 10);
+    if (end != c && *end == '\0') {
+      if (n == 0) return as_written;
+      if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
+    }
+  }
+  // stdout a terminal; piped or redirected with stderr on one (`| less -R`, `> out.txt`); else
+  // the process's own terminal (`2>&1 | less -R`); else 80
+  if (const size_t n = columns_of_terminal(STDOUT_FILENO)) return n;
+  if (const size_t n = columns_of_terminal(STDERR_FILENO)) return n;
+  const int tty = ::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (tty >= 0) {
+    const size_t n = columns_of_terminal(tty);
+    ::close(tty);
+    if (n) return n;
+  }
+  return 80;
 }
 
 namespace {
@@ -304,14 +329,130 @@ std::vector<std::string> columns_of(const std::string& line, bool& coloured) {
 
 }  // namespace
 
-std::string fit_block(const std::string& text, size_t width) {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
-  for (size_t b = 0; b <= text.size();) {
+  for (size_t b = 0; b < text.size();) {
     size_t e = text.find('\n', b);
     if (e == std::string::npos) e = text.size();
-    if (b < text.size() || e > b) lines.push_back(text.substr(b, e - b));
+    lines.push_back(text.substr(b, e - b));
     b = e + 1;
   }
+  return lines;
+}
+
+// The column where the rest of a folded line goes: under the first value after the line's
+// indent, a call's "name(" and its opening brackets ("tensor([[", "        [", "Linear("), so
+// that a folded row reads as PyTorch's own wrapped rows do; at most half the width.
+size_t fold_indent(const std::string& line, size_t width) {
+  size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  const size_t lead = i;
+  size_t j = i;
+  while (j < line.size() && (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '_' || line[j] == '.')) ++j;
+  if (j > i && j < line.size() && line[j] == '(') i = j + 1;
+  while (i < line.size() && line[i] == '[') ++i;
+  if (i > width / 2) i = std::min(lead, width / 2);
+  return i;
+}
+
+// One line cut into pieces of at most `width` columns, each after the first starting with
+// `indent` spaces. A piece ends before a run of spaces (the rest keeps a number's padding):
+// preferably after a ", " in the last third of the room at the outermost bracket depth there
+// (", shape=(1, 3)" breaks before shape=, not inside its parentheses), else at the last space
+// that fits, else where the width ends (a number longer than the room). A colour open at a
+// break is closed there and opened again on the next piece.
+std::vector<std::string> fold_line(const std::string& line, size_t width, size_t indent) {
+  struct Break {
+    size_t at;            // byte of the space
+    int depth;            // brackets open before it
+    bool comma;           // after a ','
+    size_t used;          // columns before it
+    std::string colour;   // in force there
+  };
+  std::vector<std::string> out;
+  std::string rest = line, open;  // open: the colour in force where `rest` starts
+  size_t pad = 0;
+  while (display_width(rest) + pad > width) {
+    std::vector<Break> breaks;
+    size_t used = pad, i = 0;
+    int depth = 0;
+    bool text = false;  // a space before any text (the indent) is no place to break
+    char32_t prev = 0;
+    std::string colour = open;
+    while (i < rest.size()) {
+      if (rest[i] == '\033') {
+        size_t e = rest.find('m', i);
+        e = e == std::string::npos ? rest.size() : e + 1;
+        const std::string seq = rest.substr(i, e - i);
+        colour = seq == "\033[0m" ? "" : seq;
+        i = e;
+        continue;
+      }
+      const auto [c, len] = decode(rest, i);
+      const size_t w = column_width(c);
+      if (used + w > width) break;
+      if (c == ' ' && text && prev != ' ') breaks.push_back({i, depth, prev == ',', used, colour});
+      depth += (c == '(' || c == '[' || c == '{') - (c == ')' || c == ']' || c == '}');
+      text = text || c != ' ';
+      prev = c;
+      used += w;
+      i += len;
+    }
+    size_t cut = 0, next = 0;
+    std::string colour_at_cut = colour;
+    const Break* pick = nullptr;
+    for (const Break& b : breaks)  // a ", " late enough, at the outermost depth among them
+      if (b.comma && 3 * (b.used - pad) >= width - pad && (!pick || b.depth <= pick->depth)) pick = &b;
+    if (!pick && !breaks.empty()) pick = &breaks.back();
+    if (pick) {
+      cut = pick->at, next = pick->at + 1, colour_at_cut = pick->colour;
+    } else {  // where the width ends, never inside a character
+      cut = next = i > 0 ? i : decode(rest, 0).second;
+    }
+    std::string piece = (out.empty() ? "" : std::string(pad, ' ') + open) + rest.substr(0, cut);
+    while (!piece.empty() && piece.back() == ' ') piece.pop_back();
+    if (!colour_at_cut.empty()) piece += "\033[0m";
+    out.push_back(piece);
+    rest = rest.substr(next);
+    open = colour_at_cut;
+    pad = indent + 1 < width ? indent : 0;
+    // spaces that would fill the next piece (a plot's empty stretch) go: no piece is blank
+    const size_t sp = rest.find_first_not_of(' ');
+    if (sp == std::string::npos) return out;  // only spaces were left
+    if (pad + sp + 1 > width) rest.erase(0, sp);
+  }
+  out.push_back((out.empty() ? "" : std::string(pad, ' ') + open) + rest);
+  return out;
+}
+
+}  // namespace
+
+std::string fold_block(const std::string& text, size_t width) {
+  std::string out;
+  for (const std::string& raw : lines_of(text)) {
+    if (display_width(raw) <= width) {
+      out += raw + "\n";
+      continue;
+    }
+    std::string line = raw;  // trailing spaces (a plot's padding) carry nothing
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (display_width(line) <= width) {
+      out += line + "\n";
+      continue;
+    }
+    // an indent of more than half the width (a header far to the right) shrinks to half of it,
+    // so that no piece is blank
+    const size_t lead = line.find_first_not_of(' ');
+    const std::string shown = lead != std::string::npos && lead > width / 2 ? line.substr(lead - width / 2) : line;
+    for (const std::string& piece : fold_line(shown, width, fold_indent(shown, width))) out += piece + "\n";
+  }
+  return out;
+}
+
+std::string fit_block(const std::string& text, size_t width) {
+  const std::vector<std::string> lines = lines_of(text);
   size_t widest = 0;
   for (const std::string& l : lines) widest = std::max(widest, display_width(l));
   if (widest <= width) return text;
@@ -321,55 +462,42 @@ std::string fit_block(const std::string& text, size_t width) {
   size_t n = 0;
   for (const auto& c : cells) n = std::max(n, c.size());
   // a gap: a column that is blank on every line (or past its end)
-  auto blank = [&](size_t col) {
+  auto blank = [&](size_t col) {  // (a wide character's second column is an empty cell: not blank)
     for (const auto& c : cells)
       if (col < c.size() && c[col] != " " && c[col] != "\033[0m ") return false;
     return true;
   };
   std::vector<bool> gap(n + 1, true);
   for (size_t col = 0; col < n; ++col) gap[col] = blank(col);
-  // the row labels: the columns before the first gap that follows text, repeated in every
-  // block when they take at most half the width
-  size_t label = 0;
-  while (label < n && gap[label]) ++label;
-  while (label < n && !gap[label]) ++label;
-  while (label < n && gap[label]) ++label;  // with the blank columns after them
-  if (label > width / 2) label = 0;
-  auto slice = [&](size_t r, size_t a, size_t b) {
-    std::string s;
-    for (size_t col = a; col < b && col < cells[r].size(); ++col) s += cells[r][col];
-    return s;
-  };
-  std::string out;
-  for (size_t start = 0; start < n;) {
-    const size_t lead = start == 0 ? 0 : label;
-    const size_t room = width > lead ? width - lead : 1;
-    size_t end = std::min(n, start + room);
-    if (end < n) {  // cut at the last gap that fits, else where the width ends
-      size_t g = end;
-      while (g > start + 1 && !gap[g]) --g;
-      if (g > start + 1) end = g;
-      else if (end > start + 1 && cells.size() && end < n) {
-        // never split a wide character: its second column is an empty cell
-        bool split = false;
-        for (const auto& c : cells)
-          if (end < c.size() && c[end].empty()) split = true;
-        if (split) --end;
-      }
-    }
-    if (start > 0) out += "\n";
-    for (size_t r = 0; r < cells.size(); ++r) {
-      std::string s = (start == 0 ? "" : slice(r, 0, label)) + slice(r, start, end);
-      if (coloured) s += "\033[0m";
-      while (!s.empty() && s.back() == ' ') s.pop_back();
-      out += s + "\n";
-    }
-    start = end;
-    if (start > 0 && start < n) {  // the next block starts at its first non-gap column
-      while (start < n && gap[start]) ++start;
-    }
+  // the table's columns: runs of text parted by at least two blank columns (text_table's gap)
+  std::vector<std::pair<size_t, size_t>> runs;  // [first, last) columns of each
+  for (size_t col = 0; col < n;) {
+    while (col < n && gap[col]) ++col;
+    if (col >= n) break;
+    size_t end = col;
+    while (end < n && !(gap[end] && gap[end + 1])) ++end;
+    while (end > col && gap[end - 1]) --end;
+    runs.push_back({col, end});
+    col = end;
   }
-  return out;
+  // the columns that fit whole; none (a single column wider than the screen, or text that is
+  // no table): folded instead, nothing left out
+  size_t keep = 0;
+  while (keep < runs.size() && runs[keep].second <= width) ++keep;
+  if (keep == 0 || keep == runs.size()) return fold_block(text, width);
+  std::string out;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    std::string s;
+    for (size_t col = 0; col < runs[keep - 1].second && col < cells[r].size(); ++col) s += cells[r][col];
+    if (coloured) s += "\033[0m";
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out += s + "\n";
+  }
+  const size_t left = runs.size() - keep;
+  const std::string note = trfn("({n} more column to the right, not shown: it needs {w} columns)",
+                                "({n} more columns to the right, not shown: they need {w} columns)", left,
+                                fmt::arg("n", left), fmt::arg("w", widest));
+  return out + hang(note, width, "  ", "   ");
 }
 
 std::string wrap(const std::string& text, size_t width) {

@@ -34,17 +34,25 @@ std::string text_table(const std::vector<std::vector<std::string>>& rows, size_t
 // a blank line after each row of blocks.
 std::string side_by_side(const std::vector<std::string>& blocks, size_t width);
 
-// Columns of the terminal on stdout (TIOCGWINSZ, else $COLUMNS); piped or redirected with
-// stderr still on a terminal (`| less -R`, `> out.txt` typed at a prompt), that terminal's; else
-// `fallback` (a run whose stdout and stderr are both captured, as every test's are, does not
-// depend on who ran it). TS_COLUMNS (20..1000) overrides them all (the width tests; a pager of
-// known width).
-size_t terminal_width(size_t fallback = 100);
+// The columns the explained output is laid out for: TS_COLUMNS (20..1000) if set; else the
+// terminal on stdout (TIOCGWINSZ, else $COLUMNS); piped or redirected, the terminal on stderr
+// (`| less -R`, `> out.txt` typed at a prompt), else the process's terminal, /dev/tty
+// (`2>&1 | less -R`); else 80 (no terminal at all: a cron job, a CI log). TS_COLUMNS=0 asks for
+// no layout: then `as_written` is returned, which callers take as "each line as written"
+// (the tests that match lines set it, so that they do not depend on who runs them).
+size_t terminal_width(size_t as_written = std::string::npos);
 
-// A block of lines (a table, a figure, a printed tensor) laid out in `width` columns: as it
-// is when it fits; else cut into blocks of columns, one under the other, each cut at a
-// column that is blank on every line, the row labels (the first column) repeated in each.
+// A table or a figure laid out in `width` columns: as it is when it fits; else the columns
+// that fit whole (columns: text parted by at least two blank columns on every line), then one
+// line saying how many were left out. Never cut into blocks one under the other, which would
+// look like new rows or a new table. A block with no such columns is folded (fold_block).
 std::string fit_block(const std::string& text, size_t width);
+
+// A printed value (a tensor printed at the width, a module repr, a list) laid out in `width`
+// columns: each line that is wider is folded after its last ", " or " " that fits (a number
+// longer than the room: where the width ends), the rest under the line's first value, as
+// PyTorch wraps a row: nothing is left out, nothing is repeated.
+std::string fold_block(const std::string& text, size_t width);
 
 // Prose re-flowed to `width` columns, by display width: a line breaks at a space, or between
 // two CJK characters (never before closing punctuation such as ，。）), and a word longer

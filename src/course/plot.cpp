@@ -60,10 +60,16 @@ std::string loss_curve(const std::vector<double>& losses, int width, int height)
 }
 
 std::string progress_bar(long done, long total, double loss, double steps_per_s, int width) {
-  const int fill = total > 0 ? static_cast<int>(width * done / total) : width;
-  return "[" + std::string(static_cast<size_t>(fill), '#') + std::string(static_cast<size_t>(width - fill), '.') + "] " +
-         trf("{done:>5}/{total}  loss {loss:.4f}  {rate:.1f} steps/s", fmt::arg("done", done), fmt::arg("total", total),
-             fmt::arg("loss", loss), fmt::arg("rate", steps_per_s));
+  const std::string text = trf("{done:>5}/{total}  loss {loss:.4f}  {rate:.1f} steps/s", fmt::arg("done", done),
+                               fmt::arg("total", total), fmt::arg("loss", loss), fmt::arg("rate", steps_per_s));
+  // redrawn in place with "\r": it must fit one line of the terminal (a line that wraps would
+  // leave a copy of itself at each redraw), so the bar shrinks, then goes, then the text is cut
+  const size_t room = terminal_width(80) - 1, used = display_width(text);
+  const int bar = std::min(width, room > used + 3 ? static_cast<int>(room - used - 3) : 0);
+  if (bar < 5 && bar < width) return fit(text, room);
+  const int fill = total > 0 ? static_cast<int>(bar * done / total) : bar;
+  return "[" + std::string(static_cast<size_t>(fill), '#') + std::string(static_cast<size_t>(bar - fill), '.') + "] " +
+         text;
 }
 
 }  // namespace ts

@@ -12,7 +12,8 @@ namespace ts {
 // x labels at the first and last step.   losses (steps) -> text
 std::string loss_curve(const std::vector<double>& losses, int width = 60, int height = 12);
 
-// "[#########...........]  340/1000  loss 0.1234  41.2 steps/s" (no newline)
+// "[#########...........]  340/1000  loss 0.1234  41.2 steps/s" (no newline), the bar narrower
+// (or left out, then the text cut) so that the line fits the terminal (terminal_width)
 std::string progress_bar(long done, long total, double loss, double steps_per_s, int width = 30);
 
 }  // namespace ts

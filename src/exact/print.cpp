@@ -18,8 +18,8 @@ namespace {
 
 // PyTorch's default print options.
 constexpr size_t kEdgeItems = 3;     // ... keeping 3 items at each end of a long dimension
-constexpr int kLineWidth = 80;
 constexpr int kIndent = 7;  // len("tensor(")
+size_t g_linewidth = kTorchLineWidth;  // torch.set_printoptions(linewidth=...)
 
 bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float64; }
 
@@ -118,14 +118,15 @@ std::string format_float(const FloatFormatter& f, double v) {
 // _tensor_str_with_formatter: nested brackets from the displayed cells (already padded).
 // cells are consumed in print order through pos; indent grows by 1 per nesting level.
 std::string layout(const std::vector<size_t>& shape, size_t dim, int indent, bool summarize,
-                   const std::vector<std::string>& cells, size_t& pos, size_t width) {
+                   const std::vector<std::string>& cells, size_t& pos, size_t width, int linewidth) {
   const size_t n = shape[dim];
   const bool cut = summarize && n > 2 * kEdgeItems;
   std::string out = "[";
   if (dim + 1 == shape.size()) {
     // 1) a row: items grouped per_line at a time, lines wrapped under the bracket
     const int element_length = static_cast<int>(width) + 2;
-    const int per_line = std::max(1, (kLineWidth - indent) / element_length);
+    // _vector_str: max(1, floor((linewidth - indent) / element_length))
+    const int per_line = std::max(1, linewidth > indent ? (linewidth - indent) / element_length : 0);
     const size_t count = cut ? 2 * kEdgeItems + 1 : n;
     for (size_t i = 0; i < count; ++i) {
       if (i > 0) out += (i % per_line == 0) ? ",\n" + std::string(indent + 1, ' ') : std::string(", ");
@@ -143,19 +144,19 @@ std::string layout(const std::vector<size_t>& shape, size_t dim, int indent, boo
       if (cut && i == kEdgeItems)
         out += "...";
       else
-        out += layout(shape, dim + 1, indent + 1, summarize, cells, pos, width);
+        out += layout(shape, dim + 1, indent + 1, summarize, cells, pos, width, linewidth);
     }
   }
   return out + "]";
 }
 
-// _add_suffixes: each suffix goes on the last line if it fits in 80 columns, else on a new one.
-std::string add_suffixes(const std::string& body, const std::vector<std::string>& suffixes) {
+// _add_suffixes: each suffix goes on the last line if it fits in the line width, else on a new one.
+std::string add_suffixes(const std::string& body, const std::vector<std::string>& suffixes, size_t linewidth) {
   std::string out = body;
   const size_t nl = body.rfind('\n');
   size_t last_line_len = (nl == std::string::npos ? body.size() : body.size() - nl - 1) + 2;
   for (const std::string& suffix : suffixes) {
-    if (last_line_len + suffix.size() + 2 > static_cast<size_t>(kLineWidth)) {
+    if (last_line_len + suffix.size() + 2 > linewidth) {
       out += ",\n" + std::string(kIndent, ' ') + suffix;
       last_line_len = kIndent + suffix.size();
     } else {
@@ -176,18 +177,19 @@ std::vector<std::string> grad_suffixes(const PrintMeta& meta) {
 // cells: the displayed elements in print order, each padded to width.
 std::string assemble(DType dtype, const std::vector<size_t>& shape, bool summarize,
                      const std::vector<std::string>& cells, size_t width, const PrintMeta& meta) {
+  const size_t linewidth = meta.linewidth ? meta.linewidth : g_linewidth;
   std::string body = "tensor(";
   if (shape.empty()) {
     body += cells.at(0);  // 0-d: the bare value
   } else {
     size_t pos = 0;
-    body += layout(shape, 0, kIndent, summarize, cells, pos, width);
+    body += layout(shape, 0, kIndent, summarize, cells, pos, width, static_cast<int>(std::min<size_t>(linewidth, 1u << 20)));
   }
   std::vector<std::string> suffixes;
   if (dtype != DType::Float32 && dtype != DType::Int64 && dtype != DType::Bool)
     suffixes.push_back("dtype=" + dtype_name(dtype));
   for (auto& s : grad_suffixes(meta)) suffixes.push_back(s);
-  return add_suffixes(body, suffixes);
+  return add_suffixes(body, suffixes, linewidth);
 }
 
 // An empty tensor: tensor([]), plus size=(2, 0) unless 1-d, plus dtype unless float32.
@@ -196,7 +198,7 @@ std::string format_empty(DType dtype, const std::vector<size_t>& shape, const Pr
   if (shape.size() != 1) suffixes.push_back("size=" + py_tuple(shape));
   if (dtype != DType::Float32) suffixes.push_back("dtype=" + dtype_name(dtype));
   for (auto& s : grad_suffixes(meta)) suffixes.push_back(s);
-  return add_suffixes("tensor([]", suffixes);
+  return add_suffixes("tensor([]", suffixes, meta.linewidth ? meta.linewidth : g_linewidth);
 }
 
 // The displayed flat indices and whether the tensor is summarized.
@@ -227,6 +229,9 @@ int64_t double_to_int64(double v) {
 }
 
 }  // namespace
+
+void set_print_linewidth(size_t linewidth) { g_linewidth = linewidth ? linewidth : kTorchLineWidth; }
+size_t print_linewidth() { return g_linewidth; }
 
 std::string dtype_name(DType dtype) {
   switch (dtype) {

@@ -7,7 +7,7 @@
 //   1) pick the elements that are shown (all, or 3 + 3 per long dimension)
 //   2) build ONE formatter from them: int_mode ("1."), fixed ("0.1235") or sci
 //      ("1.2346e-05"), and one column width shared by every element
-//   3) lay the strings out: rows wrapped at 80 columns, blank lines between blocks
+//   3) lay the strings out: rows wrapped at the line width (80), blank lines between blocks
 //   4) add the suffixes: dtype=..., grad_fn=<...> or requires_grad=True
 // Also here: torch.Size([...]), Python's float repr and nn.Module reprs.
 #pragma once
@@ -37,7 +37,17 @@ struct PrintMeta {
   // torch.set_printoptions(threshold=...): more elements than this print summarised, the
   // first and last 3 of each dim with "..." between (PyTorch's default: 1000)
   size_t threshold = 1000;
+  // torch.set_printoptions(linewidth=...): rows wrap at this many columns; 0 = print_linewidth()
+  size_t linewidth = 0;
 };
+
+// PyTorch's default line width (torch/_tensor_str.py PRINT_OPTS.linewidth).
+constexpr size_t kTorchLineWidth = 80;
+// torch.set_printoptions(linewidth=w) for every print that names no width of its own: the
+// explained mode sets min(80, terminal columns) (Chapter::run); --plain and --transcript, and
+// everything else, keep PyTorch's 80.
+void set_print_linewidth(size_t linewidth);
+size_t print_linewidth();
 
 // Any rank, any dtype: element i (row-major flat index) is read by get(i), and only
 // for the elements that are displayed (a (30522,768) weight prints in microseconds).

@@ -11,7 +11,7 @@ namespace ts {
 namespace {
 
 constexpr int kPrecision = 8;
-constexpr size_t kLineWidth = 75;
+size_t g_linewidth = kNumpyLineWidth;  // np.set_printoptions(linewidth=...)
 constexpr size_t kThreshold = 1000;
 constexpr size_t kEdge = 3;
 
@@ -128,8 +128,8 @@ struct FloatFormat {
 };
 
 // numpy's _extendLine (legacy=False): wrap when the word does not fit, unless wrapping cannot help.
-void extend_line(std::string& s, std::string& line, const std::string& word, size_t width, const std::string& prefix) {
-  bool wrap = line.size() + word.size() > width && line.size() > prefix.size();
+void extend_line(std::string& s, std::string& line, const std::string& word, long width, const std::string& prefix) {
+  bool wrap = static_cast<long>(line.size() + word.size()) > width && line.size() > prefix.size();
   if (wrap) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     s += line + "\n";
@@ -147,7 +147,10 @@ std::string tf_shape_str(const Shape& shape) {
   return s + ")";
 }
 
-std::string np_array_str(const Tensor& t) {
+void set_np_linewidth(size_t linewidth) { g_linewidth = linewidth ? linewidth : kNumpyLineWidth; }
+size_t np_linewidth() { return g_linewidth; }
+
+std::string np_array_str(const Tensor& t, size_t linewidth) {
   const Shape shape = shape_of(t);
   const size_t nd = shape.size();
   const bool summarize = t.size() > kThreshold;
@@ -179,14 +182,14 @@ std::string np_array_str(const Tensor& t) {
   collect(0, 0);
   FloatFormat fmt(shown);
 
-  std::function<std::string(size_t, size_t, const std::string&, size_t)> rec =
-      [&](size_t d, size_t off, const std::string& hang, size_t width) -> std::string {
+  std::function<std::string(size_t, size_t, const std::string&, long)> rec =
+      [&](size_t d, size_t off, const std::string& hang, long width) -> std::string {
     const std::string next_hang = hang + " ";
-    const size_t next_width = width - 1;
+    const long next_width = width - 1;  // numpy lets it go below 0 on a narrow line
     std::string s;
     std::vector<long> idx = indices(d);
     if (d + 1 == nd) {
-      const size_t elem_width = width - 1;
+      const long elem_width = width - 1;
       std::string line = hang;
       for (size_t k = 0; k < idx.size(); ++k) {
         std::string word = idx[k] < 0 ? "..." : fmt(t.data()[off + static_cast<size_t>(idx[k]) * strides[d]]);
@@ -204,11 +207,11 @@ std::string np_array_str(const Tensor& t) {
     }
     return "[" + s.substr(hang.size()) + "]";
   };
-  return rec(0, 0, " ", kLineWidth);
+  return rec(0, 0, " ", static_cast<long>(std::min<size_t>(linewidth ? linewidth : g_linewidth, 1u << 20)));
 }
 
-std::string tf_str(const Tensor& t) {
-  std::string body = np_array_str(t);
+std::string tf_str(const Tensor& t, size_t linewidth) {
+  std::string body = np_array_str(t, linewidth);
   if (body.find('\n') != std::string::npos) body = "\n" + body;
   return "tf.Tensor(" + body + ", shape=" + tf_shape_str(shape_of(t)) + ", dtype=float32)";
 }
