@@ -340,16 +340,29 @@ std::optional<Dims> view_strides(const Strided& t, const Dims& newshape) {
   return newstride;
 }
 
-// Gather a strided tensor into row-major order.
+// Gather a strided tensor into row-major order: an odometer over the outer dimensions, then
+// one innermost row at a time (a plain copy when that row is contiguous). Only the order of
+// reading changes, never a value: the bits are the same as element by element.
 void copy_contiguous(const Strided& t, float* dst) {
   const int64_t n = numel(t.sizes);
   if (n == 0) return;
-  Dims idx(t.sizes.size(), 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
-    int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * t.strides[d];
-    dst[flat] = t.data[off];
-    for (size_t d = idx.size(); d-- > 0;) {  // odometer increment
+  const size_t R = t.sizes.size();
+  if (R == 0) {
+    dst[0] = t.data[0];
+    return;
+  }
+  const int64_t inner = t.sizes[R - 1], is = t.strides[R - 1];
+  Dims idx(R - 1, 0);
+  for (int64_t row = 0; row < n / inner; ++row) {
+    const float* src = t.data;
+    for (size_t d = 0; d + 1 < R; ++d) src += idx[d] * t.strides[d];
+    float* out = dst + row * inner;
+    if (is == 1) {
+      std::copy_n(src, inner, out);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) out[j] = src[j * is];
+    }
+    for (size_t d = R - 1; d-- > 0;) {  // odometer increment over the outer dimensions
       if (++idx[d] < t.sizes[d]) break;
       idx[d] = 0;
     }
