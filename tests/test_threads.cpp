@@ -2,7 +2,7 @@
 // Trainer and ch12's Gpt split a batch into a fixed number of parts, whatever --threads says,
 // and add the parts' gradients in part order: the loss curve and the weights are bit for bit
 // the same at 1, 2, 3 and 4 threads (dropout on: each part has its own generator).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <atomic>
 #include <stdexcept>

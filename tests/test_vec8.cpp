@@ -8,7 +8,7 @@
 // largest floats, infinities, NaNs, exp's overflow and underflow edges) and on 2^16 random bit
 // patterns and 2^16 values of moderate size; every output bit must match (NaNs included:
 // sign and payload).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #if defined(__x86_64__)
 

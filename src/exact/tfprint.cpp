@@ -58,7 +58,14 @@ struct FloatFormat {
         mx = std::max(mx, std::fabs(static_cast<double>(v)));
         mn = std::min(mn, std::fabs(static_cast<double>(v)));
       }
+#if TS_NUMPY_2
+    // numpy 2 (NEP 50): the comparisons in float32, the array's dtype ([1e-4] stays positional)
+    const float mxf = static_cast<float>(mx), mnf = static_cast<float>(mn);
+    if (any_nz && (mxf >= 1e8f || mnf < 1e-4f || mxf / mnf > 1000.0f)) exp_format = true;
+#else
+    // numpy 1: the float32 min and max compared in float64
     if (any_nz && (mx >= 1e8 || mn < 1e-4 || mx / mn > 1000.0)) exp_format = true;
+#endif
     if (finite.empty()) {
       pad_left = pad_right = 0;
     } else if (exp_format) {
