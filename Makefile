@@ -71,9 +71,12 @@ test-clang: build
 	@JOBS=$(JOBS) scripts/clang.sh $(CLANG_BUILD) $(BUILD)
 
 # make test (and so CI): Debian 12's GCC builds (ASan+UBSan, generic x86-64, the full Release
-# suite) and the clang + libc++ build. The Debian 13 chroot and the arm64 cross build run by
-# hand (make test-platforms): neither passes whole yet (README, "Every machine").
-test: test-asan test-generic test-unit test-clang
+# suite), the clang + libc++ build and, on an x86-64 Debian host, the arm64 cross build under
+# qemu-user (about 13 minutes cold on 2 cores; on an arm64 machine the suite above already runs
+# natively, so it is left out there). The Debian 13 chroot runs by hand (make test-debian13): it
+# does not pass whole yet (README, "Every machine").
+ARM64_IN_TEST := $(if $(and $(filter x86_64,$(shell uname -m)),$(shell command -v dpkg)),test-arm64)
+test: test-asan test-generic test-unit test-clang $(ARM64_IN_TEST)
 
 # Every platform run: clang + libc++, arm64 under qemu, Debian 13 in a chroot.
 test-platforms: test-clang test-arm64 test-debian13
