@@ -165,6 +165,20 @@ def io_failure(res, binary, what, args, want, **kw):
     return res.record(ok, what, f"exit {p.returncode}: {err.strip().splitlines()[-1] if err.strip() else '(no message)'}")
 
 
+def columns_cases(res, binary):
+    """TS_COLUMNS set to what is not a width: refused in one line naming the fix (exit 2); 0 and
+    20..1000 accepted (20 run here; every other run of this test sets 80)."""
+    for value in ("abc", "5", "80x", "1001", "-80"):
+        p = run(binary, ["--plain"] + QUICK, env=dict(os.environ, TS_COLUMNS=value))
+        err = p.stderr.decode("utf-8", "replace")
+        lines = [l for l in err.splitlines() if l.strip()]
+        res.record(p.returncode == 2 and len(lines) == 1 and "TS_COLUMNS" in lines[0] and sanitizer_clean(err),
+                   f"TS_COLUMNS={value!r}", f"exit {p.returncode}: {lines[0] if lines else '(no message)'}")
+    for value in ("20",):
+        p = run(binary, ["--plain"] + QUICK, env=dict(os.environ, TS_COLUMNS=value))
+        res.record(p.returncode == 0, f"TS_COLUMNS={value!r} accepted", f"exit {p.returncode}")
+
+
 def io_cases(res, fx, binary):
     with open("/dev/full", "wb") as full:
         io_failure(res, binary, "> /dev/full", ["--no-color", "--seed", "1"] + QUICK, "write error: No space left on device",
@@ -280,6 +294,7 @@ def main():
         for c in cases:
             bad_input(res, fx, binary, c, help_text)
         io_cases(res, fx, binary)
+        columns_cases(res, binary)
         dump_cases(res, fx, binary)
         h = run(binary, ["--help"], text=True)
         res.record(h.returncode == 0 and "--seed" in h.stdout, "--help", f"exit {h.returncode}")

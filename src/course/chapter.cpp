@@ -654,8 +654,9 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     return 2;
   }
   try {
-    try {  // TS_ISA caps the fast path's SIMD route (isa.hpp): a bad value is bad input
+    try {  // TS_ISA caps the fast path's SIMD route (isa.hpp): a bad value is bad input;
       active_isa();
+      check_columns_env();  // TS_COLUMNS likewise (layout.hpp)
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }

@@ -9,6 +9,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -141,6 +143,18 @@ size_t columns_of_terminal(int fd) {
   return 0;
 }
 }  // namespace
+
+void check_columns_env() {
+  const char* c = std::getenv("TS_COLUMNS");
+  if (!c || !*c) return;
+  char* end = nullptr;
+  const long n = std::strtol(c, &end, 10);
+  if (end != c && *end == '\0' && (n == 0 || (n >= 20 && n <= 1000))) return;
+  std::string shown(c);
+  if (shown.size() > 20) shown = shown.substr(0, 20) + "...";
+  throw std::invalid_argument("TS_COLUMNS='" + shown + "' is not a width: use a whole number from 20 to 1000, or 0 "
+                              "for every line as written (unset it to follow the terminal)");
+}
 
 size_t terminal_width(size_t as_written) {
   // TS_COLUMNS: a width for every output, terminal or not (tests, a pager of known width);
