@@ -255,11 +255,11 @@ int main(int argc, char** argv) {
     uniform_(xavier.data(), xavier.size(), -a, a, g);
     const auto table_row = [](const std::string& name, const std::string& c1, const std::string& c2,
                               const std::string& c3, const std::string& c4) {
-      return "  " + pad_right(name, 38) + " " + fmt::format("{:>8} {:>13} {:>14} {:>13}", c1, c2, c3, c4) + "\n";
+      // 80 columns: it fits an 80-column terminal whole
+      return "  " + pad_right(name, 35) + " " + fmt::format("{:>7} {:>11} {:>9} {:>12}", c1, c2, c3, c4) + "\n";
     };
-    std::string table = table_row(_("token table drawn from"), "rms(E)", _("E share in"), "rms(E*sqrt(d))",
-                                  _("E share in"));
-    table += table_row("", "", "E + PE", "", "E*sqrt(d)+PE");
+    std::string table = table_row(_("token table drawn from"), "rms(E)", _("E share in"), "rms(E*", _("E share in"));
+    table += table_row("", "", "E + PE", "sqrt(d))", "E*sqrt(d)+PE");
     const std::pair<const char*, const Tensor*> inits[] = {
         {N_("N(0, 1/d)  (articles 001 and 004)"), &small},
         {N_("N(0, 1)    (nn.Embedding's default)"), &unit},
