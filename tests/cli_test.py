@@ -176,7 +176,9 @@ def columns_cases(res, binary):
                    f"TS_COLUMNS={value!r}", f"exit {p.returncode}: {lines[0] if lines else '(no message)'}")
     for value in ("20",):
         p = run(binary, ["--plain"] + QUICK, env=dict(os.environ, TS_COLUMNS=value))
-        res.record(p.returncode == 0, f"TS_COLUMNS={value!r} accepted", f"exit {p.returncode}")
+        printed = p.stdout.decode("utf-8", "replace")
+        res.record(p.returncode == 0 and printed.strip() != "" and "error" not in p.stderr.decode("utf-8", "replace"),
+                   f"TS_COLUMNS={value!r} accepted", f"exit {p.returncode}, {len(printed)} bytes printed")
 
 
 def io_cases(res, fx, binary):
