@@ -144,13 +144,21 @@ size_t columns_of_terminal(int fd) {
 }
 }  // namespace
 
-void check_columns_env() {
+namespace {
+// TS_COLUMNS as a width: -1 when unset or empty, -2 when it is not 0 or a whole number from 20
+// to 1000, else the number (0: every line as written)
+long columns_env() {
   const char* c = std::getenv("TS_COLUMNS");
-  if (!c || !*c) return;
+  if (!c || !*c) return -1;
   char* end = nullptr;
   const long n = std::strtol(c, &end, 10);
-  if (end != c && *end == '\0' && (n == 0 || (n >= 20 && n <= 1000))) return;
-  std::string shown(c);
+  return end != c && *end == '\0' && (n == 0 || (n >= 20 && n <= 1000)) ? n : -2;
+}
+}  // namespace
+
+void check_columns_env() {
+  if (columns_env() != -2) return;
+  std::string shown(std::getenv("TS_COLUMNS"));
   if (shown.size() > 20) shown = shown.substr(0, 20) + "...";
   throw std::invalid_argument("TS_COLUMNS='" + shown + "' is not a width: use a whole number from 20 to 1000, or 0 "
                               "for every line as written (unset it to follow the terminal)");
@@ -159,14 +167,8 @@ void check_columns_env() {
 size_t terminal_width(size_t as_written) {
   // TS_COLUMNS: a width for every output, terminal or not (tests, a pager of known width);
   // 0: none, every line as the chapter writes it
-  if (const char* c = std::getenv("TS_COLUMNS")) {
-    char* end = nullptr;
-    const long n = std::strtol(c, &end, 10);
-    if (end != c && *end == '\0') {
-      if (n == 0) return as_written;
-      if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
-    }
-  }
+  // (a value that is neither is refused before the chapter runs: check_columns_env)
+  if (const long n = columns_env(); n >= 0) return n == 0 ? as_written : static_cast<size_t>(n);
   // stdout a terminal; piped or redirected with stderr on one (`| less -R`, `> out.txt`); else
   // the process's own terminal (`2>&1 | less -R`); else 80
   if (const size_t n = columns_of_terminal(STDOUT_FILENO)) return n;
