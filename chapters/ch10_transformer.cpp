@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
             _("... and the prediction without the start/end tokens"), Shown::Article);
     ch.say(trf("  {stop} The weights are xavier-random and untrained, so this 'translation' is arbitrary: it only shows "
                "the loop running. Chapter 11 trains an encoder-decoder of this layout with article 004's train_step "
-               "(teacher forcing, masked cross-entropy, a hand-written backward, Adam with beta_2 = 0.98) on a "
+               "(teacher forcing, masked cross-entropy, a hand-written backward, Adam with the settings chapter 11 prints) on a "
                "digits-to-words task; article 002 trains its model in its next chapter on 47,000 English-French "
                "pairs, which the course does not have.",
                fmt::arg("stop", ys.size() > static_cast<size_t>(max_len)
