@@ -363,10 +363,10 @@ std::string decoding_costs(Chapter& ch, const DecoderShape& d, const std::vector
   for (size_t t = 1; t <= d.T; ++t)
     no_cache += decoder_full_pass_macs(n, 1, static_cast<int64_t>(t), s, c, f);
   for (const StepCost& st : steps) no_cache_steps += st.no_cache;
-  out += "\n" + (total_cost_table(d.T, {{_("one full masked pass (training)"), one_pass},
-                              {_("generate, no cache (re-run prefix)"), no_cache},
-                              {_("generate, article 001 input cache"), inputs},
-                              {_("generate, K/V cache"), kv_cache.macs}}));
+  out += "\n" + (total_cost_table(d.T, {{{_("full pass"), _("one full masked pass (training)")}, one_pass},
+                              {{_("no cache"), _("generate, no cache (re-run prefix)")}, no_cache},
+                              {{_("input cache"), _("generate, article 001 input cache")}, inputs},
+                              {{_("K/V cache"), _("generate, K/V cache")}, kv_cache.macs}}));
   const uint64_t kv = kv_cache.macs.total(), full_macs = one_pass.total();
   uint64_t kv_floats = 0, mem_floats = 0;  // what the caches hold
   for (const DecoderLayerCache& l : kv_cache.layers)
@@ -410,14 +410,24 @@ std::string step_cost_table(const std::vector<StepCost>& steps) {
   return text_table(rows, 2);
 }
 
-std::string total_cost_table(size_t T, const std::vector<std::pair<std::string, MacCount>>& ways) {
-  std::vector<std::vector<std::string>> rows = {{trf("T = {T} tokens", fmt::arg("T", T)), _("self proj"),
-                                                 _("self QK,PV"), _("cross proj"), _("cross QK,PV"), _("FFN"),
-                                                 _("total")}};
-  for (const auto& [name, m] : ways)
-    rows.push_back({name, thousands(m.self_proj), thousands(m.self_attn), thousands(m.cross_proj),
-                    thousands(m.cross_attn), thousands(m.ffn), thousands(m.total())});
-  return text_table(rows, 1);
+// One column per way of computing the T tokens (narrow enough for 80 columns), one row per part of
+// the decoder; the key above the table spells out each column's name.
+std::string total_cost_table(size_t T, const std::vector<std::pair<CostWay, MacCount>>& ways) {
+  std::vector<std::vector<std::string>> key = {{_("column"), _("counts the multiply-adds of")}};
+  for (const auto& [way, m] : ways) key.push_back({way.column, way.description});
+  std::vector<std::vector<std::string>> rows = {{trf("T = {T} tokens", fmt::arg("T", T))}};
+  for (const auto& [way, m] : ways) rows[0].push_back(way.column);
+  const std::vector<std::pair<std::string, uint64_t MacCount::*>> parts = {
+      {_("self proj"), &MacCount::self_proj}, {_("self QK,PV"), &MacCount::self_attn},
+      {_("cross proj"), &MacCount::cross_proj}, {_("cross QK,PV"), &MacCount::cross_attn},
+      {_("FFN"), &MacCount::ffn}};
+  for (const auto& [name, field] : parts) {
+    rows.push_back({name});
+    for (const auto& [way, m] : ways) rows.back().push_back(thousands(m.*field));
+  }
+  rows.push_back({_("total")});
+  for (const auto& [way, m] : ways) rows.back().push_back(thousands(m.total()));
+  return text_table(key) + "\n" + text_table(rows, 1);
 }
 
 }  // namespace ts

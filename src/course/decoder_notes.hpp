@@ -90,14 +90,17 @@ struct DecoderShape {
 
 // ch09's Step 7 tables: per decoding step (the K/V cache's keys shape, multiply-adds with no
 // cache, with article 001's input cache, with the K/V cache), and the totals by part of the
-// layer, one row per way of decoding.
+// layer, one column per way of decoding (a short column name, spelled out in a key above).
 struct StepCost {
   std::string token;
   Shape k_shape;
   uint64_t no_cache = 0, inputs = 0, keys_values = 0;
 };
 std::string step_cost_table(const std::vector<StepCost>& steps);
-std::string total_cost_table(size_t T, const std::vector<std::pair<std::string, MacCount>>& rows);
+struct CostWay {
+  std::string column, description;  // "K/V cache", "generate, K/V cache"
+};
+std::string total_cost_table(size_t T, const std::vector<std::pair<CostWay, MacCount>>& ways);
 // Step 7 whole: the per-step table, the totals, what the caches hold, and the two cost verdicts
 std::string decoding_costs(Chapter& ch, const DecoderShape& d, const std::vector<StepCost>& steps,
                            const MacCount& inputs, const DecoderCache& kv_cache);

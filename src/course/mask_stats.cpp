@@ -131,15 +131,25 @@ std::string kept_pattern(const Tensor& keep) {
   return "";
 }
 
+// Two tables, each narrower than 80 columns: what 1 / True means in each article's mask, then how
+// each article applies it to the scores.
 std::string polarity_table() {
   return text_table({
-      {_("article"), _("mask"), _("1 / True means"), _("applied as")},
-      {"000", "torch.tril(torch.ones(T, T))", _("keep"), "scores.masked_fill(mask == 0, -inf)"},
-      {"002", _("subsequent_mask(T)  (bool)"), _("keep"), "scores.masked_fill(mask == 0, -1e9)"},
-      {"001", _("arange(1, T + 1)  (valid lengths)"), _("keys kept"), _("key s kept if s < valid_lens[t]")},
-      {"004", "1 - band_part(ones, -1, 0)", _("HIDE"), "scores + mask * -1e9"},
-      {"004", "create_padding_mask(seq)", _("HIDE"), "scores + mask * -1e9"},
-  });
+             {_("article"), _("mask"), _("1 / True means")},
+             {"000", "torch.tril(torch.ones(T, T))", _("keep")},
+             {"002", _("subsequent_mask(T)  (bool)"), _("keep")},
+             {"001", _("arange(1, T + 1)  (valid lengths)"), _("keys kept")},
+             {"004", "1 - band_part(ones, -1, 0)", _("HIDE")},
+             {"004", "create_padding_mask(seq)", _("HIDE")},
+         }) +
+         "\n" +
+         text_table({
+             {_("article"), _("applied as")},
+             {"000", "scores.masked_fill(mask == 0, -inf)"},
+             {"002", "scores.masked_fill(mask == 0, -1e9)"},
+             {"001", _("key s kept if s < valid_lens[t]")},
+             {"004", "scores + mask * -1e9"},
+         });
 }
 
 std::string mask_differs(bool causal, const std::string& pattern, const std::string& other) {
