@@ -145,8 +145,8 @@ run_tests() {
     b=build-debian13
     [ -f "$b/CMakeCache.txt" ] || cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DTS_BENCH=OFF \
       -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
-    cmake --build "$b" -j "$1" >"$b.log" 2>&1 || { tail -40 "$b.log"; exit 1; }
-    if grep -E "warning:" "$b.log" | head -20 | grep .; then echo "debian13: the build warns" >&2; exit 1; fi
+    cmake --build "$b" -j "$1" >"$b/build.log" 2>&1 || { tail -40 "$b/build.log"; exit 1; }
+    if grep -E "warning:" "$b/build.log" | head -20 | grep .; then echo "debian13: the build warns" >&2; exit 1; fi
     cd "$b"
     ctest --output-on-failure -j "$1" -R "$2"
   ' sh "$jobs" "$TEST_REGEX"
