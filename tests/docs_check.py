@@ -8,7 +8,7 @@ after a line "Made with `ENV=x ./build/chNN_x FLAGS`:" (the README) is compared 
 of that command (from BUILD_DIR), under the conditions the command states right above the
 sample (e.g. OPENBLAS_CORETYPE=Haswell, the sgemm kernel the committed transcripts pin):
 nothing else of the caller's environment that changes the numbers or the layout
-(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS) is passed on, so a sample reproduces as stated. The samples
+(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS, TS_TORCH) is passed on, so a sample reproduces as stated. The samples
 keep each line as the chapter writes it (TS_COLUMNS=0, set here unless the command states a
 width); at a terminal the same lines are laid out to its width. A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
@@ -24,6 +24,12 @@ measured through the fast path's sgemm): ch09's cache difference (OpenBLAS 0.3.2
 kernel gives 7.15e-07, 0.3.29's 9.54e-07) and its post-LN max |std - 1| (4.8e-07, 5.4e-07). The samples were made with
 SAMPLES_OPENBLAS; under another OpenBLAS such a line (BLAS_FIGURES, and the bare value printed
 after its `>>>` line) is compared without its digits: its words and verdict must still match.
+ch04's per-head vs fused difference and ch10's cache difference are such figures too (the
+first 2.7e-07 under 0.3.21's Haswell kernel, 0 under 0.3.29's).
+The samples show the arithmetic of PyTorch 1.13 (SAMPLES_TORCH, every chapter's header names
+it): a command is run with TS_TORCH=1.13 unless it states another, so a build made for another
+PyTorch (Debian 13's 2.6: GELU, softmax, LayerNorm, sin and cos differ in the last bits, and
+a training run with them) reproduces the samples through the exact path's 1.13 kernels.
 Prints OK / NOT OK per page and the first missing line; exit 0 if every page holds.
 """
 import os
@@ -40,12 +46,18 @@ HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(" + ENVS + r"\./bu
 MARKER = re.compile(r"^Made with `(" + ENVS + r"\./build/\S[^`]*)`:$")  # README: a block per chapter
 FIGURES = re.compile(r"^Figures made with `(" + ENVS + r"\./build/\S[^`]*--svg (\S+))`:$")
 IMAGE = re.compile(r"!\[(?:\\.|[^\]\\])*\]\((figures/[^)]+\.svg)\)")
-UNSTATED = ("OPENBLAS_CORETYPE", "TS_ISA", "TS_COLUMNS", "COLUMNS")
+UNSTATED = ("OPENBLAS_CORETYPE", "TS_ISA", "TS_COLUMNS", "COLUMNS", "TS_TORCH")
 TIMING = re.compile(r"\bms\b|ms/forward|GFLOP/s|speed|faster|slower")
 NUMBER = re.compile(r"\d+(\.\d+)?")
+# a BLAS figure without its digits: a whole number as torch prints it (2.6822e-07 and 0. alike)
+BLAS_NUMBER = re.compile(r"\d+(\.\d*)?(e[-+]?\d+)?")
 ELISION = {"...", "…"}
 SAMPLES_OPENBLAS = "0.3.21"  # Debian 12's, which made every sample
-BLAS_FIGURES = re.compile(r"max \|(?:full - cached\w*|std - 1)\||^>>> \(full - cached\w*\)\.abs\(\)\.max\(\)$")
+BLAS_FIGURES = re.compile(r"max \|(?:full - cached\w*|std - 1)\||^>>> \(full - cached\w*\)\.abs\(\)\.max\(\)$"
+                          r"|^>>> \(per_head\(x, x, x\) - mha\(x, x, x\)\)\.abs\(\)\.max\(\)$"
+                          r"|separate heads and article 002's fused layer differ by"
+                          r"|largest log-prob difference over|对数概率的最大差值")
+SAMPLES_TORCH = "1.13"  # Debian 12's, whose arithmetic every sample shows
 
 
 def openblas_version():
@@ -112,6 +124,7 @@ def run_stated(build, command, extra_env=None):
         env[key] = value
     argv[0] = os.path.join(build, os.path.basename(argv[0]))
     env["NO_COLOR"] = "1"
+    env.setdefault("TS_TORCH", SAMPLES_TORCH)
     env.setdefault("TS_COLUMNS", "0")  # lines as written, whoever runs the test (and whatever /dev/tty is)
     return argv, env
 
@@ -177,8 +190,8 @@ def check(build, name, command, sample):
         after_blas_prompt = bool(BLAS_FIGURES.search(line)) and line.startswith(">>>")
         if masked:
             blas_lines += 1
-            want = NUMBER.sub("#", want)
-            hit = next((j for j in range(pos, len(output)) if matches(want, NUMBER.sub("#", output[j]))), None)
+            want = BLAS_NUMBER.sub("#", want)
+            hit = next((j for j in range(pos, len(output)) if matches(want, BLAS_NUMBER.sub("#", output[j]))), None)
         else:
             hit = next((j for j in range(pos, len(output)) if matches(want, output[j])), None)
         if hit is not None:

@@ -26,12 +26,13 @@ namespace {
 
 enum Op {
   kAdd, kSub, kMul, kDiv, kFmadd, kFnmadd, kMax, kMin, kMaximum, kFloor, kXor, kAnd, kLess, kBlend,
-  kPow2, kSwap4, kSwap2, kSwap1, kFirst, kExp, kLog, kSin, kCos, kNumOps
+  kPow2, kSwap4, kSwap2, kSwap1, kFirst, kExp, kLog, kSin, kCos, kSin35, kCos35, kNumOps
 };
 const char* const kOpNames[kNumOps] = {"vadd", "vsub", "vmul", "vdiv", "vfmadd", "vfnmadd", "vmax", "vmin",
                                        "vmaximum", "vfloor", "vxor", "vand", "vless", "vblend", "vpow2",
                                        "vswap<4>", "vswap<2>", "vswap<1>", "vfirst/vlane0", "sleef_expf8",
-                                       "sleef_logf8", "sleef_sinf8", "sleef_cosf8"};
+                                       "sleef_logf8", "sleef_sinf8", "sleef_cosf8", "sleef_sinf8_u35",
+                                       "sleef_cosf8_u35"};
 
 // One operation on 8 lanes of a, b, c into out, with layer L (vec8_avx2 or vec8_portable).
 #define TS_VEC8_APPLY(L)                                                         \
@@ -61,7 +62,9 @@ const char* const kOpNames[kNumOps] = {"vadd", "vsub", "vmul", "vdiv", "vfmadd",
     case kExp: r = sleef_expf8(x); break;                                        \
     case kLog: r = sleef_logf8(x); break;                                        \
     case kSin: r = sleef_sinf8(x); break;                                        \
-    default: r = sleef_cosf8(x); break;                                          \
+    case kCos: r = sleef_cosf8(x); break;                                        \
+    case kSin35: r = sleef_sinf8_u35(x); break;                                  \
+    default: r = sleef_cosf8_u35(x); break;                                      \
   }                                                                              \
   vstore(out, r);
 
@@ -134,9 +137,16 @@ TEST_CASE("vec8: the portable layer computes the AVX2 layer's bits, operation by
       }
       // sinf/cosf: SLEEF's 8 lanes take one path for the whole vector (vec8.hpp); every 4th
       // vector here has lanes 1-7 small (|x| < 2.5, the fast path unless lane 0 is large), so
-      // vectors that mix small lanes with large, inf or NaN ones are compared too
-      if ((op == kSin || op == kCos) && (i / 8) % 4 == 0)
+      // vectors that mix small lanes with large, inf or NaN ones are compared too; the 3.5-ulp
+      // builds have a middle path (every lane |x| < 39000): every 4th vector more has lane 0
+      // in [125, 39000) and lanes 1-7 small
+      const bool trig = op == kSin || op == kCos || op == kSin35 || op == kCos35;
+      if (trig && (i / 8) % 4 == 0)
         for (int k = 1; k < 8; ++k) a[k] = std::isfinite(a[k]) ? std::fmod(a[k], 2.5f) : 0.5f;
+      if ((op == kSin35 || op == kCos35) && (i / 8) % 4 == 1) {
+        a[0] = 125.0f + std::fmod(std::isfinite(a[0]) ? std::fabs(a[0]) : 1.0f, 38000.0f);
+        for (int k = 1; k < 8; ++k) a[k] = std::isfinite(a[k]) ? std::fmod(a[k], 2.5f) : 0.5f;
+      }
       apply_avx2(op, a, b, c, r_avx2);
       apply_portable(op, a, b, c, r_port);
       for (int k = 0; k < 8; ++k, ++compared) {

@@ -34,6 +34,7 @@
 #include <cstring>
 
 #include "exact/kernels.hpp"
+#include "exact/torch_version.hpp"
 
 #include "exact/vec8.hpp"
 
@@ -516,8 +517,21 @@ void sleef_map(float* data, int64_t n, F f) {
 }
 }  // namespace
 void sleef_exp(float* x, int64_t n) { sleef_map(x, n, [](V v) { return sleef_expf8(v); }); }
-void sleef_sin(float* x, int64_t n) { sleef_map(x, n, [](V v) { return sleef_sinf8(v); }); }
-void sleef_cos(float* x, int64_t n) { sleef_map(x, n, [](V v) { return sleef_cosf8(v); }); }
+// sin and cos: torch 1.13's Vectorized<float> calls SLEEF's 1-ulp builds (u10), 2.x's its
+// 3.5-ulp ones (u35): under 2.6 a quarter of PositionalEncoding's table is 1-2 ulp apart from
+// 1.13's. Both stay 8 lanes on an AVX-512 CPU (sin and cos have no AVX-512 registration).
+void sleef_sin(float* x, int64_t n) {
+  if (torch_version() == TorchVersion::V2_6)
+    sleef_map(x, n, [](V v) { return sleef_sinf8_u35(v); });
+  else
+    sleef_map(x, n, [](V v) { return sleef_sinf8(v); });
+}
+void sleef_cos(float* x, int64_t n) {
+  if (torch_version() == TorchVersion::V2_6)
+    sleef_map(x, n, [](V v) { return sleef_cosf8_u35(v); });
+  else
+    sleef_map(x, n, [](V v) { return sleef_cosf8(v); });
+}
 
 }  // namespace exact
 

@@ -25,6 +25,12 @@
 //     piecewise minimax polynomial (jit_uni_eltwise_injector.cpp,
 //     gelu_erf_minimax_approx_compute_vector_fwd) where oneDNN 2.6.3 used Abramowitz & Stegun
 //     with its own exp; below AVX-512 oneDNN 3.7 keeps the latter, exact_kernels.cpp's.
+//   * sin and cos (article 002's PositionalEncoding): 2.x's Vectorized<float> calls SLEEF's
+//     3.5-ulp builds (Sleef_sinf8_u35) where 1.13 called the 1-ulp ones: exact::sleef_sin and
+//     sleef_cos (exact_kernels.cpp) take them under 2.6. Found by comparing the two torches'
+//     tables (a quarter of the values 1-2 ulp apart; SLEEF's scalar u35 build matches all but
+//     small lanes sharing a vector with large ones, vec8.hpp's sleef_trig8_u35). They stay
+//     8 lanes on an AVX-512 CPU: a lane's result does not change with lanes 8-15's values.
 // What is the same bits in both: x.sum(-1), x.mean(-1), ReLU, and the 8-lane softmax of a
 // CPU without AVX-512.
 //

@@ -7,9 +7,12 @@
 //   matmul      <- aten/src/ATen/native/LinearAlgebra.cpp _matmul_impl, should_fold
 //   linear      <- aten/src/ATen/native/Linear.cpp        linear
 // Torch here is built without MKL, so bmm never takes the batched-gemm branch.
+// Under TS_TORCH=2.6 (exact/torch_version.hpp) matmul decides as 2.x does whether to fold
+// (should_fold_torch2): 2-D @ N-D is no longer folded but broadcast and sent to bmm.
 #include "exact/matmul.hpp"
 #include "exact/fp_contract.hpp"
 #include "exact/openblas.hpp"
+#include "exact/torch_version.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -414,6 +417,23 @@ bool should_fold(const Strided& t, int64_t dim_other) {
   return true;
 }
 
+// should_fold as PyTorch 2.x has it (same file, rewritten in 2.0): the larger operand t (t2.mT()
+// when t2 has more dims) of rank >= 3 against one of rank <= 2 is folded, but never when t1
+// is 2-D (the folded product would come out transposed and need a copy: 2-D @ N-D goes to
+// bmm), and only when t's leading dims are contiguous among themselves (a view, no copy).
+// (2.x also folds when the smaller operand requires grad; the exact path's tensors do not.)
+bool should_fold_torch2(const Strided& t1, const Strided& t2) {
+  const bool t1_larger = t1.dim() >= t2.dim();
+  const Strided t = t1_larger ? t1 : mT(t2);
+  const int64_t dim_other = t1_larger ? t2.dim() : t1.dim();
+  if (!(t.dim() >= 3 && dim_other <= 2)) return false;
+  if (t1.dim() == 2) return false;
+  if (numel(t.sizes) == 0) return true;
+  for (int64_t i = 0; i < t.dim() - 2; ++i)
+    if (t.strides[size_t(i)] != t.strides[size_t(i + 1)] * t.sizes[size_t(i + 1)]) return false;
+  return true;
+}
+
 // torch.matmul (_matmul_impl) for operands of rank >= 2 (and 1-D @ 2-D).
 Tensor matmul_strided(const Strided& t1, const Strided& t2) {
   const int64_t d1 = t1.dim(), d2 = t2.dim();
@@ -431,7 +451,9 @@ Tensor matmul_strided(const Strided& t1, const Strided& t2) {
   if (d1 == 1 || d2 == 1) fail("matmul: vector operands are not supported here (use 2-D)");
   if (d1 == 2 && d2 == 2) return mm(t1, t2);
 
-  if (should_fold(t1, d2) || should_fold(t2, d1)) {
+  const bool fold = torch_version() == TorchVersion::V2_6 ? should_fold_torch2(t1, t2)
+                                                          : should_fold(t1, d2) || should_fold(t2, d1);
+  if (fold) {
     // Fold the batch of the larger operand into the rows of one matrix and call mm once;
     // for 2-D @ N-D compute (b^T @ a^T)^T so the N-D operand is still the one folded.
     const bool transpose = d2 > d1;

@@ -33,6 +33,9 @@ float Sleef_expf1_u10purecfma(float);
 float Sleef_logf1_u10purecfma(float);
 float Sleef_sinf1_u10purecfma(float);
 float Sleef_cosf1_u10purecfma(float);
+// PyTorch 2.x's Vectorized<float>::sin/cos call SLEEF's 3.5-ulp builds (u35), 1.13's the 1-ulp ones
+float Sleef_sinf1_u35purecfma(float);
+float Sleef_cosf1_u35purecfma(float);
 }
 // SLEEF's 4-lane sinf/cosf with FMA: the 8-lane AVX2 algorithm, 4 lanes wide (see
 // sleef_trig8 below). The x86-64 one runs only where the CPU has AVX2 + FMA: there the
@@ -42,19 +45,27 @@ float Sleef_cosf1_u10purecfma(float);
 extern "C" {
 float32x4_t Sleef_sinf4_u10advsimd(float32x4_t);
 float32x4_t Sleef_cosf4_u10advsimd(float32x4_t);
+float32x4_t Sleef_sinf4_u35advsimd(float32x4_t);
+float32x4_t Sleef_cosf4_u35advsimd(float32x4_t);
 }
 #define TS_SLEEF_TRIG4 1
 #define TS_SLEEF_SINF4 Sleef_sinf4_u10advsimd
 #define TS_SLEEF_COSF4 Sleef_cosf4_u10advsimd
+#define TS_SLEEF_SINF4_U35 Sleef_sinf4_u35advsimd
+#define TS_SLEEF_COSF4_U35 Sleef_cosf4_u35advsimd
 #elif defined(__x86_64__)
 #include <xmmintrin.h>
 extern "C" {
 __m128 Sleef_sinf4_u10avx2128(__m128);
 __m128 Sleef_cosf4_u10avx2128(__m128);
+__m128 Sleef_sinf4_u35avx2128(__m128);
+__m128 Sleef_cosf4_u35avx2128(__m128);
 }
 #define TS_SLEEF_TRIG4 1
 #define TS_SLEEF_SINF4 Sleef_sinf4_u10avx2128
 #define TS_SLEEF_COSF4 Sleef_cosf4_u10avx2128
+#define TS_SLEEF_SINF4_U35 Sleef_sinf4_u35avx2128
+#define TS_SLEEF_COSF4_U35 Sleef_cosf4_u35avx2128
 #endif
 
 namespace ts::exact::vec8_portable {
@@ -195,10 +206,46 @@ inline V sleef_trig8(float (*one)(float), F4 (*four)(F4), V x) {
 }
 inline V sleef_sinf8(V x) { return sleef_trig8(Sleef_sinf1_u10purecfma, TS_SLEEF_SINF4, x); }
 inline V sleef_cosf8(V x) { return sleef_trig8(Sleef_cosf1_u10purecfma, TS_SLEEF_COSF4, x); }
+// The 3.5-ulp builds (torch 2.x) branch on the whole vector too, in three ways: every lane
+// |x| < 125 (TRIGRANGEMAX2f), else every lane |x| < 39000 (TRIGRANGEMAXf), else the slow
+// reduction (inf and NaN count as large). So the fourth lane of each 4-lane call is not a
+// fixed large value but the vector's own lane that decides its branch (a NaN or inf if there
+// is one, else the largest |x|): the 4-lane call then takes the branch the 8-lane one took.
+template <class F4>
+inline V sleef_trig8_u35(float (*one)(float), F4 (*four)(F4), V x) {
+  constexpr float kTrigRangeMax2 = 125.0f;
+  int decider = 0;  // the lane with the largest |x|, NaN counting as larger than any
+  bool slow = false;
+  for (int i = 0; i < kLanes; ++i) {
+    slow = slow || !(std::fabs(x.f[i]) < kTrigRangeMax2);
+    if (std::isnan(x.f[i]) || (!std::isnan(x.f[decider]) && std::fabs(x.f[i]) > std::fabs(x.f[decider])))
+      decider = i;
+  }
+  if (!slow) return each(one, x);
+  V r;
+  for (int i = 0; i < kLanes; i += 3) {
+    float in[4], out[4];
+    const int m = kLanes - i < 3 ? kLanes - i : 3;
+    for (int k = 0; k < 4; ++k) in[k] = x.f[decider];
+    for (int k = 0; k < m; ++k) in[k] = x.f[i + k];
+    F4 v;
+    std::memcpy(&v, in, sizeof in);
+    v = four(v);
+    std::memcpy(out, &v, sizeof out);
+    for (int k = 0; k < m; ++k) r.f[i + k] = out[k];
+  }
+  for (int i = 0; i < kLanes; ++i)
+    if (!std::isfinite(x.f[i])) r.f[i] = from_bits(~0u);
+  return r;
+}
+inline V sleef_sinf8_u35(V x) { return sleef_trig8_u35(Sleef_sinf1_u35purecfma, TS_SLEEF_SINF4_U35, x); }
+inline V sleef_cosf8_u35(V x) { return sleef_trig8_u35(Sleef_cosf1_u35purecfma, TS_SLEEF_COSF4_U35, x); }
 #else
 // A CPU with neither build: lane by lane, 1 ulp off x86 where a vector mixes small and large lanes.
 inline V sleef_sinf8(V x) { return each(Sleef_sinf1_u10purecfma, x); }
 inline V sleef_cosf8(V x) { return each(Sleef_cosf1_u10purecfma, x); }
+inline V sleef_sinf8_u35(V x) { return each(Sleef_sinf1_u35purecfma, x); }
+inline V sleef_cosf8_u35(V x) { return each(Sleef_cosf1_u35purecfma, x); }
 #endif
 
 }  // namespace ts::exact::vec8_portable
@@ -231,6 +278,8 @@ __m256 Sleef_expf8_u10(__m256);
 __m256 Sleef_logf8_u10(__m256);
 __m256 Sleef_sinf8_u10(__m256);
 __m256 Sleef_cosf8_u10(__m256);
+__m256 Sleef_sinf8_u35(__m256);
+__m256 Sleef_cosf8_u35(__m256);
 }
 
 namespace ts::exact::vec8_avx2 {
@@ -285,6 +334,8 @@ inline V sleef_expf8(V x) { return Sleef_expf8_u10(x); }
 inline V sleef_logf8(V x) { return Sleef_logf8_u10(x); }
 inline V sleef_sinf8(V x) { return Sleef_sinf8_u10(x); }
 inline V sleef_cosf8(V x) { return Sleef_cosf8_u10(x); }
+inline V sleef_sinf8_u35(V x) { return Sleef_sinf8_u35(x); }
+inline V sleef_cosf8_u35(V x) { return Sleef_cosf8_u35(x); }
 
 }  // namespace ts::exact::vec8_avx2
 TS_AVX2_END

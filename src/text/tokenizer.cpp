@@ -41,7 +41,12 @@ struct CombiningClassRange {  // canonical combining class ccc of [first, last] 
   int ccc;
 };
 
-#include "text/unicode_tables.inc"
+// The table set of the Unicode that configure chose (TS_UNICODE: by default /usr/bin/python3's,
+// which the reference twin runs), e.g. "text/unicode_tables_14_0_0.inc".
+#ifndef TS_UNICODE_TABLES
+#error "TS_UNICODE_TABLES names src/text/unicode_tables_<version>.inc (CMakeLists.txt defines it)"
+#endif
+#include TS_UNICODE_TABLES
 
 // Binary search: is c inside one of the sorted, disjoint ranges?
 template <size_t N>

@@ -19,7 +19,8 @@
 //   7) WordPiece each word: greedy longest match first; pieces after the first carry
 //      "##"; a word of more than 100 code points, or one that cannot be fully covered
 //      by vocabulary pieces, becomes the single piece [UNK]
-// Unicode data comes from src/text/unicode_tables.inc (scripts/gen_unicode_tables.py).
+// Unicode data comes from src/text/unicode_tables_<version>.inc (scripts/gen_unicode_tables.py),
+// the set of the Unicode configure chose (TS_UNICODE: by default /usr/bin/python3's).
 //
 // Input text must be valid UTF-8: anything else throws std::invalid_argument
 // ("invalid UTF-8 at byte N of the input: ..."), like Python refusing to decode it.
@@ -61,7 +62,7 @@ class WordPieceTokenizer {
   const std::string& id_to_token(int64_t id) const;
   // V, the number of lines of the vocabulary file
   size_t vocab_size() const;
-  // Unicode version of the character tables (src/text/unicode_tables.inc), e.g. "14.0.0"
+  // Unicode version of the character tables (src/text/unicode_tables_<version>.inc), e.g. "14.0.0"
   static const char* unicode_version();
 
  private:
