@@ -67,8 +67,9 @@ int main(int argc, char** argv) {
   width_options(ch, cfg.d_model, cfg.heads, cfg.d_ff);
   adam_options(ch, dropout, lr);
   ch.option("--log-every", log_every, _("print a progress line every N steps"), 1, 1000000);
-  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean (pool_forward's "
-                              "mean of the final vectors of every real position, [CLS] included)"));
+  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean "
+                              "(EncoderClassifier::pool's mean of the final vectors of every real position, [CLS] "
+                              "included)"));
   ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
   checkpoint_options(ch, save_dir, load_dir);
 

@@ -32,14 +32,6 @@ using namespace ts::train::dump;
 
 namespace {
 
-// A tensor of the given shape filled with N(0, scale^2) values from rng.
-ts::Tensor rand_tensor(Rng& rng, const ts::Shape& shape, float scale = 1.0f) {
-  ts::Tensor t = ts::Tensor::from_shape(shape);
-  const std::vector<float> v = randn(rng, t.size(), scale);
-  std::copy(v.begin(), v.end(), t.data());
-  return t;
-}
-
 void put_t(StFile& f, const std::string& name, const ts::Tensor& t) {
   f[name] = st_f32(t.data(), std::vector<int64_t>(t.shape().begin(), t.shape().end()));
 }
