@@ -27,6 +27,7 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "exact/matmul.hpp"  // set_blas_threads
+#include "exact/rng.hpp"     // manual_seed
 #include "train/checkpoint.hpp"
 #include "train/classifier.hpp"
 #include "train/numbers.hpp"
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
   width_options(ch, cfg.d_model, cfg.heads, cfg.d_ff);
   adam_options(ch, dropout, lr);
   ch.option("--log-every", log_every, _("print a progress line every N steps"), 1, 1000000);
-  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean (pool_forward's "
-                              "mean of the final vectors of every real position, [CLS] included)"));
+  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean "
+                              "(EncoderClassifier::pool's mean of the final vectors of every real position, [CLS] "
+                              "included)"));
   ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
   checkpoint_options(ch, save_dir, load_dir);
 
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
                _("article 004 §模型训练和测试 train_step; llm.c's loop"));
     set_blas_threads(1);  // (B*T, 64) products: waking more BLAS threads costs more than it saves
     ClsWorkspace ws;
-    Rng rng(ch.seed * 1000003ull + 1);  // dropout masks
+    manual_seed(ch.seed * 1000003ull + 1);  // dropout masks: every Dropout module draws from the default generator
     Epochs epochs(batch, ch.seed);
     std::vector<double> curve;
     if (steps > 0) {
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
         const ClsBatch b = make_cls_batch(epochs.next(&epoch, &bi));
-        classifier_forward(model, ws, b, true, rng);                             // forward
+        classifier_forward(model, ws, b, true);                                  // forward
         const float loss = classifier_loss(ws, b, K);                            // loss
         ws.grads.assign(model.layout.total, 0.0f);                               // zero the gradients
         classifier_backward(model, ws, b);                                       // backward
@@ -212,7 +214,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 3) held-out accuracy
     ch.section(_("Step 3: held-out accuracy, and classify()"), _("article 002 §9.1.3"));
     const ClsBatch held = make_cls_batch(split.held_out);
-    classifier_forward(model, ws, held, false, rng);
+    classifier_forward(model, ws, held, false);
     const auto pred = predictions(ws, K);
     int64_t right = 0;
     std::vector<size_t> wrong;
@@ -252,7 +254,7 @@ int main(int argc, char** argv) {
                  fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo)));
     if (number >= 0) {
       const ClsBatch one = make_cls_batch({number});
-      classifier_forward(model, ws, one, false, rng);
+      classifier_forward(model, ws, one, false);
       const int64_t p = predictions(ws, K)[0], label = one.labels[0];
       ch.show(fmt::format("classify(\"{}\")", number_to_words(number)), fmt::format("class: {}", p),
               p == label ? _("correct") : trf("WRONG: the label of {n} is {d}", fmt::arg("n", number),
@@ -272,7 +274,7 @@ int main(int argc, char** argv) {
         ch.say(trf("  The classifier does not read [CLS] alone but {pool}: the rows below are what position 0 "
                    "attends to, not the vector the head reads.",
                    fmt::arg("pool", pooling.words)));
-      classifier_forward(model, ws, held, false, rng);
+      classifier_forward(model, ws, held, false);
       const std::vector<float>& p = ws.layers.back().p;
       int64_t on_last = 0;  // sentences whose [CLS] row peaks on the last word
       for (int64_t i = 0; i < held.B; ++i) {
@@ -346,7 +348,6 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
   const std::vector<int64_t> shown = pick_sentences(split.held_out, {8, 2, 0, 5}, 2);
   const ClsBatch few = make_cls_batch(shown);
   ClsWorkspace ws;
-  Rng rng(0);
   const int64_t C = after.cfg.d_model;
   std::vector<std::string> labels;
   for (size_t i = 0; i < shown.size(); ++i) labels.push_back(fmt::format("{}:{}", shown[i], few.labels[i]));
@@ -357,9 +358,9 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
   Similarity all[2];
   for (int k = 0; k < 2; ++k) {
     const Classifier& m = k ? after : before;
-    classifier_forward(m, ws, held, false, rng);
+    classifier_forward(m, ws, held, false);
     all[k] = cosine_similarity(ws.pooled, C, held.labels);
-    classifier_forward(m, ws, few, false, rng);
+    classifier_forward(m, ws, few, false);
     const Similarity s = cosine_similarity(ws.pooled, C, few.labels);
     opt.title = k ? trf("cosine similarity of the sentence vectors AFTER training (labels: number:class)")
                   : trf("the same {n} sentences BEFORE training", fmt::arg("n", few.B));

@@ -34,11 +34,10 @@ std::string classifier_parameter_table(const train::Classifier& m) {
 Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
   using namespace train;
   ClsWorkspace w;
-  Rng rng(0);
-  classifier_forward(m, w, b, /*training=*/false, rng);
+  classifier_forward(m, w, b, /*training=*/false);
   const int64_t T = b.T, C = m.cfg.d_model;
-  const std::vector<float> x = m.cfg.layers ? w.layers.back().y : w.x0;  // the last layer's output (B,T,C)
-  classifier_head_forward(m, w, b, x.data(), false, rng);
+  const std::vector<float> x = w.x;  // the encoder's output (B,T,C)
+  classifier_head_forward(w, b, x);
   const std::vector<float> base(w.pooled.begin(), w.pooled.begin() + C);
   Pooling out;
   std::vector<std::string> tokens;
@@ -46,7 +45,7 @@ Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
     tokens.push_back(classifier_token(b.ids[size_t(t)]));
     std::vector<float> moved = x;
     for (int64_t c = 0; c < C; ++c) moved[size_t(t * C + c)] += 1.0f;
-    classifier_head_forward(m, w, b, moved.data(), false, rng);
+    classifier_head_forward(w, b, moved);
     double sum = 0;
     for (int64_t c = 0; c < C; ++c) sum += double(w.pooled[size_t(c)]) - double(base[size_t(c)]);
     const double wt = sum / double(C);

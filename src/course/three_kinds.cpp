@@ -164,13 +164,14 @@ void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Class
   for (int64_t t = 0; t < sb.T; ++t) seq.push_back(seq_vocab().words[size_t(sb.x[size_t(t)])]);
   k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "gpt_forward", gw.mask, sb.x, seq);
 
-  // 3) encoder-only: classifier_forward's padding mask (B,T,T)
+  // 3) encoder-only: EncoderClassifier::padding_mask (B,T,T), as classifier_forward ran it
   const ClsBatch cb = make_cls_batch({short_n, long_n});
   ClsWorkspace cw;
-  classifier_forward(cls, cw, cb, /*training=*/false, rng);
+  classifier_forward(cls, cw, cb, /*training=*/false);
   std::vector<std::string> words;
   for (int64_t t = 0; t < cb.T; ++t) words.push_back(classifier_token(cb.ids[size_t(t)]));
-  k_cls.enc_self = self_mask(ch, k_cls.name, _("[CLS] and the words"), "classifier_forward", cw.mask, cb.ids, words);
+  k_cls.enc_self = self_mask(ch, k_cls.name, _("[CLS] and the words"), "EncoderClassifier::padding_mask", cw.mask,
+                             cb.ids, words);
 }
 
 // ---------------------------------------------------------------- the table and what fits

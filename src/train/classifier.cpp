@@ -1,5 +1,5 @@
-// train/classifier.cpp: see classifier.hpp. The forward is article 000's encoder, op by op
-// (train/ops.hpp, train/encoder_ops.hpp); the backward calls their *_backward in reverse.
+// train/classifier.cpp: see classifier.hpp. The model is transformer/encoder_classifier's, run
+// with the flat parameters copied in; its gradients come back from the modules' backward.
 #include "train/classifier.hpp"
 
 #include <algorithm>
@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
-#include "train/encoder_ops.hpp"
+#include "exact/rng.hpp"
+#include "transformer/grad.hpp"
 #include "train/numbers.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
@@ -25,49 +26,34 @@ std::string classifier_token(int64_t id) {
 }
 
 // ---------------------------------------------------------------- layout and init
+// article 000's Config of these sizes (nn.hpp): C, H, F, the tables' rows, N layers, one dropout rate
+static Config module_config(const ClassifierConfig& c) {
+  Config k;
+  k.vocab_size = c.vocab, k.hidden_size = c.d_model, k.num_attention_heads = c.heads, k.intermediate_size = c.d_ff;
+  k.hidden_dropout_prob = c.dropout, k.max_position_embeddings = c.max_len, k.num_hidden_layers = c.layers;
+  return k;
+}
+
+EncoderClassifier make_classifier_module(const ClassifierConfig& cfg) {
+  // the constructors draw their inits from the default generator, which also draws dropout: keep
+  // its state, since these weights are replaced by Classifier::params
+  const Generator kept = default_generator();
+  EncoderClassifier m(module_config(cfg), cfg.classes, cfg.mean_pool, kPad);
+  default_generator() = kept;
+  return m;
+}
+
+// every parameter's name and shape, in the module's named_parameters() order
 static ClassifierLayout make_classifier_layout(const ClassifierConfig& c) {
   ClassifierLayout L;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+  EncoderClassifier m = make_classifier_module(c);
+  for (auto& [name, t] : m.named_parameters()) {
     ParamSpec s;
-    s.name = name, s.shape = shape, s.offset = L.total, s.numel = 1;
-    for (int64_t d : shape) s.numel *= static_cast<size_t>(d);
+    s.name = name, s.offset = L.total, s.numel = t->size();
+    for (size_t d : t->shape()) s.shape.push_back(static_cast<int64_t>(d));
     L.total += s.numel;
     L.specs.push_back(s);
-    return s.offset;
-  };
-  auto lin = [&](const std::string& name, int64_t in, int64_t out) {
-    ClassifierLayout::Lin l;
-    l.w = add(name + ".weight", {out, in});
-    l.b = add(name + ".bias", {out});
-    return l;
-  };
-  auto norm = [&](const std::string& name, int64_t C) {
-    ClassifierLayout::Norm n;
-    n.w = add(name + ".weight", {C});
-    n.b = add(name + ".bias", {C});
-    return n;
-  };
-  const int64_t C = c.d_model, D = c.d_model / c.heads;
-  L.tok = add("encoder.embeddings.token_embeddings.weight", {c.vocab, C});
-  L.pos = add("encoder.embeddings.position_embeddings.weight", {c.max_len, C});
-  L.emb_ln = norm("encoder.embeddings.layer_norm", C);
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string p = fmt::format("encoder.layers.{}.", l);
-    ClassifierLayout::Layer y;
-    y.ln1 = norm(p + "layer_norm_1", C);
-    y.ln2 = norm(p + "layer_norm_2", C);
-    for (int64_t h = 0; h < c.heads; ++h) {
-      const std::string hp = p + fmt::format("attention.heads.{}.", h);
-      y.q.push_back(lin(hp + "q", C, D));
-      y.k.push_back(lin(hp + "k", C, D));
-      y.v.push_back(lin(hp + "v", C, D));
-    }
-    y.out = lin(p + "attention.output_linear", C, C);
-    y.ff1 = lin(p + "feed_forward.linear_1", C, c.d_ff);
-    y.ff2 = lin(p + "feed_forward.linear_2", c.d_ff, C);
-    L.layers.push_back(y);
   }
-  L.head = lin("classifier", C, c.classes);
   return L;
 }
 
@@ -117,42 +103,25 @@ ClsBatch make_cls_batch(const std::vector<int64_t>& numbers) {
   return b;
 }
 
-// ---------------------------------------------------------------- per-head Linears
-// out[b,h,t,:] = x[b,t,:] W_h^T + b_h   x (N,C), W_h (D,C) -> out (B,H,T,D), head h only
-static void head_linear_forward(float* out, const float* x, const float* W, const float* bias, int64_t B, int64_t T,
-                                int64_t C, int64_t H, int64_t h, int64_t D, std::vector<float>& tmp) {
-  tmp.resize(static_cast<size_t>(B * T * D));
-  linear_forward(tmp.data(), x, W, bias, B * T, C, D);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      std::copy_n(tmp.data() + (b * T + t) * D, D, out + ((b * H + h) * T + t) * D);
-}
-// its backward: gather head h's gradient (N,D), then linear_backward
-static void head_linear_backward(float* dx, float* dW, float* db, const float* dout, const float* x, const float* W,
-                                 int64_t B, int64_t T, int64_t C, int64_t H, int64_t h, int64_t D,
-                                 std::vector<float>& tmp) {
-  tmp.resize(static_cast<size_t>(B * T * D));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      std::copy_n(dout + ((b * H + h) * T + t) * D, D, tmp.data() + (b * T + t) * D);
-  linear_backward(dx, dW, db, tmp.data(), x, W, B * T, C, D);
-}
-
-static void resize(std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); }
-
 // ---------------------------------------------------------------- the feed-forward's activation
-// article 000's FeedForward: GELU (what the forward below runs between linear_1 and linear_2)
-static void ffn_activation(float* y, const float* x, int64_t n) { gelu_forward(y, x, n); }
-
 std::string classifier_activation() {
-  // ask the activation itself: GELU(-1) = -0.1587, ReLU(-1) = 0, identity(-1) = -1
-  const float x[2] = {-1.0f, 1.0f};
-  float y[2] = {0, 0};
-  ffn_activation(y, x, 2);
-  if (std::fabs(y[0] + 0.158655f) < 1e-4f && std::fabs(y[1] - 0.841345f) < 1e-4f) return "GELU";
-  if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
-  if (y[0] == -1.0f && y[1] == 1.0f) return "no activation";
-  return fmt::format("f(x) with f(-1) = {:.4g}, f(1) = {:.4g}", y[0], y[1]);
+  // ask nn.hpp's FeedForward itself, C = F = 1 with both Linears 1 and no bias: it returns act(x).
+  // GELU(-1) = -0.1587, ReLU(-1) = 0, identity(-1) = -1
+  Config k;
+  k.hidden_size = 1, k.intermediate_size = 1, k.hidden_dropout_prob = 0.0;
+  const Generator kept = default_generator();
+  FeedForward ff(k);
+  default_generator() = kept;
+  ff.train(false);
+  for (Linear* l : {&ff.linear_1, &ff.linear_2}) l->weight.fill(1.0f), l->bias.fill(0.0f);
+  Tensor x = Tensor::from_shape({1, 2, 1});
+  x.data()[0] = -1.0f, x.data()[1] = 1.0f;
+  const Tensor y = ff(x);
+  const float y0 = y.data()[0], y1 = y.data()[1];
+  if (std::fabs(y0 + 0.158655f) < 1e-4f && std::fabs(y1 - 0.841345f) < 1e-4f) return "GELU";
+  if (y0 == 0.0f && y1 == 1.0f) return "ReLU";
+  if (y0 == -1.0f && y1 == 1.0f) return "no activation";
+  return fmt::format("f(x) with f(-1) = {:.4g}, f(1) = {:.4g}", y0, y1);
 }
 
 // ---------------------------------------------------------------- the layer's wiring, measured
@@ -166,126 +135,120 @@ std::string classifier_block_wiring() {
   c.dropout = 0.0;
   Classifier m;
   m.cfg = c, m.layout = make_classifier_layout(c);
-  const ClassifierLayout& L = m.layout;
-  const ClassifierLayout::Layer& y = L.layers[0];
+  m.params.assign(m.layout.total, 0.0f);
+  auto at = [&](const std::string& name) {
+    for (const ParamSpec& s : m.layout.specs)
+      if (s.name == name) return m.params.data() + s.offset;
+    throw std::logic_error("classifier_block_wiring: no parameter " + name);
+  };
   const size_t C = 4, F = 8;
   const float e[4] = {1.0f, -1.0f, 2.0f, 0.0f}, g0[4] = {2.0f, 1.0f, 0.5f, 3.0f}, b0[4] = {1.0f, -0.5f, 0.25f, 0.5f},
               g1[4] = {1.0f, 2.0f, 0.5f, 1.5f}, g2[4] = {0.5f, 1.0f, 3.0f, 2.0f};
-  std::vector<float>& P = m.params;
-  P.assign(L.total, 0.0f);
+  const std::string y = "encoder.layers.0.";
   for (size_t i = 0; i < C; ++i) {
-    P[L.tok + size_t(cls_id()) * C + i] = e[i];
-    P[L.emb_ln.w + i] = g0[i], P[L.emb_ln.b + i] = b0[i];
-    P[y.ln1.w + i] = g1[i], P[y.ln2.w + i] = g2[i];
-    P[y.v[0].w + i * C + i] = 1.0f, P[y.out.w + i * C + i] = 1.0f;
-    P[y.ff1.w + i * C + i] = 1.0f, P[y.ff1.w + (C + i) * C + i] = -1.0f;
-    P[y.ff2.w + i * F + i] = 1.0f, P[y.ff2.w + i * F + C + i] = -1.0f;
-    P[L.head.w + i * C + i] = 1.0f;
+    at("encoder.embeddings.token_embeddings.weight")[size_t(cls_id()) * C + i] = e[i];
+    at("encoder.embeddings.layer_norm.weight")[i] = g0[i], at("encoder.embeddings.layer_norm.bias")[i] = b0[i];
+    at(y + "layer_norm_1.weight")[i] = g1[i], at(y + "layer_norm_2.weight")[i] = g2[i];
+    at(y + "attention.heads.0.v.weight")[i * C + i] = 1.0f, at(y + "attention.output_linear.weight")[i * C + i] = 1.0f;
+    at(y + "feed_forward.linear_1.weight")[i * C + i] = 1.0f, at(y + "feed_forward.linear_1.weight")[(C + i) * C + i] = -1.0f;
+    at(y + "feed_forward.linear_2.weight")[i * F + i] = 1.0f, at(y + "feed_forward.linear_2.weight")[i * F + C + i] = -1.0f;
+    at("classifier.weight")[i * C + i] = 1.0f;
   }
   ClsBatch b;
   b.B = 1, b.T = 1, b.numbers = {0}, b.ids = {cls_id()}, b.labels = {0};
   ClsWorkspace w;
-  Rng rng(0);
-  classifier_forward(m, w, b, false, rng);
-  // the torch LayerNorm, as classifier_forward calls it (a changed eps moves the output by less than tol)
-  auto norm = [&](size_t weight, size_t bias, float eps) {
-    return [&, weight, bias, eps](const std::vector<float>& v) {
-      std::vector<float> out(C), mean(1), rstd(1);
-      layernorm_forward(out.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias,
-                        int64_t(1), int64_t(C), eps, Variance::Biased);
-      return out;
+  classifier_forward(m, w, b, false);
+  // the LayerNorms of the model that ran (a changed eps moves the output by less than tol)
+  auto norm = [&](const LayerNorm& n) {
+    return [&n](const std::vector<float>& v) {
+      Tensor t = Tensor::from_shape({1, v.size()});
+      std::copy(v.begin(), v.end(), t.data());
+      const Tensor out = n(t);
+      return std::vector<float>(out.data(), out.data() + out.size());
     };
   };
-  const std::vector<float> x = norm(L.emb_ln.w, L.emb_ln.b, 1e-12f)(std::vector<float>(e, e + C));
-  return block_wiring(x, w.logits, norm(y.ln1.w, y.ln1.b, 1e-5f), norm(y.ln2.w, y.ln2.b, 1e-5f),
+  const TransformerEncoder& enc = w.model.encoder;
+  const std::vector<float> x = norm(enc.embeddings.layer_norm)(std::vector<float>(e, e + C));
+  return block_wiring(x, w.logits, norm(enc.layers[0].layer_norm_1), norm(enc.layers[0].layer_norm_2),
                       [](const std::vector<float>& v) { return v; }, 1e-3);
 }
 
 // ---------------------------------------------------------------- forward
-void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training, Rng& rng) {
-  TS_CODE_SITE();
+// m's flat parameters into the module (built once per size)
+static void load_into_module(const Classifier& m, ClsWorkspace& w) {
   const ClassifierConfig& c = m.cfg;
-  const ClassifierLayout& L = m.layout;
-  const float* P = m.params.data();
-  const int64_t B = b.B, T = b.T, N = B * T, C = c.d_model, H = c.heads, D = C / H, F = c.d_ff;
-  const double p = training ? c.dropout : 0.0;
-  w.B = B, w.T = T;
-  // the padding mask, 1 = hide: every query row hides the padded keys of its sentence   (B,T,T)
-  resize(w.mask, B * T * T);
-  for (int64_t i = 0; i < B; ++i)
-    for (int64_t q = 0; q < T; ++q)
-      for (int64_t s = 0; s < T; ++s) w.mask[size_t((i * T + q) * T + s)] = b.ids[size_t(i * T + s)] == kPad;
-  // 1) embeddings: token + learned position, LayerNorm (eps 1e-12), dropout   (N,C)
-  for (auto* v : {&w.emb, &w.emb_ln, &w.emb_keep, &w.x0}) resize(*v, N * C);
-  resize(w.emb_mean, N), resize(w.emb_rstd, N);
-  embedding_forward(w.emb.data(), b.ids.data(), P + L.tok, P + L.pos, N, T, C, 1.0f);
-  layernorm_forward(w.emb_ln.data(), w.emb_mean.data(), w.emb_rstd.data(), w.emb.data(), P + L.emb_ln.w,
-                    P + L.emb_ln.b, N, C, 1e-12f, Variance::Biased);
-  dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb_ln.data(), N * C, p, training, rng);
-  // 2) the pre-LN layers: x = x + attn(LN1(x));  x = x + dropout(ffn(LN2(x)))
-  w.layers.resize(static_cast<size_t>(c.layers));
-  std::vector<float> tmp;
-  const float* x = w.x0.data();
-  for (int64_t l = 0; l < c.layers; ++l) {
-    ClsWorkspace::Layer& a = w.layers[size_t(l)];
-    const ClassifierLayout::Layer& y = L.layers[size_t(l)];
-    a.x.assign(x, x + N * C);
-    for (auto* v : {&a.ln1, &a.ctx, &a.attn, &a.mid, &a.ln2, &a.f, &a.fkeep, &a.fd, &a.y}) resize(*v, N * C);
-    for (auto* v : {&a.mean1, &a.rstd1, &a.mean2, &a.rstd2}) resize(*v, N);
-    for (auto* v : {&a.qh, &a.kh, &a.vh, &a.ctxh}) resize(*v, N * C);
-    resize(a.p, B * H * T * T), resize(a.keep, B * H * T * T);
-    for (auto* v : {&a.h, &a.g}) resize(*v, N * F);
-    layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), P + y.ln1.w, P + y.ln1.b, N, C,
-                      1e-5f, Variance::Biased);
-    for (int64_t h = 0; h < H; ++h) {  // article 000's AttentionHead: its own q, k, v Linears C -> D
-      head_linear_forward(a.qh.data(), a.ln1.data(), P + y.q[size_t(h)].w, P + y.q[size_t(h)].b, B, T, C, H, h, D, tmp);
-      head_linear_forward(a.kh.data(), a.ln1.data(), P + y.k[size_t(h)].w, P + y.k[size_t(h)].b, B, T, C, H, h, D, tmp);
-      head_linear_forward(a.vh.data(), a.ln1.data(), P + y.v[size_t(h)].w, P + y.v[size_t(h)].b, B, T, C, H, h, D, tmp);
-    }
-    attention_forward(a.ctxh.data(), a.p.data(), a.keep.data(), a.qh.data(), a.kh.data(), a.vh.data(), w.mask.data(),
-                      B, H, T, T, D, 1.0f / std::sqrt(float(D)), 0.0, false, rng);
-    merge_heads(a.ctx.data(), a.ctxh.data(), B, T, H, D);  // concatenate the heads
-    linear_forward(a.attn.data(), a.ctx.data(), P + y.out.w, P + y.out.b, N, C, C);
-    residual_forward(a.mid.data(), a.x.data(), a.attn.data(), N * C);
-    layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.mid.data(), P + y.ln2.w, P + y.ln2.b, N, C,
-                      1e-5f, Variance::Biased);
-    linear_forward(a.h.data(), a.ln2.data(), P + y.ff1.w, P + y.ff1.b, N, C, F);
-    ffn_activation(a.g.data(), a.h.data(), N * F);
-    linear_forward(a.f.data(), a.g.data(), P + y.ff2.w, P + y.ff2.b, N, F, C);
-    dropout_forward(a.fd.data(), a.fkeep.data(), a.f.data(), N * C, p, training, rng);
-    residual_forward(a.y.data(), a.mid.data(), a.fd.data(), N * C);
-    x = a.y.data();
+  const bool same = w.built.vocab == c.vocab && w.built.max_len == c.max_len && w.built.layers == c.layers &&
+                    w.built.d_model == c.d_model && w.built.heads == c.heads && w.built.d_ff == c.d_ff &&
+                    w.built.classes == c.classes && w.model.encoder.layers.size() == size_t(c.layers);
+  if (!same) {
+    w.model = make_classifier_module(c);
+    w.grad = w.model;
+    w.built = c;
   }
-  // 3) one vector per sentence, the classifier
-  classifier_head_forward(m, w, b, x, training, rng);
+  w.model.mean_pool = c.mean_pool;
+  for (Dropout* d : {&w.model.dropout, &w.model.encoder.embeddings.dropout}) d->p = c.dropout;
+  for (TransformerEncoderLayer& l : w.model.encoder.layers) l.feed_forward.dropout.p = c.dropout;
+  const auto named = w.model.named_parameters();
+  if (named.size() != m.layout.specs.size()) throw std::logic_error("classifier: parameter count differs from the module's");
+  for (size_t i = 0; i < named.size(); ++i) {
+    const ParamSpec& s = m.layout.specs[i];
+    if (named[i].first != s.name || named[i].second->size() != s.numel)
+      throw std::logic_error("classifier: parameter " + s.name + " differs from the module's " + named[i].first);
+    std::copy_n(m.params.data() + s.offset, s.numel, named[i].second->data());
+  }
 }
 
-// the line below + 1: classifier_head_forward's own, for classifier_head_site()
-static const CodeSite kHeadSite{__FILE__, __LINE__ + 1, "classifier_head_forward"};
-void classifier_head_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, const float* x, bool training,
-                             Rng& rng) {
-  const ClassifierConfig& c = m.cfg;
-  const float* P = m.params.data();
-  const int64_t B = b.B, T = b.T, C = c.d_model;
-  const double p = training ? c.dropout : 0.0;
-  // one vector per sentence ([CLS] or mean), dropout, the classifier   (B,T,C) -> (B,C) -> (B,K)
-  for (auto* v : {&w.pooled, &w.pool_keep, &w.pooled_d}) resize(*v, B * C);
-  resize(w.logits, B * c.classes);
-  pool_forward(w.pooled.data(), x, b.ids.data(), B, T, C, c.mean_pool, kPad);
-  dropout_forward(w.pooled_d.data(), w.pool_keep.data(), w.pooled.data(), B * C, p, training, rng);
-  linear_forward(w.logits.data(), w.pooled_d.data(), P + m.layout.head.w, P + m.layout.head.b, B, C, c.classes);
+void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training) {
+  TS_CODE_SITE();
+  load_into_module(m, w);
+  w.model.train(training);
+  ITensor ids = ITensor::from_shape({size_t(b.B), size_t(b.T)});
+  std::copy(b.ids.begin(), b.ids.end(), ids.data());
+  Tensor logits;
+  {
+    EnableGrad keep;  // the modules keep what the backward (and the chapter) reads
+    logits = w.model(ids);
+  }
+  // what the chapter reads: the mask the model used (as 1 = hide), each layer's attention weights
+  const EncoderClassifier::Saved& s = w.model.saved;
+  w.B = b.B, w.T = b.T;
+  w.mask.resize(s.mask.size());
+  for (size_t i = 0; i < s.mask.size(); ++i) w.mask[i] = s.mask.data()[i] == 0.0f ? 1.0f : 0.0f;
+  const size_t B = size_t(b.B), TT = size_t(b.T * b.T);
+  w.layers.resize(w.model.encoder.layers.size());
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const std::vector<AttentionHead>& heads = w.model.encoder.layers[l].attention.heads;
+    const size_t H = heads.size();
+    w.layers[l].p.assign(B * H * TT, 0.0f);
+    for (size_t h = 0; h < H; ++h)
+      for (size_t i = 0; i < B; ++i)
+        std::copy_n(heads[h].saved.p.data() + i * TT, TT, w.layers[l].p.data() + (i * H + h) * TT);
+  }
+  w.x.assign(s.x.data(), s.x.data() + s.x.size());
+  w.pooled.assign(s.pooled.data(), s.pooled.data() + s.pooled.size());
+  w.logits.assign(logits.data(), logits.data() + logits.size());
+}
+
+void classifier_head_forward(ClsWorkspace& w, const ClsBatch& b, const std::vector<float>& x) {
+  ITensor ids = ITensor::from_shape({size_t(b.B), size_t(b.T)});
+  std::copy(b.ids.begin(), b.ids.end(), ids.data());
+  Tensor xt = Tensor::from_shape({size_t(b.B), size_t(b.T), x.size() / size_t(b.B * b.T)});
+  std::copy(x.begin(), x.end(), xt.data());
+  w.model.train(false);
+  const Tensor pooled = w.model.pool(xt, ids);
+  const Tensor logits = w.model.classifier(pooled);  // dropout is off outside training
+  w.pooled.assign(pooled.data(), pooled.data() + pooled.size());
+  w.logits.assign(logits.data(), logits.data() + logits.size());
 }
 
 std::string make_cls_batch_site() {
   return code_site_path(kBatchSite.file) + ":" + std::to_string(kBatchSite.line) + " " + kBatchSite.func;
 }
 
-std::string classifier_head_site() {
-  return code_site_path(kHeadSite.file) + ":" + std::to_string(kHeadSite.line) + " " + kHeadSite.func;
-}
+std::string classifier_head_site() { return classifier_pool_site(); }
 
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K) {
-  resize(w.probs, b.B * K), resize(w.loss, b.B);
+  w.probs.assign(size_t(b.B * K), 0.0f), w.loss.assign(size_t(b.B), 0.0f);
   cross_entropy_forward(w.loss.data(), w.probs.data(), w.logits.data(), b.labels.data(), b.B, K, int64_t(-1), 0.0f);
   double sum = 0;
   for (float v : w.loss) sum += v;
@@ -295,59 +258,20 @@ float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K) {
 // ---------------------------------------------------------------- backward
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b) {
   TS_CODE_SITE();
-  const ClassifierConfig& c = m.cfg;
-  const ClassifierLayout& L = m.layout;
-  const float* P = m.params.data();
-  float* G = w.grads.data();
-  const int64_t B = b.B, T = b.T, N = B * T, C = c.d_model, H = c.heads, D = C / H, F = c.d_ff, K = c.classes;
-  // 3) the head: mean over B sentences, so dloss = 1/B each
-  std::vector<float> dloss(size_t(B), 1.0f / float(B)), dlogits(size_t(B * K), 0.0f), dpd(size_t(B * C), 0.0f),
-      dpooled(size_t(B * C), 0.0f);
+  const int64_t B = b.B, K = m.cfg.classes;
+  // the loss: mean over B sentences, so dloss = 1/B each;  dlogits = (softmax - onehot) / B   (B,K)
+  std::vector<float> dloss(size_t(B), 1.0f / float(B));
+  Tensor dlogits = Tensor::from_shape({size_t(B), size_t(K)});
+  dlogits.fill(0.0f);
   cross_entropy_backward(dlogits.data(), w.probs.data(), b.labels.data(), dloss.data(), B, K, int64_t(-1), 0.0f);
-  linear_backward(dpd.data(), G + L.head.w, G + L.head.b, dlogits.data(), w.pooled_d.data(), P + L.head.w, B, C, K);
-  dropout_backward(dpooled.data(), dpd.data(), w.pool_keep.data(), B * C);
-  std::vector<float> dx(size_t(N * C), 0.0f);  // gradient of the current layer's output
-  pool_backward(dx.data(), dpooled.data(), b.ids.data(), B, T, C, c.mean_pool, kPad);
-  // 2) the layers, last first
-  std::vector<float> tmp, dmid, dfd, df, dg, dh, dln2, dattn, dctx, dctxh, dq, dk, dv, dln1, dxin;
-  for (int64_t l = c.layers - 1; l >= 0; --l) {
-    const ClsWorkspace::Layer& a = w.layers[size_t(l)];
-    const ClassifierLayout::Layer& y = L.layers[size_t(l)];
-    for (auto* v : {&dmid, &dfd, &df, &dln2, &dattn, &dctx, &dctxh, &dq, &dk, &dv, &dln1, &dxin}) resize(*v, N * C);
-    for (auto* v : {&dg, &dh}) resize(*v, N * F);
-    // y = mid + fd
-    residual_backward(dmid.data(), dfd.data(), dx.data(), N * C);
-    dropout_backward(df.data(), dfd.data(), a.fkeep.data(), N * C);
-    linear_backward(dg.data(), G + y.ff2.w, G + y.ff2.b, df.data(), a.g.data(), P + y.ff2.w, N, F, C);
-    gelu_backward(dh.data(), dg.data(), a.h.data(), N * F);
-    linear_backward(dln2.data(), G + y.ff1.w, G + y.ff1.b, dh.data(), a.ln2.data(), P + y.ff1.w, N, C, F);
-    layernorm_backward(dmid.data(), G + y.ln2.w, G + y.ln2.b, dln2.data(), a.mid.data(), a.mean2.data(),
-                       a.rstd2.data(), P + y.ln2.w, N, C, Variance::Biased);
-    // mid = x + attn
-    residual_backward(dxin.data(), dattn.data(), dmid.data(), N * C);
-    linear_backward(dctx.data(), G + y.out.w, G + y.out.b, dattn.data(), a.ctx.data(), P + y.out.w, N, C, C);
-    merge_heads_backward(dctxh.data(), dctx.data(), B, T, H, D);
-    attention_backward(dq.data(), dk.data(), dv.data(), dctxh.data(), a.qh.data(), a.kh.data(), a.vh.data(),
-                       a.p.data(), a.keep.data(), B, H, T, T, D, 1.0f / std::sqrt(float(D)));
-    for (int64_t h = 0; h < H; ++h) {
-      head_linear_backward(dln1.data(), G + y.q[size_t(h)].w, G + y.q[size_t(h)].b, dq.data(), a.ln1.data(),
-                           P + y.q[size_t(h)].w, B, T, C, H, h, D, tmp);
-      head_linear_backward(dln1.data(), G + y.k[size_t(h)].w, G + y.k[size_t(h)].b, dk.data(), a.ln1.data(),
-                           P + y.k[size_t(h)].w, B, T, C, H, h, D, tmp);
-      head_linear_backward(dln1.data(), G + y.v[size_t(h)].w, G + y.v[size_t(h)].b, dv.data(), a.ln1.data(),
-                           P + y.v[size_t(h)].w, B, T, C, H, h, D, tmp);
-    }
-    layernorm_backward(dxin.data(), G + y.ln1.w, G + y.ln1.b, dln1.data(), a.x.data(), a.mean1.data(),
-                       a.rstd1.data(), P + y.ln1.w, N, C, Variance::Biased);
-    dx.swap(dxin);
-  }
-  // 1) embeddings
-  std::vector<float> dln(size_t(N * C), 0.0f), demb(size_t(N * C), 0.0f);
-  dropout_backward(dln.data(), dx.data(), w.emb_keep.data(), N * C);
-  layernorm_backward(demb.data(), G + L.emb_ln.w, G + L.emb_ln.b, dln.data(), w.emb.data(), w.emb_mean.data(),
-                     w.emb_rstd.data(), P + L.emb_ln.w, N, C, Variance::Biased);
-  embedding_backward(G + L.tok, demb.data(), b.ids.data(), N, C, 1.0f);
-  positions_backward(G + L.pos, demb.data(), B, T, C);
+  // the model: zero_grad, then its backward
+  zero_grad(w.grad);
+  w.model.backward(dlogits, w.grad);
+  // the module's gradients into the flat vector Adam reads
+  w.grads.assign(m.layout.total, 0.0f);
+  const auto named = w.grad.named_parameters();
+  for (size_t i = 0; i < named.size(); ++i)
+    std::copy_n(named[i].second->data(), named[i].second->size(), w.grads.data() + m.layout.specs[i].offset);
 }
 
 std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {

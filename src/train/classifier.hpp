@@ -1,6 +1,6 @@
-// train/classifier.hpp: article 000's encoder (learned positions, pre-LN, GELU, per-head
-// Linears) made trainable, with a classification head on one vector per sentence: the final
-// vector of the [CLS] position, or the mean of the real positions (introduced in ch13).
+// train/classifier.hpp: what training adds to ch13's model (transformer/encoder_classifier.hpp,
+// article 000's encoder with a head on the final [CLS] vector or the mean of the real
+// positions): the data, the flat parameters Adam updates, the loss, checkpoints (introduced in ch13).
 //
 // The twin (tests/twins/classifier_reference.py) names the modules as article 000's
 // TransformerEncoder does, under "encoder.", plus "classifier." for the head:
@@ -23,6 +23,7 @@
 #include "train/model.hpp"  // ParamSpec
 #include "train/ops.hpp"
 #include "train/safetensors.hpp"  // FileError
+#include "transformer/encoder_classifier.hpp"
 
 namespace ts::train {
 
@@ -39,22 +40,15 @@ struct ClassifierConfig {
   bool mean_pool = false;  // false: the [CLS] vector; true: the mean over the real positions
 };
 
+// The parameters' names, shapes and places in Classifier::params: the module's
+// named_parameters() (transformer/encoder_classifier.hpp), the twin's order.
 struct ClassifierLayout {
-  struct Lin { size_t w = 0, b = 0; };
-  struct Norm { size_t w = 0, b = 0; };
-  struct Layer {
-    Norm ln1, ln2;
-    std::vector<Lin> q, k, v;  // one Linear C -> D per head
-    Lin out, ff1, ff2;
-  };
-  size_t tok = 0, pos = 0;
-  Norm emb_ln;
-  std::vector<Layer> layers;
-  Lin head;
-  std::vector<ParamSpec> specs;  // the twin's named_parameters() order
+  std::vector<ParamSpec> specs;
   size_t total = 0;
 };
 
+// What Adam updates and checkpoints save: every parameter in one flat vector (the twin's order).
+// The model that runs is ClsWorkspace::model, article 000's modules, holding a copy of them.
 struct Classifier {
   ClassifierConfig cfg;
   ClassifierLayout layout;
@@ -64,6 +58,9 @@ struct Classifier {
 // PyTorch's default inits, drawn from the course's Rng(seed): nn.Embedding N(0, 1), nn.Linear
 // U(-1/sqrt(in), 1/sqrt(in)) for weight and bias, LayerNorm ones and zeros.
 Classifier init_classifier(const ClassifierConfig& cfg, uint64_t seed);
+// cfg's model: article 000's encoder (nn.hpp Config) + the head; built without moving the
+// dropout generator (its draws are replaced by the caller's weights)
+EncoderClassifier make_classifier_module(const ClassifierConfig& cfg);
 
 // A padded batch of numbers: ids (B,T) = [CLS] + the words of n, labels (B) = n % 10.
 struct ClsBatch {
@@ -73,40 +70,38 @@ struct ClsBatch {
 ClsBatch make_cls_batch(const std::vector<int64_t>& numbers);
 std::string make_cls_batch_site();  // "src/train/classifier.cpp:LINE make_cls_batch", from the compiler
 
-// Everything one forward keeps for its backward, and the gradient buffer.
+// The module that runs (Classifier::params copied in before each forward), its gradients, and
+// what the chapters read of the last forward.
 struct ClsWorkspace {
-  struct Layer {
-    std::vector<float> x, ln1, mean1, rstd1;  // (N,C) input, LN1(x), (N) x2
-    std::vector<float> qh, kh, vh, p, keep;   // (B,H,T,D) x3, (B,H,T,T) attention weights, (unused) dropout
-    std::vector<float> ctxh, ctx, attn, mid;  // (B,H,T,D), (N,C) merged, (N,C) output_linear, x + attn
-    std::vector<float> ln2, mean2, rstd2;     // LN2(mid)
-    std::vector<float> h, g, f, fkeep, fd;    // (N,F) linear_1, gelu; (N,C) linear_2, dropout mask, dropped
-    std::vector<float> y;                     // (N,C) mid + fd
-  };
+  EncoderClassifier model, grad;  // grad: the same module holding d(loss)/d(parameter)
+  ClassifierConfig built;         // the sizes model was built for
   int64_t B = 0, T = 0;
-  std::vector<float> mask;                         // (B,T,T) 1 = hide (padding keys)
-  std::vector<float> emb, emb_ln, emb_mean, emb_rstd, emb_keep, x0;  // (N,C)
+  std::vector<float> mask;        // (B,T,T) 1 = hide (the padded keys), from the mask the model used
+  struct Layer {
+    std::vector<float> p;         // (B,H,T,T) the attention weights of each head
+  };
   std::vector<Layer> layers;
-  std::vector<float> pooled, pool_keep, pooled_d;  // (B,C) the sentence vectors, dropout
-  std::vector<float> logits, probs, loss;          // (B,K), (B,K), (B)
-  std::vector<float> grads;                        // (total)
+  std::vector<float> x;                     // (B,T,C) the encoder's output
+  std::vector<float> pooled;                // (B,C) the sentence vectors
+  std::vector<float> logits, probs, loss;   // (B,K), (B,K), (B)
+  std::vector<float> grads;                 // (total), flat, what Adam reads
 };
 
-// The encoder and the head: fills w (caches, w.pooled, w.logits). training: dropout on.
-void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training, Rng& rng);
-// Its step 3, the head: one vector per sentence from the last layer's output x (B,T,C) into
-// w.pooled (B,C), dropout, the Linear into w.logits (B,K). A probe may call it on an edited x.
-void classifier_head_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, const float* x, bool training,
-                             Rng& rng);
-// its file and line, from the compiler: "src/train/classifier.cpp:LINE classifier_head_forward"
+// model(ids) with m's weights: fills w (the attention weights, w.x, w.pooled, w.logits).
+// training: dropout on, its draws from ts::default_generator() (seed it with ts::manual_seed).
+void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training);
+// The head alone (pool, dropout off, the classifier) on an edited encoder output x (B,T,C),
+// after a classifier_forward on b: fills w.pooled and w.logits. A probe moves x and watches.
+void classifier_head_forward(ClsWorkspace& w, const ClsBatch& b, const std::vector<float>& x);
+// where the head's pooling is written: "src/transformer/encoder_classifier.cpp:LINE EncoderClassifier::pool"
 std::string classifier_head_site();
 // Cross-entropy of w.logits against the labels, averaged over the B sentences.
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K);
-// Adds d(mean loss)/d(params) into w.grads (zero them first), the forward's ops in reverse.
+// d(mean loss)/d(params) into w.grads (set, not added): the model's backward from the loss.
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b);
-// The name of the activation the feed-forward runs, measured on it ("GELU", "ReLU", ...).
+// The name of the activation the feed-forward runs, measured on nn.hpp's FeedForward ("GELU", "ReLU", ...).
 std::string classifier_activation();
-// Where classifier_forward puts a layer's LayerNorms, measured on one token (train/wiring.hpp):
+// Where the model puts a layer's LayerNorms, measured on one token (train/wiring.hpp):
 // "pre-LN" (x + f(LN(x))), "post-LN" (LN(x + f(x))), or "" for neither.
 std::string classifier_block_wiring();
 // argmax of each row of w.logits   -> (B)

@@ -27,51 +27,10 @@ void positions_backward(F* dpos, const F* dout, int64_t B, int64_t T, int64_t C)
       for (int64_t c = 0; c < C; ++c) dpos[t * C + c] += dout[(b * T + t) * C + c];
 }
 
-// the real (unpadded) positions of row b
-static int64_t real_count(const int64_t* ids, int64_t b, int64_t T, int64_t pad) {
-  int64_t n = 0;
-  for (int64_t t = 0; t < T; ++t) n += ids[b * T + t] != pad;
-  return n;
-}
-
-template <class F>
-void pool_forward(F* out, const F* x, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad) {
-  for (int64_t b = 0; b < B; ++b) {
-    F* o = out + b * C;
-    if (!mean) {
-      for (int64_t c = 0; c < C; ++c) o[c] = x[(b * T) * C + c];
-      continue;
-    }
-    for (int64_t c = 0; c < C; ++c) o[c] = 0;
-    for (int64_t t = 0; t < T; ++t)
-      if (ids[b * T + t] != pad)
-        for (int64_t c = 0; c < C; ++c) o[c] += x[(b * T + t) * C + c];
-    const F n = F(real_count(ids, b, T, pad));
-    for (int64_t c = 0; c < C; ++c) o[c] /= n;
-  }
-}
-
-template <class F>
-void pool_backward(F* dx, const F* dout, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad) {
-  for (int64_t b = 0; b < B; ++b) {
-    const F* g = dout + b * C;
-    if (!mean) {
-      for (int64_t c = 0; c < C; ++c) dx[(b * T) * C + c] += g[c];
-      continue;
-    }
-    const F n = F(real_count(ids, b, T, pad));
-    for (int64_t t = 0; t < T; ++t)
-      if (ids[b * T + t] != pad)
-        for (int64_t c = 0; c < C; ++c) dx[(b * T + t) * C + c] += g[c] / n;
-  }
-}
-
 #define TS_ENCODER_OPS(F)                                                                                          \
   template void gelu_forward<F>(F*, const F*, int64_t);                                                            \
   template void gelu_backward<F>(F*, const F*, const F*, int64_t);                                                 \
-  template void positions_backward<F>(F*, const F*, int64_t, int64_t, int64_t);                                   \
-  template void pool_forward<F>(F*, const F*, const int64_t*, int64_t, int64_t, int64_t, bool, int64_t);           \
-  template void pool_backward<F>(F*, const F*, const int64_t*, int64_t, int64_t, int64_t, bool, int64_t);
+  template void positions_backward<F>(F*, const F*, int64_t, int64_t, int64_t);
 
 TS_ENCODER_OPS(float)
 TS_ENCODER_OPS(double)

@@ -1,5 +1,6 @@
 // train/encoder_ops.hpp: the ops article 000's encoder adds to train/ops.hpp, each forward
-// beside its backward (introduced in ch13). Same conventions as ops.hpp: the gradient formula
+// beside its backward (introduced in ch13; ch12's GPT uses them; ch13 now trains the modules of
+// transformer/nn.hpp, whose pooling is EncoderClassifier::pool). Same conventions as ops.hpp: the gradient formula
 // first, every backward ADDS (+=) into its gradient buffers, plain row-major arrays.
 #pragma once
 
@@ -24,15 +25,5 @@ void gelu_backward(F* dx, const F* dy, const F* x, int64_t n);
 // dpos[t] += sum_b dout[b*T + t]   (T,C): unlike the sinusoidal table, these rows learn
 template <class F>
 void positions_backward(F* dpos, const F* dout, int64_t B, int64_t T, int64_t C);
-
-// ---------------------------------------------------------------- pooling: one vector per sentence
-// mean == false ([CLS]):  out[b] = x[b, 0]
-// mean == true:           out[b] = sum_{t: ids[b,t] != pad} x[b, t] / count_b
-// x (B,T,C), ids (B,T) -> out (B,C)
-template <class F>
-void pool_forward(F* out, const F* x, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad);
-// [CLS]: dx[b, 0] += dout[b];   mean: dx[b, t] += dout[b] / count_b for every real t
-template <class F>
-void pool_backward(F* dx, const F* dout, const int64_t* ids, int64_t B, int64_t T, int64_t C, bool mean, int64_t pad);
 
 }  // namespace ts::train

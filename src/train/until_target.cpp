@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "exact/rng.hpp"
 #include "train/numbers.hpp"
 #include "train/sampling.hpp"
 
@@ -19,8 +20,7 @@ double encdec_held_out(const Model<float>& m, int64_t max_new) {
 double classifier_held_out(const Classifier& m) {
   const ClsBatch held = make_cls_batch(number_split().held_out);
   ClsWorkspace ws;
-  Rng unused(0);  // no dropout outside training
-  classifier_forward(m, ws, held, /*training=*/false, unused);
+  classifier_forward(m, ws, held, /*training=*/false);
   const auto pred = predictions(ws, m.cfg.classes);
   int64_t right = 0;
   for (size_t i = 0; i < pred.size(); ++i) right += pred[i] == held.labels[i];
@@ -56,13 +56,13 @@ TargetRun train_gpt_until(Gpt& m, Adam& adam, int64_t batch, uint64_t seed, cons
 TargetRun train_classifier_until(Classifier& m, Adam& adam, int64_t batch, uint64_t seed, const TargetPlan& plan) {
   Epochs epochs(batch, seed);
   ClsWorkspace ws;
-  Rng rng(seed * 1000003ull + 1);  // dropout masks, seeded as ch13 seeds them
+  manual_seed(seed * 1000003ull + 1);  // dropout masks, seeded as ch13 seeds them
   return train_until(
       plan,
       [&](int64_t) {
         int64_t e = 0, bi = 0;
         const ClsBatch b = make_cls_batch(epochs.next(&e, &bi));
-        classifier_forward(m, ws, b, /*training=*/true, rng);
+        classifier_forward(m, ws, b, /*training=*/true);
         classifier_loss(ws, b, m.cfg.classes);
         ws.grads.assign(m.layout.total, 0.0f);
         classifier_backward(m, ws, b);

@@ -11,9 +11,17 @@
 //   FeedForward                ch05             LayerNorm                     ch06
 //   TransformerEncoderLayer    ch07             Embeddings                    ch01
 //   TransformerEncoder         ch07
+//
+// Backward (introduced in ch13, which trains these modules): written right below each forward,
+// llm.c's way (transformer/grad.hpp): it opens with its shape contract and gradient formula, ADDS
+// (+=) into the gradients of the parameters, which live in a second module of the same type
+// (`TransformerEncoder grads = model; zero_grad(grads);`), and returns the input's gradient.
+// A forward keeps what its backward needs only under EnableGrad, so ch01-ch07 keep nothing.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "exact/print.hpp"
@@ -52,6 +60,8 @@ struct Embedding {
   Embedding() = default;
   Embedding(int64_t num_embeddings, int64_t embedding_dim);
   Tensor operator()(const ITensor& ids) const;    // ids (B,T) -> (B,T,C)
+  // grad.weight[ids[n]] += dy[n]   (V,C): the ids have no gradient.   ids (B,T), dy (B,T,C)
+  void backward(const ITensor& ids, const Tensor& dy, Embedding& grad) const;
   ModuleRepr repr() const;
 };
 
@@ -63,6 +73,10 @@ struct LayerNorm {
   LayerNorm() = default;
   explicit LayerNorm(int64_t normalized_shape, double eps = 1e-5);  // no random draws
   Tensor operator()(const Tensor& x) const;       // x (...,C) -> (...,C)
+  // xhat = (x - mean) rstd,  g = dy weight:   dx = rstd (g - mean(g) - xhat mean(g xhat))   (...,C)
+  // grad.weight += sum over rows of dy xhat   (C);   grad.bias += sum over rows of dy   (C)
+  // x the forward's input (mean and rstd are recomputed from it)
+  Tensor backward(const Tensor& x, const Tensor& dy, LayerNorm& grad) const;
   ModuleRepr repr() const;
 };
 
@@ -82,7 +96,19 @@ struct Dropout {
 
 // scores = Q K^T / sqrt(d_k); masked where mask == 0; softmax; times V.
 // q (B,T,D), k (B,S,D), v (B,S,Dv), mask (1 or B,T,S) with 0 = hide, or nullptr -> (B,T,Dv)
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask = nullptr);
+// *weights (if not null) = the softmax's output (B,T,S), what the backward needs.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask = nullptr,
+                                    Tensor* weights = nullptr);
+// Its backward, p the forward's weights (B,T,S) and dy (B,T,Dv):
+//   dV = P^T dy   (B,S,Dv);   dP = dy V^T   (B,T,S);   dS = P (dP - sum_s dP P) / sqrt(d_k)   (B,T,S)
+//   dQ = dS K   (B,T,D);   dK = dS^T Q   (B,S,D)          (a hidden score has P = 0: no gradient)
+struct AttentionGrads {
+  Tensor dq, dk, dv;
+};
+AttentionGrads scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                     const Tensor& p, const Tensor& dy);
+// GELU's backward: dx = dy (Phi(x) + x phi(x)),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (shape of x)
+Tensor gelu_backward(const Tensor& x, const Tensor& dy);
 // scores = q k^T / sqrt(D), as article 000 writes it (torch.bmm, then / sqrt(dim_k) with D read
 // from q's last dim): q (B,T,D), k (B,S,D) -> (B,T,S)
 Tensor scaled_scores(const Tensor& q, const Tensor& k);
@@ -96,7 +122,16 @@ struct AttentionHead {
   AttentionHead(int64_t embed_dim, int64_t head_dim);  // draws q, then k, then v
   // query (B,T,C), key/value (B,S,C) -> (B,T,D)
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask = nullptr) const;
+  // dq, dk, dv = scaled_dot_product_attention_backward(...);  dquery = q.backward(query, dq), dkey, dvalue
+  // likewise.   query, key, value the forward's inputs; dy (B,T,D)
+  struct InputGrads {
+    Tensor dquery, dkey, dvalue;
+  };
+  InputGrads backward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& dy,
+                      AttentionHead& grad) const;
   ModuleRepr repr() const;
+  // the last forward's projections (B,T,D), (B,S,D) x2 and attention weights p (B,T,S) (EnableGrad only)
+  mutable struct Saved { Tensor q, k, v, p; } saved;
 };
 
 // H heads side by side, concatenated back to C, then an output Linear C -> C.
@@ -107,7 +142,12 @@ struct MultiHeadAttention {
   explicit MultiHeadAttention(const Config& config);  // draws heads 0..H-1, then output_linear
   // query (B,T,C), key/value (B,S,C) -> (B,T,C)
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask = nullptr) const;
+  // dmerged = output_linear.backward(merged, dy)   (B,T,C);  head h gets its D columns of dmerged and
+  // adds its input gradients.   dy (B,T,C)
+  AttentionHead::InputGrads backward(const Tensor& dy, MultiHeadAttention& grad) const;
   ModuleRepr repr() const;
+  // the last forward's inputs and concatenated heads (B,T,C) (EnableGrad only)
+  mutable struct Saved { Tensor query, key, value, merged; } saved;
 };
 
 // Position-wise feed-forward: Linear C -> F, GELU, Linear F -> C, Dropout.
@@ -117,8 +157,13 @@ struct FeedForward {
   FeedForward() = default;
   explicit FeedForward(const Config& config);  // draws linear_1, then linear_2
   Tensor operator()(const Tensor& x) const;     // x (B,T,C) -> (B,T,C)
+  // dg = linear_2.backward(g, dropout.backward(dy));  dh = gelu_backward(h, dg);  dx = linear_1.backward(x, dh)
+  // dy (B,T,C) -> dx (B,T,C)
+  Tensor backward(const Tensor& dy, FeedForward& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
+  // the last forward's input x (B,T,C), h = linear_1(x) and g = GELU(h) (B,T,F) (EnableGrad only)
+  mutable struct Saved { Tensor x, h, g; } saved;
 };
 
 // Pre-LN encoder layer (article 000): x = x + attn(ln1(x)); x = x + ff(ln2(x)).
@@ -132,8 +177,14 @@ struct TransformerEncoderLayer {
   // Post-LN (articles 001/004, the original paper) with the same weights:
   // x = ln1(x + attn(x)); x = ln2(x + ff(x)).
   Tensor post_ln(const Tensor& x, const Tensor* mask = nullptr) const;
+  // The pre-LN forward's backward:   dy (B,T,C) -> dx (B,T,C)
+  //   y = x + ffn(LN2(x)):   dx = dy + LN2.backward(x, ffn.backward(dy))
+  //   x = x_in + attn(h, h, h), h = LN1(x_in):   dx_in = dx + LN1.backward(x_in, dquery + dkey + dvalue)
+  Tensor backward(const Tensor& dy, TransformerEncoderLayer& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { feed_forward.train(on); }
+  // the last forward's input x_in and x = x_in + attn (B,T,C) (EnableGrad only)
+  mutable struct Saved { Tensor x_in, x; } saved;
 };
 
 // Token embedding + learned position embedding, LayerNorm(eps 1e-12), Dropout(p = 0.5).
@@ -144,8 +195,13 @@ struct Embeddings {
   Embeddings() = default;
   explicit Embeddings(const Config& config);     // draws token table, then position table
   Tensor operator()(const ITensor& input_ids) const;  // (B,T) -> (B,T,C)
+  // de = layer_norm.backward(token + position, dropout.backward(dy))   (B,T,C);
+  // grad.token_embeddings.weight[ids[b,t]] += de[b,t];  grad.position_embeddings.weight[t] += sum_b de[b,t]
+  void backward(const ITensor& input_ids, const Tensor& dy, Embeddings& grad) const;
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
+  // the last forward's token + position embeddings (B,T,C), the LayerNorm's input (EnableGrad only)
+  mutable struct Saved { Tensor embeddings; } saved;
 };
 
 // Embeddings, then num_hidden_layers pre-LN encoder layers.
@@ -155,9 +211,18 @@ struct TransformerEncoder {
   TransformerEncoder() = default;
   explicit TransformerEncoder(const Config& config);
   Tensor operator()(const ITensor& input_ids, const Tensor* mask = nullptr) const;  // (B,T) -> (B,T,C)
+  // the layers' backwards, last first, then the embeddings'   dy (B,T,C); the ids of the last forward
+  void backward(const Tensor& dy, TransformerEncoder& grad) const;
+  // every parameter under its state_dict key ("embeddings.token_embeddings.weight", ...), in
+  // named_parameters() order
+  std::vector<std::pair<std::string, Tensor*>> named_parameters();
   ModuleRepr repr() const;
   void train(bool on);
+  mutable ITensor saved_ids;  // the last forward's input_ids (EnableGrad only)
 };
+
+// Every parameter of grads set to 0 (grads: a copy of the model that holds its gradients).
+void zero_grad(TransformerEncoder& grads);
 
 
 }  // namespace ts

@@ -1,7 +1,11 @@
 // classifier_dump: writes what tests/twins/classifier_reference.py checks against PyTorch
 // autograd (introduced with ch13). usage: classifier_dump DIR [--quick]
-//   DIR/ops.safetensors        each new op of train/encoder_ops.hpp: inputs, a random upstream
-//                              gradient, our outputs and our gradients (one prefix per op)
+//   DIR/ops.safetensors        the backward beside each module of src/transformer/nn.cpp that
+//                              ch13 trains (GELU, LayerNorm, Embeddings, MultiHeadAttention with a
+//                              padding mask, FeedForward, TransformerEncoderLayer) and of
+//                              EncoderClassifier's [CLS] and mean pooling, on a small
+//                              TransformerEncoder: its parameters (param.NAME), each module's
+//                              inputs, output, a random upstream gradient, and our gradients
 //   DIR/init/, DIR/init_mean/  the C++-initialised default classifier (seed 3), [CLS] and mean
 //                              pooling, as ch13 --save writes it
 //   DIR/batches.safetensors    20 batches (ids.k, labels.k)
@@ -13,9 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "exact/kernels.hpp"
+#include "exact/rng.hpp"
 #include "train/classifier.hpp"
-#include "train/encoder_ops.hpp"
 #include "train/numbers.hpp"
+#include "transformer/encoder_classifier.hpp"
+#include "transformer/grad.hpp"
+#include "transformer/nn.hpp"
 
 #include "dump_values.hpp"
 
@@ -24,49 +32,107 @@ using namespace ts::train::dump;
 
 namespace {
 
+void put_t(StFile& f, const std::string& name, const ts::Tensor& t) {
+  f[name] = st_f32(t.data(), std::vector<int64_t>(t.shape().begin(), t.shape().end()));
+}
+
+// every gradient of g whose name starts with `under`, as P.grad.REST (REST: the name after `under`)
+void put_grads(StFile& f, const std::string& p, ts::TransformerEncoder& g, const std::string& under) {
+  for (auto& [name, t] : g.named_parameters())
+    if (name.compare(0, under.size(), under) == 0) put_t(f, p + "grad." + name.substr(under.size()), *t);
+}
+
 StFile op_cases() {
   Rng rng(17);
   StFile f;
-  {  // gelu: x (40), values out to +-6
-    auto x = randn(rng, 40, 2.5f), dout = randn(rng, 40), y = zeros(40), dx = zeros(40);
-    gelu_forward(y.data(), x.data(), 40);
-    gelu_backward(dx.data(), dout.data(), x.data(), 40);
-    put_op(f, "gelu.", x, dx, {40}, y, dout, {40});
+  ts::EnableGrad grad_mode;
+  {  // GELU: x (40), values out to +-6
+    const ts::Tensor x = rand_tensor(rng, {40}, 2.5f), dout = rand_tensor(rng, {40});
+    put_t(f, "gelu.x", x);
+    put_t(f, "gelu.out", ts::gelu(x));
+    put_t(f, "gelu.dout", dout);
+    put_t(f, "gelu.dx", ts::gelu_backward(x, dout));
   }
-  {  // nn.LayerNorm: x (6,8), eps 1e-5
-    auto x = randn(rng, 48, 3.0f), w = randn(rng, 8), b = randn(rng, 8), dout = randn(rng, 48);
-    auto y = zeros(48), mean = zeros(6), rstd = zeros(6), dx = zeros(48), dw = zeros(8), db = zeros(8);
-    layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), 6, 8, 1e-5f, Variance::Biased);
-    layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), mean.data(), rstd.data(),
-                       w.data(), 6, 8, Variance::Biased);
-    put_op(f, "layernorm.", x, dx, {6, 8}, y, dout, {6, 8});
-    put(f, "layernorm.w", w, {8});
-    put(f, "layernorm.b", b, {8});
-    put(f, "layernorm.dw", dw, {8});
-    put(f, "layernorm.db", db, {8});
-  }
-  // ids (2,4) with padding in row 1, for the positions and the pools
-  const std::vector<int64_t> ids = {5, 1, 3, 2, 5, 4, 0, 0};
+  // a small encoder (V = 6, 5 positions, C = 8, H = 2, F = 16, one layer), eval mode; its LayerNorms random
+  ts::Config k;
+  k.vocab_size = 6, k.hidden_size = 8, k.num_attention_heads = 2, k.intermediate_size = 16;
+  k.hidden_dropout_prob = 0.0, k.max_position_embeddings = 5, k.num_hidden_layers = 1;
+  ts::manual_seed(5);
+  ts::TransformerEncoder enc(k);
+  enc.train(false);
+  for (auto& [name, t] : enc.named_parameters())
+    if (name.find("layer_norm") != std::string::npos) *t = rand_tensor(rng, ts::shape_of(*t));
+  for (auto& [name, t] : enc.named_parameters()) put_t(f, "param." + name, *t);
+  ts::TransformerEncoder g = enc;
+  // ids (2,4) with padding in row 1; the padding mask (2,4,4), 0 = hide
+  const std::vector<int64_t> id = {5, 1, 3, 2, 5, 4, 0, 0};
+  ts::ITensor ids = ts::ITensor::from_shape({2, 4});
+  std::copy(id.begin(), id.end(), ids.data());
   f["ids"] = st_i64(ids.data(), {2, 4});
-  {  // learned positions: out = tok[ids] + pos[t], tok (6,3), pos (5,3)
-    auto tok = randn(rng, 18), pos = randn(rng, 15), dout = randn(rng, 24);
-    auto out = zeros(24), dtok = zeros(18), dpos = zeros(15);
-    embedding_forward(out.data(), ids.data(), tok.data(), pos.data(), 8, 4, 3, 1.0f);
-    embedding_backward(dtok.data(), dout.data(), ids.data(), 8, 3, 1.0f);
-    positions_backward(dpos.data(), dout.data(), 2, 4, 3);
-    put(f, "positions.tok", tok, {6, 3});
-    put(f, "positions.pos", pos, {5, 3});
-    put(f, "positions.dout", dout, {2, 4, 3});
-    put(f, "positions.out", out, {2, 4, 3});
-    put(f, "positions.dtok", dtok, {6, 3});
-    put(f, "positions.dpos", dpos, {5, 3});
+  ts::Tensor mask = ts::Tensor::from_shape({2, 4, 4});
+  for (size_t b = 0; b < 2; ++b)
+    for (size_t q = 0; q < 4; ++q)
+      for (size_t s = 0; s < 4; ++s) mask(b, q, s) = ids(b, s) != 0 ? 1.0f : 0.0f;
+  put_t(f, "mask", mask);
+  {  // nn.LayerNorm (layer_norm_1): x (2,4,8) of scale 3
+    ts::zero_grad(g);
+    const ts::Tensor x = rand_tensor(rng, {2, 4, 8}, 3.0f), dout = rand_tensor(rng, {2, 4, 8});
+    const ts::LayerNorm& ln = enc.layers[0].layer_norm_1;
+    put_t(f, "layernorm.x", x);
+    put_t(f, "layernorm.out", ln(x));
+    put_t(f, "layernorm.dout", dout);
+    put_t(f, "layernorm.dx", ln.backward(x, dout, g.layers[0].layer_norm_1));
+    put_grads(f, "layernorm.", g, "layers.0.layer_norm_1.");
   }
-  for (bool mean : {false, true}) {  // pooling: x (2,4,3) -> (2,3)
+  {  // Embeddings: token + position, LayerNorm (eps 1e-12), dropout (off)
+    ts::zero_grad(g);
+    const ts::Tensor out = enc.embeddings(ids), dout = rand_tensor(rng, ts::shape_of(out));
+    enc.embeddings.backward(ids, dout, g.embeddings);
+    put_t(f, "embeddings.out", out);
+    put_t(f, "embeddings.dout", dout);
+    put_grads(f, "embeddings.", g, "embeddings.");
+  }
+  {  // MultiHeadAttention: query (2,4,8), key and value different, the padding mask
+    ts::zero_grad(g);
+    const ts::Tensor query = rand_tensor(rng, {2, 4, 8}), key = rand_tensor(rng, {2, 4, 8}),
+                     value = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 4, 8});
+    const ts::MultiHeadAttention& mha = enc.layers[0].attention;
+    const ts::Tensor out = mha(query, key, value, &mask);
+    const ts::AttentionHead::InputGrads d = mha.backward(dout, g.layers[0].attention);
+    for (auto [n, t] : {std::pair<const char*, const ts::Tensor*>{"query", &query}, {"key", &key}, {"value", &value},
+                        {"out", &out}, {"dout", &dout}, {"dquery", &d.dquery}, {"dkey", &d.dkey}, {"dvalue", &d.dvalue}})
+      put_t(f, std::string("mha.") + n, *t);
+    put_grads(f, "mha.", g, "layers.0.attention.");
+  }
+  {  // FeedForward: x (2,4,8)
+    ts::zero_grad(g);
+    const ts::Tensor x = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 4, 8});
+    const ts::FeedForward& ff = enc.layers[0].feed_forward;
+    put_t(f, "ffn.x", x);
+    put_t(f, "ffn.out", ff(x));
+    put_t(f, "ffn.dout", dout);
+    put_t(f, "ffn.dx", ff.backward(dout, g.layers[0].feed_forward));
+    put_grads(f, "ffn.", g, "layers.0.feed_forward.");
+  }
+  {  // TransformerEncoderLayer (pre-LN): x (2,4,8), the padding mask
+    ts::zero_grad(g);
+    const ts::Tensor x = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 4, 8});
+    const ts::TransformerEncoderLayer& layer = enc.layers[0];
+    put_t(f, "layer.x", x);
+    put_t(f, "layer.out", layer(x, &mask));
+    put_t(f, "layer.dout", dout);
+    put_t(f, "layer.dx", layer.backward(dout, g.layers[0]));
+    put_grads(f, "layer.", g, "layers.0.");
+  }
+  for (bool mean : {false, true}) {  // EncoderClassifier's pooling: x (2,4,8) -> (2,8)
+    ts::EncoderClassifier m;
+    m.mean_pool = mean, m.pad_id = 0;
     const std::string p = mean ? "pool_mean." : "pool_cls.";
-    auto x = randn(rng, 24), dout = randn(rng, 6), out = zeros(6), dx = zeros(24);
-    pool_forward(out.data(), x.data(), ids.data(), 2, 4, 3, mean, kPad);
-    pool_backward(dx.data(), dout.data(), ids.data(), 2, 4, 3, mean, kPad);
-    put_op(f, p, x, dx, {2, 4, 3}, out, dout, {2, 3});
+    const ts::Tensor x = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 8});
+    put_t(f, p + "x", x);
+    put_t(f, p + "out", m.pool(x, ids));
+    put_t(f, p + "dout", dout);
+    put_t(f, p + "dx", m.pool_backward(dout, ids, 4));
   }
   return f;
 }
@@ -78,7 +144,6 @@ int main(int argc, char** argv) {
     ClassifierConfig cfg;
     cfg.vocab = classifier_vocab();
     cfg.dropout = 0.0;
-    Rng rng(3);
     Epochs epochs(64, 3);
     StFile batches;
     std::vector<ClsBatch> bs;
@@ -94,7 +159,7 @@ int main(int argc, char** argv) {
       Adam adam;
       save_classifier(dir + (mean ? "/init_mean" : "/init"), m, adam);
       ClsWorkspace w;
-      classifier_forward(m, w, bs[0], false, rng);
+      classifier_forward(m, w, bs[0], false);
       classifier_loss(w, bs[0], cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, bs[0]);
@@ -108,7 +173,7 @@ int main(int argc, char** argv) {
       ClsWorkspace w;
       std::vector<float> loss;
       for (const ClsBatch& b : bs) {
-        classifier_forward(m, w, b, false, rng);
+        classifier_forward(m, w, b, false);
         loss.push_back(classifier_loss(w, b, cfg.classes));
         w.grads.assign(m.layout.total, 0.0f);
         classifier_backward(m, w, b);
@@ -123,9 +188,10 @@ int main(int argc, char** argv) {
     Adam adam;
     ClsWorkspace w;
     Epochs ep2(64, 4);
+    ts::manual_seed(4);  // the dropout masks
     for (int s = 0; s < 200; ++s) {
       const ClsBatch b = make_cls_batch(next_numbers(ep2));
-      classifier_forward(m, w, b, true, rng);
+      classifier_forward(m, w, b, true);
       classifier_loss(w, b, cfg.classes);
       w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, b);
@@ -133,7 +199,7 @@ int main(int argc, char** argv) {
     }
     save_classifier(dir + "/trained", m, adam);
     const ClsBatch held = make_cls_batch(number_split().held_out);
-    classifier_forward(m, w, held, false, rng);
+    classifier_forward(m, w, held, false);
     StFile out;
     out["ids"] = st_i64(held.ids.data(), {held.B, held.T});
     out["logits"] = st_f32(w.logits.data(), {held.B, cfg.classes});

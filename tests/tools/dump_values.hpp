@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exact/tensor.hpp"
 #include "fast/blas_core.hpp"
 #include "train/model.hpp"
 #include "train/numbers.hpp"
@@ -28,6 +29,14 @@ inline std::vector<float> randn(Rng& rng, size_t n, float scale = 1.0f) {
 }
 
 inline std::vector<float> zeros(size_t n) { return std::vector<float>(n, 0.0f); }
+
+// A tensor of the given shape filled with N(0, scale^2) values from rng (the module dumps).
+inline ts::Tensor rand_tensor(Rng& rng, const ts::Shape& shape, float scale = 1.0f) {
+  ts::Tensor t = ts::Tensor::from_shape(shape);
+  const std::vector<float> v = randn(rng, t.size(), scale);
+  std::copy(v.begin(), v.end(), t.data());
+  return t;
+}
 
 inline void put(StFile& f, const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
   f[name] = st_f32(v.data(), shape);

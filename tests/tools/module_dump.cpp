@@ -24,14 +24,6 @@ using namespace ts::train::dump;
 
 namespace {
 
-// A tensor of the given shape filled with N(0, scale^2) values from rng.
-ts::Tensor rand_tensor(Rng& rng, const ts::Shape& shape, float scale = 1.0f) {
-  ts::Tensor t = ts::Tensor::from_shape(shape);
-  const std::vector<float> v = randn(rng, t.size(), scale);
-  std::copy(v.begin(), v.end(), t.data());
-  return t;
-}
-
 std::vector<int64_t> shape64(const ts::Tensor& t) { return std::vector<int64_t>(t.shape().begin(), t.shape().end()); }
 
 void put_t(StFile& f, const std::string& name, const ts::Tensor& t) { f[name] = st_f32(t.data(), shape64(t)); }

@@ -1,9 +1,11 @@
 """PyTorch side of ch13's backward checks (run: /usr/bin/python3 tests/twins/classifier_reference.py BUILD/classifier_dump [--quick]).
 
 Runs classifier_dump into a temporary folder, then checks what it wrote against torch autograd:
-  1. each new op's backward (src/train/encoder_ops.hpp: GELU, learned positions, [CLS] and
-     mean pooling; nn.LayerNorm: src/train/ops.hpp's LayerNorm with Variance::Biased) with the
-     same random upstream gradient: <= 1e-5 x max |grad|;
+  1. the backward written beside each module of src/transformer/nn.cpp that ch13 trains (GELU,
+     LayerNorm, Embeddings, MultiHeadAttention with a padding mask, FeedForward,
+     TransformerEncoderLayer) and EncoderClassifier's two poolings, against article 000's classes
+     (tests/twins/article000.py) with the same weights and random upstream gradient:
+     every output, input gradient and parameter gradient <= 1e-5 x max |grad|;
   2. the whole classifier at step 0, [CLS] and mean pooling: the C++-initialised weights are
      LOADED from the safetensors the C++ side wrote into article 000's TransformerEncoder
      (tests/twins/article000.py) plus a Linear head, the same batch, dropout off: every
@@ -65,26 +67,48 @@ def twin(ckpt_dir, mean_pool):
 
 
 def check_ops(ops):
-    print("--- each new op's backward vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
+    print("--- the backward beside each module of src/transformer/nn.cpp (and the pooling) vs torch autograd,\n"
+          "    on article 000's classes (random upstream gradient), <= 1e-5 x max |grad|")
     g = lambda k: ops[k]  # noqa: E731
-    check_op(ops, "gelu.", "gelu", F.gelu)
-    x, w, b = leaf(g("layernorm.x")), leaf(g("layernorm.w")), leaf(g("layernorm.b"))
-    out = F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
-    out.backward(g("layernorm.dout"))
-    report("nn.LayerNorm out", g("layernorm.out"), out, 1e-5)
-    report("nn.LayerNorm dx", g("layernorm.dx"), x.grad, 1e-5)
-    report("nn.LayerNorm dweight", g("layernorm.dw"), w.grad, 1e-5)
-    report("nn.LayerNorm dbias", g("layernorm.db"), b.grad, 1e-5)
-    ids = g("ids")
-    tok, pos = leaf(g("positions.tok")), leaf(g("positions.pos"))
-    out = F.embedding(ids, tok) + pos[: ids.shape[1]]
-    out.backward(g("positions.dout"))
-    report("token + position out", g("positions.out"), out, 1e-5)
-    report("token + position dtok", g("positions.dtok"), tok.grad, 1e-5)
-    report("token + position dpos", g("positions.dpos"), pos.grad, 1e-5)
+    check_op(ops, "gelu.", "GELU", F.gelu)
+    config = SimpleNamespace(vocab_size=6, hidden_size=8, num_attention_heads=2, intermediate_size=16,
+                             hidden_dropout_prob=0.0, max_position_embeddings=5, num_hidden_layers=1)
+    enc = TransformerEncoder(config)
+    enc.load_state_dict({k[len("param."):]: v for k, v in ops.items() if k.startswith("param.")}, strict=True)
+    enc.eval()
+    ids, mask = g("ids"), g("mask")
+
+    print("(a key bias's gradient is 0 up to float noise on both sides, as at step 0 below: held to\n"
+          " 1e-5 x 1e-2 = 1e-7 absolute)")
+
+    def grads(prefix, module):
+        for name, p in module.named_parameters():
+            report("%s %s.grad" % (prefix, name), ops[prefix + ".grad." + name], p.grad, 1e-5,
+                   floor=1e-2 if name.endswith(".k.bias") else 0.0)
+
+    def run(prefix, module, inputs, fn):
+        module.zero_grad()
+        leaves = [leaf(g(prefix + "." + n)) for n in inputs]
+        out = fn(*leaves)
+        out.backward(g(prefix + ".dout"))
+        report(prefix + " out", g(prefix + ".out"), out, 1e-5)
+        for n, x in zip(inputs, leaves):
+            report("%s d%s" % (prefix, n), g(prefix + ".d" + n), x.grad, 1e-5)
+        grads(prefix, module)
+
+    run("layernorm", enc.layers[0].layer_norm_1, ["x"], enc.layers[0].layer_norm_1)
+    enc.zero_grad()
+    out = enc.embeddings(ids)
+    out.backward(g("embeddings.dout"))
+    report("embeddings out", g("embeddings.out"), out, 1e-5)
+    grads("embeddings", enc.embeddings)
+    mha = enc.layers[0].attention
+    run("mha", mha, ["query", "key", "value"], lambda q, k, v: mha(q, k, v, mask=mask))
+    run("ffn", enc.layers[0].feed_forward, ["x"], enc.layers[0].feed_forward)
+    run("layer", enc.layers[0], ["x"], lambda x: enc.layers[0](x, mask=mask))
     m = (ids != 0).unsqueeze(-1).float()
-    check_op(ops, "pool_cls.", "pool_cls", lambda x: x[:, 0, :])
-    check_op(ops, "pool_mean.", "pool_mean", lambda x: (x * m).sum(1) / m.sum(1))
+    check_op(ops, "pool_cls.", "pool [CLS]", lambda x: x[:, 0, :])
+    check_op(ops, "pool_mean.", "pool mean", lambda x: (x * m).sum(1) / m.sum(1))
 
 
 def check_model(d, quick):
