@@ -2,7 +2,8 @@
 // backward written beside each module of src/transformer/annotated.cpp (introduced with ch11).
 // usage: module_dump DIR [--quick]
 //   DIR/ops.safetensors    LayerNorm, MultiHeadedAttention (query, key, value all different, a
-//                          padding mask), PositionwiseFeedForward, a post-LN SublayerConnection
+//                          padding mask), PositionwiseFeedForward (no activation, and GELU as
+//                          ch12's MLP), a post-LN SublayerConnection
 //                          around a ReLU feed-forward (dropout on), Generator on small random
 //                          inputs: their parameters, inputs, outputs, a random upstream gradient,
 //                          and our gradients of every input and parameter (one prefix per module)
@@ -108,6 +109,21 @@ StFile module_cases() {
     put_t(f, "ffn.dx", dx);
     put_linear(f, "ffn.w_1", ff.w_1, g.w_1);
     put_linear(f, "ffn.w_2", ff.w_2, g.w_2);
+  }
+  {  // GPT-2's MLP (ch12): PositionwiseFeedForward(C=8, F=16) with a GELU, eval; x spread over both signs
+    ts::PositionwiseFeedForward ff(8, 16, 0.0, ts::Activation::GELU);
+    ff.train(false);
+    const ts::Tensor x = rand_tensor(rng, {2, 3, 8}, 2.0f), dout = rand_tensor(rng, {2, 3, 8});
+    ts::PositionwiseFeedForward g = ff;
+    for (ts::Linear* l : {&g.w_1, &g.w_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
+    const ts::Tensor out = ff(x);
+    const ts::Tensor dx = ff.backward(dout, g);
+    put_t(f, "gelu_ffn.x", x);
+    put_t(f, "gelu_ffn.out", out);
+    put_t(f, "gelu_ffn.dout", dout);
+    put_t(f, "gelu_ffn.dx", dx);
+    put_linear(f, "gelu_ffn.w_1", ff.w_1, g.w_1);
+    put_linear(f, "gelu_ffn.w_2", ff.w_2, g.w_2);
   }
   {  // article 004's settings: a post-LN SublayerConnection around a ReLU feed-forward, both in
      // train mode with dropout 0.5 (the keep masks are written: the twin multiplies by the same)
