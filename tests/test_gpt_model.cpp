@@ -46,17 +46,17 @@ void for_each_pair(GPT& g, const GptLayout& L, int64_t C, Fn fn) {
     fn(n + "ln_1.weight", b.sublayer[0].norm.a_2, p.ln1_w);
     fn(n + "ln_1.bias", b.sublayer[0].norm.b_2, p.ln1_b);
     for (size_t j = 0; j < 3; ++j) {
-      fn(n + "attn.linears." + std::to_string(j) + ".weight", b.attn.linears[j].weight, p.attn_w + j * CC);
-      fn(n + "attn.linears." + std::to_string(j) + ".bias", b.attn.linears[j].bias, p.attn_b + j * size_t(C));
+      fn(n + "attn.linears." + std::to_string(j) + ".weight", b.self_attn.linears[j].weight, p.attn_w + j * CC);
+      fn(n + "attn.linears." + std::to_string(j) + ".bias", b.self_attn.linears[j].bias, p.attn_b + j * size_t(C));
     }
-    fn(n + "attn.linears.3.weight", b.attn.linears[3].weight, p.proj_w);
-    fn(n + "attn.linears.3.bias", b.attn.linears[3].bias, p.proj_b);
+    fn(n + "attn.linears.3.weight", b.self_attn.linears[3].weight, p.proj_w);
+    fn(n + "attn.linears.3.bias", b.self_attn.linears[3].bias, p.proj_b);
     fn(n + "ln_2.weight", b.sublayer[1].norm.a_2, p.ln2_w);
     fn(n + "ln_2.bias", b.sublayer[1].norm.b_2, p.ln2_b);
-    fn(n + "mlp.w_1.weight", b.mlp.w_1.weight, p.fc_w);
-    fn(n + "mlp.w_1.bias", b.mlp.w_1.bias, p.fc_b);
-    fn(n + "mlp.w_2.weight", b.mlp.w_2.weight, p.fc2_w);
-    fn(n + "mlp.w_2.bias", b.mlp.w_2.bias, p.fc2_b);
+    fn(n + "mlp.w_1.weight", b.feed_forward.w_1.weight, p.fc_w);
+    fn(n + "mlp.w_1.bias", b.feed_forward.w_1.bias, p.fc_b);
+    fn(n + "mlp.w_2.weight", b.feed_forward.w_2.weight, p.fc2_w);
+    fn(n + "mlp.w_2.bias", b.feed_forward.w_2.bias, p.fc2_b);
   }
   fn("ln_f.weight", g.ln_f.a_2, L.lnf_w);
   fn("ln_f.bias", g.ln_f.b_2, L.lnf_b);

@@ -50,42 +50,34 @@ std::string gpt_causal_mask_site() {
 }
 
 // ---------------------------------------------------------------- Block
-Block::Block(const GPTConfig& c) : sublayer(2, SublayerConnection(c.n_embd, c.dropout, NormPlace::Pre)) {
+namespace {
+MultiHeadedAttention zero_attention(const GPTConfig& c) {
   if (c.n_head <= 0 || c.n_embd % c.n_head != 0) fail("Block: n_embd must be divisible by n_head");
+  MultiHeadedAttention attn;
   attn.h = c.n_head, attn.d_k = c.n_embd / c.n_head;
   for (int i = 0; i < 4; ++i) attn.linears.push_back(zero_linear(c.n_embd, c.n_embd));  // q, k, v, out
   attn.dropout = Dropout(c.dropout);
+  return attn;
+}
+
+PositionwiseFeedForward zero_mlp(const GPTConfig& c) {
+  PositionwiseFeedForward mlp;
   mlp.w_1 = zero_linear(c.n_embd, c.d_ff);
   mlp.w_2 = zero_linear(c.d_ff, c.n_embd);
   mlp.dropout = Dropout(0.0);  // GPT-2's MLP has no dropout between its Linears
   mlp.activation = Activation::GELU;
+  return mlp;
 }
+}  // namespace
+
+Block::Block(const GPTConfig& c) : EncoderLayer(c.n_embd, zero_attention(c), zero_mlp(c), c.dropout) {}
 
 Tensor Block::operator()(const Tensor& x_in, const BTensor* mask, KVCache* cache) {
   TS_CODE_SITE();
   // x = x + attn(ln_1(x))   (B,T,C): the queries attend over the cached keys too
-  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return attn(y, y, y, mask, cache); });
+  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask, cache); });
   // x = x + mlp(ln_2(x))    (B,T,C)
-  return sublayer[1](x, [&](const Tensor& y) { return mlp(y); });
-}
-
-Tensor Block::backward(const Tensor& dy, Block& grad) const {
-  TS_CODE_SITE();
-  const Tensor dx = sublayer[1].backward(
-      dy, [&](const Tensor& d) { return mlp.backward(d, grad.mlp); }, grad.sublayer[1]);
-  return sublayer[0].backward(
-      dx,
-      [&](const Tensor& d) {
-        const MultiHeadedAttention::InputGrads g = attn.backward(d, grad.attn);
-        return Tensor(g.dquery + g.dkey + g.dvalue);
-      },
-      grad.sublayer[0]);
-}
-
-void Block::train(bool on) {
-  attn.train(on);
-  mlp.train(on);
-  for (SublayerConnection& s : sublayer) s.train(on);
+  return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
 }
 
 // ---------------------------------------------------------------- GPT
@@ -155,14 +147,14 @@ std::vector<std::pair<std::string, Tensor*>> GPT::named_parameters() {
   for (size_t l = 0; l < h.size(); ++l) {
     const std::string p = "transformer.h." + std::to_string(l) + ".";
     Block& b = h[l];
-    for (size_t j = 0; j < b.attn.linears.size(); ++j) {
-      out.emplace_back(p + "attn.linears." + std::to_string(j) + ".weight", &b.attn.linears[j].weight);
-      out.emplace_back(p + "attn.linears." + std::to_string(j) + ".bias", &b.attn.linears[j].bias);
+    for (size_t j = 0; j < b.self_attn.linears.size(); ++j) {
+      out.emplace_back(p + "self_attn.linears." + std::to_string(j) + ".weight", &b.self_attn.linears[j].weight);
+      out.emplace_back(p + "self_attn.linears." + std::to_string(j) + ".bias", &b.self_attn.linears[j].bias);
     }
-    out.emplace_back(p + "mlp.w_1.weight", &b.mlp.w_1.weight);
-    out.emplace_back(p + "mlp.w_1.bias", &b.mlp.w_1.bias);
-    out.emplace_back(p + "mlp.w_2.weight", &b.mlp.w_2.weight);
-    out.emplace_back(p + "mlp.w_2.bias", &b.mlp.w_2.bias);
+    out.emplace_back(p + "feed_forward.w_1.weight", &b.feed_forward.w_1.weight);
+    out.emplace_back(p + "feed_forward.w_1.bias", &b.feed_forward.w_1.bias);
+    out.emplace_back(p + "feed_forward.w_2.weight", &b.feed_forward.w_2.weight);
+    out.emplace_back(p + "feed_forward.w_2.bias", &b.feed_forward.w_2.bias);
     for (size_t k = 0; k < b.sublayer.size(); ++k) {
       out.emplace_back(p + "sublayer." + std::to_string(k) + ".norm.a_2", &b.sublayer[k].norm.a_2);
       out.emplace_back(p + "sublayer." + std::to_string(k) + ".norm.b_2", &b.sublayer[k].norm.b_2);

@@ -5,6 +5,7 @@
 //   N blocks:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))   pre-LN SublayerConnections
 //     attn: MultiHeadedAttention (its four Linears q, k, v, out) under the causal mask
 //     mlp:  PositionwiseFeedForward with a GELU (C -> F -> C)
+//   (each block is article 002's EncoderLayer with those settings: see Block)
 //   logits = ln_f(x) W^T,  W = wte (tied, as GPT-2) or its own lm_head (V,C)
 //
 // One forward serves training and generation: given one KVCache per block, a call feeds only the
@@ -42,19 +43,15 @@ BTensor gpt_causal_mask(int64_t T, int64_t past, bool causal);
 // gpt_causal_mask's file and line, from the compiler: "src/transformer/gpt.cpp:LINE gpt_causal_mask"
 std::string gpt_causal_mask_site();
 
-// x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
-struct Block {
-  MultiHeadedAttention attn;
-  PositionwiseFeedForward mlp;               // GELU
-  std::vector<SublayerConnection> sublayer;  // 2, pre-LN: [0] holds ln_1, [1] ln_2
+// x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)): article 002's EncoderLayer (self_attn is nanoGPT's
+// attn, feed_forward its mlp, sublayer[0].norm / [1].norm its ln_1 / ln_2), under a causal mask,
+// with a GELU feed-forward, and a cache argument. Its backward is EncoderLayer's.
+struct Block : EncoderLayer {
   Block() = default;
-  Block(const GPTConfig& c);  // no random draws: weights zero, norms one (set them after)
+  explicit Block(const GPTConfig& c);  // no random draws: weights zero, norms one (set them after)
   // x (B,T,C), mask (1,T,S) true = keep, or nullptr; cache: this block's keys and values so far
   // (appended to), or nullptr -> (B,T,C)
   Tensor operator()(const Tensor& x, const BTensor* mask, KVCache* cache = nullptr);
-  // the two sublayers in reverse: mlp, then attn (its three inputs are one x)   dy (B,T,C) -> dx
-  Tensor backward(const Tensor& dy, Block& grad) const;
-  void train(bool on);
 };
 
 struct GPT {
@@ -76,7 +73,7 @@ struct GPT {
   // The weight the logits read: wte.weight (tied) or lm_head.
   const Tensor& head_weight() const { return config.tied ? wte.weight : lm_head; }
   void train(bool on);
-  // Every parameter with its state_dict name (transformer.h.0.attn.linears.0.weight, ...),
+  // Every parameter with its state_dict name (transformer.h.0.self_attn.linears.0.weight, ...),
   // wte first, lm_head.weight last (untied only).
   std::vector<std::pair<std::string, Tensor*>> named_parameters();
   // one empty KVCache per block, for generation
