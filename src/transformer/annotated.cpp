@@ -383,7 +383,17 @@ ModuleRepr MultiHeadedAttention::repr() const {
 }
 
 // ---------------------------------------------------------------- PositionwiseFeedForward
-const char* activation_name(Activation a) { return a == Activation::ReLU ? "ReLU" : "no activation"; }
+const char* activation_name(Activation a) {
+  return a == Activation::ReLU ? "ReLU" : a == Activation::GELU ? "GELU" : "no activation";
+}
+
+// GELU's derivative, for the backward:  d/dx [x Phi(x)] = Phi(x) + x phi(x),
+// Phi(x) = (1 + erf(x / sqrt 2)) / 2,  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (in double)
+static double gelu_slope(double x) {
+  const double Phi = 0.5 * (1.0 + std::erf(x * 0.7071067811865476));
+  const double phi = std::exp(-0.5 * x * x) * 0.3989422804014327;
+  return Phi + x * phi;
+}
 
 PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {
   w_1 = Linear(d_model, d_ff);
@@ -401,6 +411,8 @@ Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
     Tensor a = h1;
     for (float& v : a) v = v > 0.0f ? v : 0.0f;  // ReLU: max(h1, 0)
     h2 = dropout(a);
+  } else if (activation == Activation::GELU) {
+    h2 = dropout(gelu(h1));  // GELU: h1 Phi(h1), torch's F.gelu bits (exact/kernels.hpp)
   } else {
     h2 = dropout(h1);
   }
@@ -410,13 +422,17 @@ Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
 
 Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForward& grad) const {
   TS_CODE_SITE();
-  // dh2 = w_2.backward(h2, dy)   (B,T,F);  da = dropout.backward(dh2);  dh1 = da [h1 > 0] (ReLU) or da
+  // dh2 = w_2.backward(h2, dy)   (B,T,F);  da = dropout.backward(dh2);  dh1 = da [h1 > 0] (ReLU),
+  // da (Phi(h1) + h1 phi(h1)) (GELU) or da
   // dx = w_1.backward(x, dh1)   (B,T,C)
   const Tensor dh2 = w_2.backward(saved.h2, dy, grad.w_2);
   Tensor dh1 = dropout.backward(dh2);
   if (activation == Activation::ReLU)
     for (size_t i = 0; i < dh1.size(); ++i)
       if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;
+  if (activation == Activation::GELU)  // dh1 = da (Phi(h1) + h1 phi(h1))
+    for (size_t i = 0; i < dh1.size(); ++i)
+      dh1.data()[i] = static_cast<float>(double(dh1.data()[i]) * gelu_slope(double(saved.h1.data()[i])));
   return w_1.backward(saved.x, dh1, grad.w_1);
 }
 
@@ -424,6 +440,7 @@ ModuleRepr PositionwiseFeedForward::repr() const {
   ModuleRepr r{"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
   // a ReLU is a child module, as nn.ReLU() would be in the __init__ (article 002's has none)
   if (activation == Activation::ReLU) r.children.emplace_back("activation", ModuleRepr{"ReLU", "", {}});
+  if (activation == Activation::GELU) r.children.emplace_back("activation", gelu_repr());
   return r;
 }
 

@@ -154,9 +154,10 @@ struct MultiHeadedAttention {
 
 // ---------------------------------------------------------------- feed-forward (article 002)
 // FFN(x) = w_2(dropout(act(w_1(x)))). The activation is a setting: article 002's listing has none
-// (Identity: the two Linears are one linear map, ch05); article 004 and the paper use ReLU.
-enum class Activation { Identity, ReLU };
-const char* activation_name(Activation a);  // "no activation" or "ReLU"
+// (Identity: the two Linears are one linear map, ch05); article 004 and the paper use ReLU;
+// GPT-2's MLP (ch12) uses GELU, x Phi(x) with the exact erf (torch's approximate='none').
+enum class Activation { Identity, ReLU, GELU };
+const char* activation_name(Activation a);  // "no activation", "ReLU" or "GELU"
 
 struct PositionwiseFeedForward {
   Linear w_1;  // C -> F
@@ -168,7 +169,8 @@ struct PositionwiseFeedForward {
   PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1,
                           Activation activation = Activation::Identity);
   Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,F) -> (B,T,C)
-  // dh2 = w_2.backward(h2, dy);  da = dropout.backward(dh2);  dh1 = da (Identity) or da [h1 > 0] (ReLU);
+  // dh2 = w_2.backward(h2, dy);  da = dropout.backward(dh2);  dh1 = da (Identity), da [h1 > 0] (ReLU)
+  // or da (Phi(h1) + h1 phi(h1)) (GELU);
   // dx = w_1.backward(x, dh1)   (B,T,C)
   Tensor backward(const Tensor& dy, PositionwiseFeedForward& grad) const;
   ModuleRepr repr() const;

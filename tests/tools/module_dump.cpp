@@ -2,7 +2,8 @@
 // backward written beside each module of src/transformer/annotated.cpp (introduced with ch11).
 // usage: module_dump DIR [--quick]
 //   DIR/ops.safetensors    LayerNorm, MultiHeadedAttention (query, key, value all different, a
-//                          padding mask), PositionwiseFeedForward, a post-LN SublayerConnection
+//                          padding mask), PositionwiseFeedForward (no activation, and GELU as
+//                          ch12's MLP), a post-LN SublayerConnection
 //                          around a ReLU feed-forward (dropout on), Generator on small random
 //                          inputs: their parameters, inputs, outputs, a random upstream gradient,
 //                          and our gradients of every input and parameter (one prefix per module)
@@ -11,6 +12,7 @@
 //                          gradient, and our gradient of every parameter (grad.NAME)
 //   DIR/model004.safetensors  the same with article 004's settings (ReLU feed-forward, post-LN)
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exact/rng.hpp"
@@ -86,20 +88,24 @@ StFile module_cases() {
     put_t(f, "mha.dvalue", d.dvalue);
     for (size_t j = 0; j < 4; ++j) put_linear(f, "mha.linears." + std::to_string(j), mha.linears[j], g.linears[j]);
   }
-  {  // PositionwiseFeedForward(C=8, F=16), eval
-    ts::PositionwiseFeedForward ff(8, 16, 0.0);
+  // PositionwiseFeedForward(C=8, F=16), eval: article 002's (no activation), then GPT-2's MLP
+  // (ch12: a GELU, x spread over both signs)
+  for (auto [prefix, act, spread] : {std::tuple{"ffn", ts::Activation::Identity, 1.0f},
+                                     std::tuple{"gelu_ffn", ts::Activation::GELU, 2.0f}}) {
+    ts::PositionwiseFeedForward ff(8, 16, 0.0, act);
     ff.train(false);
-    const ts::Tensor x = rand_tensor(rng, {2, 3, 8}), dout = rand_tensor(rng, {2, 3, 8});
+    const ts::Tensor x = rand_tensor(rng, {2, 3, 8}, spread), dout = rand_tensor(rng, {2, 3, 8});
     ts::PositionwiseFeedForward g = ff;
     for (ts::Linear* l : {&g.w_1, &g.w_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
     const ts::Tensor out = ff(x);
     const ts::Tensor dx = ff.backward(dout, g);
-    put_t(f, "ffn.x", x);
-    put_t(f, "ffn.out", out);
-    put_t(f, "ffn.dout", dout);
-    put_t(f, "ffn.dx", dx);
-    put_linear(f, "ffn.w_1", ff.w_1, g.w_1);
-    put_linear(f, "ffn.w_2", ff.w_2, g.w_2);
+    const std::string p = prefix;
+    put_t(f, p + ".x", x);
+    put_t(f, p + ".out", out);
+    put_t(f, p + ".dout", dout);
+    put_t(f, p + ".dx", dx);
+    put_linear(f, p + ".w_1", ff.w_1, g.w_1);
+    put_linear(f, p + ".w_2", ff.w_2, g.w_2);
   }
   {  // article 004's settings: a post-LN SublayerConnection around a ReLU feed-forward, both in
      // train mode with dropout 0.5 (the keep masks are written: the twin multiplies by the same)

@@ -4,8 +4,8 @@ The backward written beside each module of src/transformer/annotated.cpp (llm.c'
 backward per forward, its formula above it), against torch autograd on article 002's own classes
 (tests/twins/article002.py), with the inputs, weights and random upstream gradient module_dump wrote:
   1. LayerNorm, MultiHeadedAttention (query, key, value all different, a padding mask),
-     PositionwiseFeedForward, Generator: outputs and every input and parameter gradient,
-     max |diff| <= 1e-5 * max |ref|;
+     PositionwiseFeedForward (no activation, and GELU as ch12's MLP), Generator: outputs and every
+     input and parameter gradient, max |diff| <= 1e-5 * max |ref|;
      and article 004's settings: a post-LN SublayerConnection around a ReLU feed-forward, dropout
      on (the twin multiplies by the keep masks the C++ side drew);
   2. a small create_model (N=2, C=16, F=32, H=4, eval mode), with article 002's settings and with
@@ -18,6 +18,7 @@ import os
 import sys
 
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import article002  # noqa: E402
@@ -100,6 +101,17 @@ def check_ops(ops):
     report("PositionwiseFeedForward dx", ops["ffn.dx"], x.grad, 1e-5)
     report_linear("PositionwiseFeedForward w_1", ff.w_1, ops, "ffn.w_1")
     report_linear("PositionwiseFeedForward w_2", ff.w_2, ops, "ffn.w_2")
+    # GPT-2's MLP (ch12): the same feed-forward with a GELU (exact erf) between the Linears
+    ff = article002.PositionwiseFeedForward(8, 16, 0.0).eval()
+    set_linear(ff.w_1, ops, "gelu_ffn.w_1")
+    set_linear(ff.w_2, ops, "gelu_ffn.w_2")
+    x = leaf(ops["gelu_ffn.x"])
+    out = ff.w_2(F.gelu(ff.w_1(x)))
+    out.backward(ops["gelu_ffn.dout"])
+    report("PositionwiseFeedForward(GELU) out", ops["gelu_ffn.out"], out, 1e-5)
+    report("PositionwiseFeedForward(GELU) dx", ops["gelu_ffn.dx"], x.grad, 1e-5)
+    report_linear("PositionwiseFeedForward(GELU) w_1", ff.w_1, ops, "gelu_ffn.w_1")
+    report_linear("PositionwiseFeedForward(GELU) w_2", ff.w_2, ops, "gelu_ffn.w_2")
     # article 004's settings, dropout on with the C++ keep masks
     ff = article002.PositionwiseFeedForward(8, 16, 0.0)
     set_linear(ff.w_1, ops, "postln.w_1")
