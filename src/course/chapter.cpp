@@ -656,10 +656,14 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
   try {
     try {  // TS_ISA caps the fast path's SIMD route (isa.hpp): a bad value is bad input;
       active_isa();
-      check_columns_env();  // TS_COLUMNS likewise (layout.hpp)
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
+    } catch (const IsaEnvError& e) {
+      throw UsageError(trf(e.unknown ? N_("TS_ISA={value} is not a route: use avx512, avx2, neon or scalar (this CPU "
+                                          "supports {routes})")
+                                     : N_("TS_ISA={value}: this CPU cannot run that route; it supports {routes} (unset "
+                                          "TS_ISA to use the widest)"),
+                           fmt::arg("value", in_quotes(e.value)), fmt::arg("routes", e.supported)));
     }
+    check_columns_env();  // TS_COLUMNS likewise (layout.hpp): throws a UsageError
     read_knobs();
     if (plain && transcript) throw UsageError(_("--plain and --transcript are exclusive: pick one"));
     auto s = parse_seed(seed_text);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "base/errors.hpp"
 #include "course/i18n.hpp"
 
 namespace ts {
@@ -160,8 +161,9 @@ void check_columns_env() {
   if (columns_env() != -2) return;
   std::string shown(std::getenv("TS_COLUMNS"));
   if (shown.size() > 20) shown = shown.substr(0, 20) + "...";
-  throw std::invalid_argument("TS_COLUMNS='" + shown + "' is not a width: use a whole number from 20 to 1000, or 0 "
-                              "for every line as written (unset it to follow the terminal)");
+  throw UsageError(trf("TS_COLUMNS={value} is not a width: use a whole number from 20 to 1000, or 0 for every line "
+                       "as written (unset it to follow the terminal)",
+                       fmt::arg("value", "'" + shown + "'")));
 }
 
 size_t terminal_width(size_t as_written) {

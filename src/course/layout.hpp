@@ -41,7 +41,7 @@ std::string side_by_side(const std::vector<std::string>& blocks, size_t width);
 // no layout: then `as_written` is returned, which callers take as "each line as written"
 // (the tests that match lines set it, so that they do not depend on who runs them).
 size_t terminal_width(size_t as_written = std::string::npos);
-// Throws std::invalid_argument (one line naming the fix) when TS_COLUMNS is set to anything but
+// Throws UsageError (one line naming the fix, in the learner's language) when TS_COLUMNS is set to anything but
 // 0 or a whole number from 20 to 1000: each chapter checks it once, with its flags (bad input, exit 2).
 void check_columns_env();
 

@@ -86,9 +86,13 @@ Isa env_cap() {
   else if (s == "scalar")
     isa = Isa::Scalar;
   else
-    throw std::invalid_argument("TS_ISA='" + s + "' is not a route: use avx512, avx2, neon or scalar (this CPU supports " +
-                                supported_list() + ")");
-  check_runs(isa, "TS_ISA=" + s);
+    throw IsaEnvError("TS_ISA='" + s + "' is not a route: use avx512, avx2, neon or scalar (this CPU supports " +
+                          supported_list() + ")",
+                      s, supported_list(), true);
+  if (!isa_runs(isa))
+    throw IsaEnvError("TS_ISA=" + s + ": this CPU cannot run " + isa_name(isa) + "; it supports " + supported_list() +
+                          " (unset TS_ISA to use the widest)",
+                      s, supported_list(), false);
   return isa;
 }
 

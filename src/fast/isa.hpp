@@ -13,7 +13,9 @@
 // The exact path (PyTorch's bits) never depends on it.
 #pragma once
 
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace ts {
 
@@ -30,9 +32,19 @@ bool isa_runs(Isa isa);
 // The widest route this CPU and OS can run (the OS must save the wide registers).
 Isa cpu_isa();
 
-// The route in use: cpu_isa(), capped by TS_ISA and by set_isa_cap. Throws
-// std::invalid_argument with a one-line message (what the CPU supports, how to fix it)
-// when TS_ISA names an unknown route or one this CPU cannot run.
+// A TS_ISA the program cannot follow: an unknown route, or one this CPU cannot run. what() is
+// the English line; the fields let a chapter say it in the learner's language.
+struct IsaEnvError : std::invalid_argument {
+  std::string value;      // TS_ISA as given
+  std::string supported;  // "avx512, avx2, scalar": the routes this CPU runs, widest first
+  bool unknown = false;   // true: not a route name at all; false: a route this CPU cannot run
+  IsaEnvError(const std::string& what, std::string v, std::string s, bool u)
+      : std::invalid_argument(what), value(std::move(v)), supported(std::move(s)), unknown(u) {}
+};
+
+// The route in use: cpu_isa(), capped by TS_ISA and by set_isa_cap. Throws IsaEnvError
+// (a one-line message: what the CPU supports, how to fix it) when TS_ISA names an unknown
+// route or one this CPU cannot run.
 Isa active_isa();
 
 // Cap the route from inside the program (the tests run every route the machine can run);
