@@ -112,10 +112,9 @@ int main(int argc, char** argv) {
                                  "sublayers gives the layer's output to {g:.3g} (eval mode)",
                                  fmt::arg("g", residual.gap))
                            : trf("the layer's output is not x + MHA(LN1(x)) + FFN(LN2(...)) rebuilt from its "
-                                 "sublayers: they differ by up to {g:.3g} (eval mode), so the layer no longer adds "
-                                 "both corrections to its input (TransformerEncoderLayer::operator(), "
-                                 "src/transformer/nn.cpp)",
-                                 fmt::arg("g", residual.gap))),
+                                 "sublayers: they differ by up to {g:.3g} (eval mode); {instead} "
+                                 "(TransformerEncoderLayer::operator(), src/transformer/nn.cpp)",
+                                 fmt::arg("g", residual.gap), fmt::arg("instead", residual.instead()))),
             Shown::Twin);
     {
       const double r = mean_row_std(pre_ln) / input_spread;
@@ -183,8 +182,9 @@ int main(int argc, char** argv) {
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
             _("the same pre-LN idea written as a wrapper around any sublayer"), Shown::Twin);
     ch.show("(out_002 - pre_ln).abs().max()", max_abs_diff(out_002, pre_ln), {"MaxBackward1"},
-            !residual.holds() ? _("SublayerConnection adds the input around each sublayer; encoder_layer no longer "
-                                  "does (Step 2)")
+            !residual.holds() ? trf("SublayerConnection adds the input once around each sublayer; encoder_layer "
+                                    "does not (Step 2: {instead})",
+                                    fmt::arg("instead", residual.instead()))
             : !ch.training()  ? _("eval mode: no dropout masks, so the gap is the LayerNorm formulas' (chapter 6: "
                                   "unbiased std, eps 1e-6)")
             : sublayer[0].dropout.p > 0
@@ -287,9 +287,10 @@ int main(int argc, char** argv) {
                        "divides it back: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer with these "
                        "weights (sublayers that write larger outputs move it faster). {post}",
                        fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", post))
-                 : trf("  Pre-LN: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer; the layer no "
-                       "longer adds both sublayers' outputs to its input (Step 2). {post}",
-                       fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", post)));
+                 : trf("  Pre-LN: its variance went from {v0:.3f} to {vN:.3f}, {per:+.4f} per layer; {instead} "
+                       "(Step 2). {post}",
+                       fmt::arg("v0", v0), fmt::arg("vN", vN), fmt::arg("per", per), fmt::arg("post", post),
+                       fmt::arg("instead", residual.instead())));
       if (ch.training()) {
         // the embeddings without their dropout (eval mode draws nothing): what row 0 would be
         Embeddings quiet = encoder.embeddings;

@@ -79,7 +79,34 @@ ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tenso
   }
   r.gap = gap_of(y, sum);
   for (float v : y) r.scale = std::max(r.scale, std::fabs(static_cast<double>(v)));
+  // d = y - sum;  k = <d, x> / <x, x>;  share = 1 - |d - k x|^2 / |d|^2
+  double dx = 0, xx = 0, dd = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double d = double(y.data()[i]) - double(sum.data()[i]), xi = double(x.data()[i]);
+    dx += d * xi, xx += xi * xi, dd += d * d;
+  }
+  if (xx > 0 && dd > 0) {
+    r.input_k = dx / xx;
+    double rest = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      const double d = double(y.data()[i]) - double(sum.data()[i]) - r.input_k * double(x.data()[i]);
+      rest += d * d;
+    }
+    r.input_share = 1 - rest / dd;
+  }
   return r;
+}
+
+std::string ResidualCheck::instead() const {
+  if (holds()) return "";
+  if (input_share >= 0.9 && std::fabs(1 + input_k) < 0.05)
+    return trf("{pct:.0f}% of the difference is {k:+.3g} times the input itself: the layer no longer adds its input",
+               fmt::arg("pct", 100 * input_share), fmt::arg("k", input_k));
+  if (input_share >= 0.9)
+    return trf("{pct:.0f}% of the difference is {k:+.3g} times the input itself: the layer carries its input {n:.2f} "
+               "times instead of once",
+               fmt::arg("pct", 100 * input_share), fmt::arg("k", input_k), fmt::arg("n", 1 + input_k));
+  return _("the layer no longer returns its input plus the two sublayers' outputs");
 }
 
 size_t parameter_count(const TransformerEncoderLayer& layer) {

@@ -32,7 +32,14 @@ std::string activation_note(const std::string& act, const char* gelu_text, const
 struct ResidualCheck {
   double gap = 0;           // max |layer(x) - (x + a + f)|
   double scale = 0;         // max |layer(x)|, what gap compares with
+  // d = layer(x) - (x + a + f) projected on the input x:  k = <d, x> / <x, x>, and the share of
+  // |d|^2 that k x explains (1: the difference is k times the input itself)
+  double input_k = 0, input_share = 0;
   bool holds() const { return gap <= 1e-5 * (1 + scale); }
+  // What the layer does instead, in words, from k and its share: "it adds its input 2 times
+  // instead of once" when k x explains at least 90 % of the difference, else that it no longer
+  // returns its input plus the two sublayers' outputs ("" when holds()).
+  std::string instead() const;
 };
 ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tensor& x);
 
