@@ -9,7 +9,8 @@
 //   (and of the module's input x), against the module's hand-written backward(dy = r).
 // In float: h = kClsFdStep x max(1, |p_j|); a module passes when every |grad_j - fd_j| <=
 // kClsFdTolerance x the scale of its tensor: the largest |fd| or |grad| over the tensor's sampled
-// entries, at least a tenth of the module's largest.
+// entries, at least a tenth of the module's largest. An entry that misses is tried again with h/4,
+// centrally and from each side (a ReLU's kink spoils a central difference that straddles it).
 #pragma once
 
 #include <cstdint>
