@@ -11,6 +11,7 @@
 // Run:     ./build/ch13_classifier                          # train, evaluate, look inside
 //          ./build/ch13_classifier --pool mean              # the mean of every real position ([CLS] too)
 //          ./build/ch13_classifier --save ckpt && ./build/ch13_classifier --load ckpt --classify "forty eight"
+//          ./build/ch13_classifier --check-grads            # every module's backward vs finite differences
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "exact/rng.hpp"     // manual_seed
 #include "train/checkpoint.hpp"
 #include "train/classifier.hpp"
+#include "train/classifier_gradcheck.hpp"
 #include "train/numbers.hpp"
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
@@ -49,6 +51,7 @@ static std::vector<int64_t> pick_sentences(const std::vector<int64_t>& held_out,
                                            int64_t per_class);
 // The verdict and heatmaps of Step 4: the sentence vectors before and after training.
 static void similarity_step(Chapter& ch, const Classifier& before, const Classifier& after, bool trained);
+static bool grad_check_step(Chapter& ch, const Classifier& m, bool full);
 
 int main(int argc, char** argv) {
   Chapter ch("ch13_classifier", _("An encoder-only Transformer learns to classify: [CLS], a head, the vectors it learns"),
@@ -72,8 +75,17 @@ int main(int argc, char** argv) {
                               "included)"));
   ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
   checkpoint_options(ch, save_dir, load_dir);
+  bool check_grads = false;
+  ch.flag("--check-grads", check_grads,
+          _("check every entry of each module's gradient against finite differences, then stop (a few sampled "
+            "entries are checked at step 0 of every training run)"));
 
   return ch.run(argc, argv, [&](Chapter& ch) {
+    for (const char* flag : {"--save", "--load", "--steps", "--classify"})
+      if (check_grads && ch.given(flag))
+        throw UsageError(trf("--check-grads checks the gradients of the untrained model and trains, loads or saves "
+                             "nothing: drop {flag} (or --check-grads)",
+                             fmt::arg("flag", flag)));
     if (ch.given("--steps")) check_range("--steps", steps, load_dir.empty() ? 1 : 0, 1000000);
     check_model_dims(cfg.d_model, cfg.heads, 2);
     if (!(dropout >= 0.0 && dropout < 1.0))
@@ -100,6 +112,12 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- the model
     Classifier model = init_classifier(cfg, ch.seed);
     const Classifier untrained = model;
+    if (check_grads) {
+      ch.section(_("Gradient check: each module's hand-written backward vs finite differences of its forward"),
+                 _("llm.c test_gpt2.c style; float, dropout off"));
+      grad_check_step(ch, model, true);
+      return;
+    }
     Adam adam;  // torch.optim.Adam(lr, betas=(0.9, 0.98), eps=1e-9), as ch11
     if (!load_dir.empty()) {
       checkpoint_io("--load", [&] { load_classifier(load_dir, model, adam); });
@@ -171,6 +189,7 @@ int main(int argc, char** argv) {
       ch.say(trf("  {steps} steps of B = {B} ({per} batches per epoch), Adam(lr={lr}), dropout {p}",
                  fmt::arg("steps", steps), fmt::arg("B", batch), fmt::arg("per", epochs.batches_per_epoch()),
                  fmt::arg("lr", lr), fmt::arg("p", cfg.dropout)));
+      if (!grad_check_step(ch, model, false)) return;  // the backward no longer matches its forward: no training
       const bool tty = ch.live_progress();
       double run_loss = 0;
       int64_t run_n = 0, run_correct = 0;
@@ -380,4 +399,25 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
                                                 "different classes, as §9.1.3 says")
                                   : figures + _(": same-class sentences do NOT sit closer than the others: the "
                                                 "vectors have not learned the classes")));
+}
+
+// The gradient check of train/classifier_gradcheck.hpp on the model's weights: one line, OK or
+// NOT OK naming the module (and its backward's file:line) whose gradient first disagrees.
+// full: every entry of each module (--check-grads); else 3 sampled entries of each tensor (step 0).
+static bool grad_check_step(Chapter& ch, const Classifier& m, bool full) {
+  const ClsGradCheck c = check_classifier_grads(m, make_cls_batch({48, 12, 300, 7015}), full ? 0 : 3);
+  ch.say("  " + ch.verdict(c.ok,
+                           N_("gradient check: {n} modules' backwards (leaves first, up to the whole "
+                              "EncoderClassifier) agree with central finite differences of their forwards on {e} "
+                              "entries of {t} parameter tensors and inputs; largest |grad - fd| {d:.2g} of its "
+                              "tensor's largest gradient (<= {tol:g}, float)"),
+                           N_("gradient check: the backward of {module} disagrees with finite differences of "
+                              "its forward: {tensor} grad {g:.4g} vs fd {fd:.4g} ({r:.2g} of the tensor's largest "
+                              "gradient, above {tol:g}); {site} no longer matches its forward: change it with the "
+                              "forward (or undo the edit); training stopped"),
+                           fmt::arg("n", c.modules), fmt::arg("e", c.entries), fmt::arg("t", c.tensors),
+                           fmt::arg("d", c.maxrel), fmt::arg("tol", kClsFdTolerance), fmt::arg("module", c.module),
+                           fmt::arg("tensor", c.tensor), fmt::arg("g", c.grad), fmt::arg("fd", c.fd),
+                           fmt::arg("r", c.rel), fmt::arg("site", c.site)));
+  return c.ok;
 }
