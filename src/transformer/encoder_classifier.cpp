@@ -96,7 +96,7 @@ Tensor EncoderClassifier::pool_backward(const Tensor& dpooled, const ITensor& id
 
 void EncoderClassifier::backward(const Tensor& dlogits, EncoderClassifier& grad) const {
   TS_CODE_SITE();
-  if (saved.dropped.size() == 0) throw std::logic_error("EncoderClassifier.backward: no forward under EnableGrad");
+  if (saved.dropped.dimension() == 0) throw std::logic_error("EncoderClassifier.backward: no forward under EnableGrad");
   // 3) the head: dd = classifier.backward(dropped, dlogits)   (B,C);  dpooled = dropout.backward(dd)
   const Tensor dpooled = dropout.backward(classifier.backward(saved.dropped, dlogits, grad.classifier));
   //    dx = pool_backward(dpooled)   (B,T,C)

@@ -248,7 +248,7 @@ AttentionHead::InputGrads AttentionHead::backward(const Tensor& query, const Ten
                                                   const Tensor& dy, AttentionHead& grad) const {
   TS_CODE_SITE();
   // 1) through the attention: dq (B,T,D), dk, dv (B,S,D)
-  if (saved.p.size() == 0) throw std::logic_error("AttentionHead.backward: no forward under EnableGrad");
+  if (saved.p.dimension() == 0) throw std::logic_error("AttentionHead.backward: no forward under EnableGrad");
   const AttentionGrads a = scaled_dot_product_attention_backward(saved.q, saved.k, saved.v, saved.p, dy);
   // 2) through the three projections: (B,T,D) -> (B,T,C)
   return {q.backward(query, a.dq, grad.q), k.backward(key, a.dk, grad.k), v.backward(value, a.dv, grad.v)};
@@ -284,7 +284,7 @@ Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& key, co
 
 AttentionHead::InputGrads MultiHeadAttention::backward(const Tensor& dy, MultiHeadAttention& grad) const {
   TS_CODE_SITE();
-  if (saved.merged.size() == 0) throw std::logic_error("MultiHeadAttention.backward: no forward under EnableGrad");
+  if (saved.merged.dimension() == 0) throw std::logic_error("MultiHeadAttention.backward: no forward under EnableGrad");
   // 3) output projection: dmerged (B,T,C)
   const Tensor dmerged = output_linear.backward(saved.merged, dy, grad.output_linear);
   // 2) the concatenation: head h's gradient is its D columns of dmerged   (B,T,D)
@@ -329,7 +329,7 @@ Tensor FeedForward::operator()(const Tensor& x) const {
 
 Tensor FeedForward::backward(const Tensor& dy, FeedForward& grad) const {
   TS_CODE_SITE();
-  if (saved.x.size() == 0) throw std::logic_error("FeedForward.backward: no forward under EnableGrad");
+  if (saved.x.dimension() == 0) throw std::logic_error("FeedForward.backward: no forward under EnableGrad");
   // dg = linear_2.backward(g, dropout.backward(dy))   (B,T,F)
   const Tensor dg = linear_2.backward(saved.g, dropout.backward(dy), grad.linear_2);
   // dh = dg GELU'(h)   (B,T,F);   dx = linear_1.backward(x, dh)   (B,T,C)
@@ -376,7 +376,7 @@ Tensor TransformerEncoderLayer::operator()(const Tensor& x_in, const Tensor* mas
 
 Tensor TransformerEncoderLayer::backward(const Tensor& dy, TransformerEncoderLayer& grad) const {
   TS_CODE_SITE();
-  if (saved.x.size() == 0) throw std::logic_error("TransformerEncoderLayer.backward: no forward under EnableGrad");
+  if (saved.x.dimension() == 0) throw std::logic_error("TransformerEncoderLayer.backward: no forward under EnableGrad");
   // 3) y = x + FFN(LN2(x)):   dx = dy + LN2.backward(x, FFN.backward(dy))   (B,T,C)
   Tensor dx = dy + layer_norm_2.backward(saved.x, feed_forward.backward(dy, grad.feed_forward), grad.layer_norm_2);
   // 2) x = x_in + MHA(h, h, h):   dh = dquery + dkey + dvalue   (B,T,C)
