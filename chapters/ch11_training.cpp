@@ -127,16 +127,36 @@ int main(int argc, char** argv) {
       ch.show("check every gradient", grad_table(rows),
               _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
       const size_t bad = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return !r.ok; }));
-      std::string first_bad;  // the module whose backward to read first
+      // the failing tensor the backward reaches first (it runs the forward in reverse: the
+      // generator, the decoder's layers from the last, tgt_embed, then the encoder's, src_embed;
+      // in a layer the feed-forward before the attentions): a wrong backward spoils its own
+      // module's gradients and every one the backward reaches after it
+      auto backward_rank = [&](const std::string& n) {
+        auto layer = [&](const std::string& pre) { return std::stoi(n.substr(pre.size())); };
+        const int N = int(tiny.layers);
+        int r = 0;
+        if (n.rfind("generator", 0) == 0) r = 0;
+        else if (n.rfind("decoder.norm", 0) == 0) r = 1;
+        else if (n.rfind("decoder.layers.", 0) == 0) r = 2 + (N - 1 - layer("decoder.layers."));
+        else if (n.rfind("tgt_embed", 0) == 0) r = 2 + N;
+        else if (n.rfind("encoder.norm", 0) == 0) r = 3 + N;
+        else if (n.rfind("encoder.layers.", 0) == 0) r = 4 + N + (N - 1 - layer("encoder.layers."));
+        else r = 4 + 2 * N;
+        const int part = n.find("feed_forward") != std::string::npos ? 0 : n.find("src_attn") != std::string::npos ? 1
+                                                                      : n.find("self_attn") != std::string::npos ? 2 : 3;
+        return r * 4 + part;
+      };
+      std::string first_bad;
+      int best = 1 << 30;
       for (const auto& r : rows)
-        if (!r.ok && first_bad.empty()) first_bad = r.name;
+        if (!r.ok && backward_rank(r.name) < best) best = backward_rank(r.name), first_bad = r.name;
       ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
                                                          "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
                                                          fmt::arg("n", rows.size()), fmt::arg("tol", kFdToleranceFloat),
                                                          fmt::arg("floor", kFdFloorFloat))
                                                    : trf("{bad} of {n} parameter tensors differ from finite "
-                                                         "differences, first {name}: the backward of that module "
-                                                         "({file}) no longer matches its forward",
+                                                         "differences; the backward reaches {name} first: look at that module's "
+                                                         "backward ({file})",
                                                          fmt::arg("bad", bad), fmt::arg("n", rows.size()),
                                                          fmt::arg("name", first_bad), fmt::arg("file", annotated_source()))));
       return;
