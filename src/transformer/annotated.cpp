@@ -2,6 +2,7 @@
 // article's Python (tests/twins/article002.py); comments give the formula, then the shape.
 #include "transformer/annotated.hpp"
 #include "base/code_site.hpp"
+#include "base/errors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -280,14 +281,32 @@ Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tenso
   if (norm_place == NormPlace::Post) {
     // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
     Tensor sum = x + dropout(sublayer(x));
-    if (grad_enabled()) saved_x = sum;
+    if (grad_enabled()) {
+      saved_x = sum;
+      ran = true;
+    }
     return norm(sum);
   }
   // out = x + dropout(sublayer(norm(x)))
   // (B,T,C) -> (B,T,C)
-  if (grad_enabled()) saved_x = x;
+  if (grad_enabled()) {
+    saved_x = x;
+    ran = true;
+  }
   Tensor y = dropout(sublayer(norm(x)));
   return x + y;
+}
+
+// A layer whose backward runs sublayer[i] while its forward no longer called it (a learner
+// edit of the forward alone) cannot go on: its dropout has no mask, its norm no input. Says
+// so as a failed check naming both functions, instead of failing deep inside the backward.
+static void require_forward(const SublayerConnection& s, size_t i, const CodeSite& forward, const CodeSite& backward) {
+  if (s.ran) return;
+  throw CheckFailure(fmt::format(
+      "{} ({}:{}) runs sublayer[{}]'s backward, but {} ({}:{}) no longer calls sublayer[{}]: the backward "
+      "does not match its forward. Edit the backward beside the forward to do the same, or run --check-grads",
+      backward.func, code_site_path(backward.file), backward.line, i, forward.func, code_site_path(forward.file),
+      forward.line, i));
 }
 
 Tensor SublayerConnection::backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
@@ -437,6 +456,8 @@ EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, cons
                            double dropout)
     : self_attn(attn), feed_forward(ff), sublayer(2, SublayerConnection(size_, dropout)), size(size_) {}
 
+// the lines below: EncoderLayer's forward and backward, named when they disagree
+static const CodeSite kEncoderLayerForwardSite{__FILE__, __LINE__ + 1, "EncoderLayer::operator()"};
 Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
   TS_CODE_SITE();
   // x = x + dropout(self_attn(norm(x)))   (B,S,C)
@@ -445,8 +466,11 @@ Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
   return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
 }
 
+static const CodeSite kEncoderLayerBackwardSite{__FILE__, __LINE__ + 1, "EncoderLayer::backward"};
 Tensor EncoderLayer::backward(const Tensor& dy, EncoderLayer& grad) const {
   TS_CODE_SITE();
+  for (size_t i = 0; i < sublayer.size(); ++i)
+    require_forward(sublayer[i], i, kEncoderLayerForwardSite, kEncoderLayerBackwardSite);
   // the forward's two sublayers in reverse: feed-forward, then self-attention (its three inputs are one x)
   const Tensor dx = sublayer[1].backward(
       dy, [&](const Tensor& d) { return feed_forward.backward(d, grad.feed_forward); }, grad.sublayer[1]);
@@ -496,6 +520,8 @@ DecoderLayer::DecoderLayer(int64_t size_, const MultiHeadedAttention& self, cons
                            const PositionwiseFeedForward& ff, double dropout)
     : size(size_), self_attn(self), src_attn(src), feed_forward(ff), sublayer(3, SublayerConnection(size_, dropout)) {}
 
+// the lines below: DecoderLayer's forward and backward, named when they disagree
+static const CodeSite kDecoderLayerForwardSite{__FILE__, __LINE__ + 1, "DecoderLayer::operator()"};
 Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                                 const BTensor* tgt_mask, DecoderLayerCache* cache) {
   TS_CODE_SITE();
@@ -518,8 +544,11 @@ Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const 
   return sublayer[2](x, [&](const Tensor& y) { return feed_forward(y); });
 }
 
+static const CodeSite kDecoderLayerBackwardSite{__FILE__, __LINE__ + 1, "DecoderLayer::backward"};
 Tensor DecoderLayer::backward(const Tensor& dy, DecoderLayer& grad, Tensor& dmemory) const {
   TS_CODE_SITE();
+  for (size_t i = 0; i < sublayer.size(); ++i)
+    require_forward(sublayer[i], i, kDecoderLayerForwardSite, kDecoderLayerBackwardSite);
   // 3) feed-forward
   Tensor dx = sublayer[2].backward(
       dy, [&](const Tensor& d) { return feed_forward.backward(d, grad.feed_forward); }, grad.sublayer[2]);

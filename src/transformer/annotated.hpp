@@ -109,6 +109,7 @@ struct SublayerConnection {
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
   mutable Tensor saved_x;  // the norm's input of the last forward: x (Pre) or the sum (Post) (EnableGrad only)
+  mutable bool ran = false;  // a forward ran under EnableGrad: backward has what it needs
 };
 
 // ---------------------------------------------------------------- the key/value cache (ch09)
