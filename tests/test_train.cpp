@@ -79,7 +79,7 @@ TEST_CASE("train: a padded batch and create_mask", "[train]") {
   CHECK(m.dec_self[(0 * 5 + 4) * 5 + 2] == 1.0f);  // "7": tar_inp = <start> seven <pad>...
 }
 
-TEST_CASE("train: every gradient matches finite differences (double, tiny model)", "[train]") {
+TEST_CASE("train: every gradient matches finite differences (ch10's float modules, tiny model)", "[train]") {
   for (bool pre_ln : {true, false}) {
     ModelConfig c = small_config();
     c.pre_ln = pre_ln;

@@ -35,6 +35,12 @@ struct IoError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A check that fails where the run cannot go on (a module's backward that does not match its
+// forward): Chapter::run prints it as NOT OK and exits 3, as a failed check that lets the run finish.
+struct CheckFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct FileError : std::runtime_error {
   // A translatable message: `id` is an English fmt format with named arguments, marked N_();
   // what() is it in English, in(tr) in the learner's language.

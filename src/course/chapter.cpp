@@ -776,6 +776,15 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
       return finish_output(3);
     }
     return finish_output(0);
+  } catch (const CheckFailure& e) {
+    // a check the run could not go past: NOT OK, exit 3 as a failed check
+    std::cout << "NOT OK: " << one_line(e.what()) << "\n";
+    std::cout.flush();
+    std::cerr << trf("{id}: {n} check(s) did not hold (NOT OK): {first}: something changed in the code or the "
+                     "knobs makes the numbers differ",
+                     fmt::arg("id", id_), fmt::arg("n", 1), fmt::arg("first", one_line(e.what())))
+              << "\n";
+    return finish_output(3);
   } catch (const UsageError& e) {
     std::cout.flush();
     std::cerr << trf("{id}: error: {message}", fmt::arg("id", id_), fmt::arg("message", one_line(e.what()))) << "\n";

@@ -1,5 +1,6 @@
-// train/beam_models.cpp: ch11's decoder one row at a time with a cache per beam, ch12's GPT
-// with a KvCache per beam, and both recomputing every prefix (the reference).
+// train/beam_models.cpp: ch11's module (ch10's EncoderDecoder) one row at a time with a
+// DecoderLayerCache per layer per beam, ch12's GPT with a KvCache per beam, and both recomputing
+// every prefix (the reference).
 #include "train/beam_models.hpp"
 
 #include <algorithm>
@@ -38,140 +39,53 @@ void reorder_caches(std::vector<Cache>& beams, const std::vector<int64_t>& paren
   beams = std::move(next);
 }
 
-// ================================================================ ch11
-
-// The decoder of src/train/model.cpp's forward, for ONE new token of one beam, in eval mode:
-//   y = lut(token) * sqrt(C) + pe[pos]
-//   N layers: self-attention over the beam's cached keys/values (+ this row's), cross-attention
-//             over the memory's keys/values, feed-forward; each as pre-LN x + f(LN(x)) or
-//             post-LN LN(x + f(x)), as the model is configured
-//   logits = proj(LN(y))                                     (V)
-// cache.k, cache.v (layers, H, max_len, D): this row's keys/values are written at `pos`.
-// mem_k, mem_v (layers, H, S, D); src_mask (S) 1 = hide.
-struct RowCache {
-  float* k;
-  float* v;
-};
-// the line below: decoder_row_step's own, for decoder_row_step_site()
-const CodeSite kRowStepSite{__FILE__, __LINE__ + 1, "decoder_row_step"};
-void decoder_row_step(const Model<float>& m, RowCache cache, int64_t token, int64_t pos, const float* mem_k,
-                      const float* mem_v, const float* src_mask, int64_t S, float* logits) {
-  TS_CODE_SITE();
-  const ModelConfig& cfg = m.cfg;
-  const Layout& L = m.layout;
-  const float* P = m.params.data();
-  const int64_t C = cfg.d_model, H = cfg.heads, D = C / H, Fd = cfg.d_ff, T = cfg.max_len;
-  const float scale = cfg.scale_scores ? 1.0f / std::sqrt(float(D)) : 1.0f;
-  if (pos >= T) throw std::invalid_argument("decoder_row_step: longer than max_len");
-  const auto buf = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n)); };
-  std::vector<float> x = buf(C), ln = buf(C), sum = buf(C), q = buf(C), k = buf(C), v = buf(C), ctx = buf(C),
-                     out = buf(C), h = buf(Fd), a = buf(Fd), p = buf(std::max(S, T)), keep = buf(std::max(S, T));
-  float mean = 0, rstd = 0;
-  Rng unused(0);
-  // x + f(LN(x)) (pre-LN) or LN(x + f(x)) (post-LN); f(in, out) writes out (C)
-  const auto sublayer = [&](const Layout::Norm& N, const auto& f) {
-    if (cfg.pre_ln) {
-      layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + N.a, P + N.b, 1, C, 1e-6f);
-      f(ln.data(), out.data());
-      residual_forward(x.data(), x.data(), out.data(), C);
-    } else {
-      f(x.data(), out.data());
-      residual_forward(sum.data(), x.data(), out.data(), C);
-      layernorm_forward(x.data(), &mean, &rstd, sum.data(), P + N.a, P + N.b, 1, C, 1e-6f);
-    }
-  };
-  embedding_forward(x.data(), &token, P + L.tgt_lut, m.pe.data() + pos * C, 1, 1, C, std::sqrt(float(C)));
-  for (int64_t l = 0; l < cfg.layers; ++l) {
-    const Layout::Dec& Dl = L.dec[size_t(l)];
-    float* kc = cache.k + l * H * T * D;  // (H, max_len, D)
-    float* vc = cache.v + l * H * T * D;
-    // 1) masked self-attention: the earlier rows are in the cache, so nothing later is there to hide
-    sublayer(Dl.norm[0], [&](const float* in, float* o) {
-      const Layout::Attn& A = Dl.self_attn;
-      linear_forward(q.data(), in, P + A.w[0], P + A.b[0], 1, C, C);
-      linear_forward(k.data(), in, P + A.w[1], P + A.b[1], 1, C, C);
-      linear_forward(v.data(), in, P + A.w[2], P + A.b[2], 1, C, C);
-      for (int64_t hh = 0; hh < H; ++hh)
-        for (int64_t d = 0; d < D; ++d) {
-          kc[(hh * T + pos) * D + d] = k[size_t(hh * D + d)];
-          vc[(hh * T + pos) * D + d] = v[size_t(hh * D + d)];
-        }
-      for (int64_t hh = 0; hh < H; ++hh)
-        attention_forward(ctx.data() + hh * D, p.data(), keep.data(), q.data() + hh * D, kc + hh * T * D,
-                          vc + hh * T * D, static_cast<const float*>(nullptr), 1, 1, 1, pos + 1, D, scale, 0.0, false,
-                          unused);
-      linear_forward(o, ctx.data(), P + A.w[3], P + A.b[3], 1, C, C);
-    });
-    // 2) cross-attention: the memory's keys and values were projected once per source
-    sublayer(Dl.norm[1], [&](const float* in, float* o) {
-      const Layout::Attn& A = Dl.src_attn;
-      linear_forward(q.data(), in, P + A.w[0], P + A.b[0], 1, C, C);
-      for (int64_t hh = 0; hh < H; ++hh)
-        attention_forward(ctx.data() + hh * D, p.data(), keep.data(), q.data() + hh * D,
-                          mem_k + (l * H + hh) * S * D, mem_v + (l * H + hh) * S * D, src_mask, 1, 1, 1, S, D, scale,
-                          0.0, false, unused);
-      linear_forward(o, ctx.data(), P + A.w[3], P + A.b[3], 1, C, C);
-    });
-    // 3) feed-forward: w_2(relu(w_1(x)))
-    sublayer(Dl.norm[2], [&](const float* in, float* o) {
-      linear_forward(h.data(), in, P + Dl.ff.w1, P + Dl.ff.b1, 1, C, Fd);
-      if (cfg.relu)
-        relu_forward(a.data(), h.data(), Fd);
-      else
-        a = h;
-      linear_forward(o, a.data(), P + Dl.ff.w2, P + Dl.ff.b2, 1, Fd, C);
-    });
-  }
-  layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + L.dec_norm.a, P + L.dec_norm.b, 1, C, 1e-6f);
-  linear_forward(logits, ln.data(), P + L.proj_w, P + L.proj_b, 1, C, cfg.tgt_vocab);
-}
-
 }  // namespace
 
 static std::string site(const CodeSite& s) { return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func; }
-std::string decoder_row_step_site() { return site(kRowStepSite); }
+std::string translation_cache_site() { return kv_cache_append_site(); }
 
-TranslationBeams::TranslationBeams(const Model<float>& m, int64_t number) : m_(m) {
-  const ModelConfig& cfg = m.cfg;
-  const int64_t C = cfg.d_model, H = cfg.heads, D = C / H;
-  // 1) the encoder, once: forward with a one-token target leaves the memory in w.enc_norm.y   (S,C)
+// ================================================================ ch11
+TranslationBeams::TranslationBeams(const Model<float>& m, int64_t number)
+    : TranslationBeams(std::make_shared<EncoderDecoder>(training_module(m)), m.cfg, number) {}
+
+TranslationBeams::TranslationBeams(std::shared_ptr<EncoderDecoder> module, const ModelConfig& cfg, int64_t number)
+    : module_(std::move(module)), cfg_(cfg) {
+  module_->train(false);
+  // 1) the encoder, once: memory = encode(source, its padding mask)   (1,S,C)
   Batch b = make_batch({number});
-  b.T = 1;
-  b.tar_inp = {target_vocab().start()};
-  b.tar_real = {kPad};
-  Workspace<float> w;
-  Rng unused(0);
-  forward(m, w, b, false, unused);
-  S_ = b.S;
-  for (int64_t s = 0; s < S_; ++s) src_mask_.push_back(b.inputs[size_t(s)] == kPad ? 1.0f : 0.0f);
-  // 2) every layer's cross-attention keys and values, once   (layers, H, S, D)
-  mem_k_.assign(size_t(cfg.layers * S_ * C), 0.0f);
-  mem_v_ = mem_k_;
-  std::vector<float> kv(size_t(S_ * C));
-  for (int64_t l = 0; l < cfg.layers; ++l) {
-    const Layout::Attn& A = m.layout.dec[size_t(l)].src_attn;
-    const float* P = m.params.data();
-    linear_forward(kv.data(), w.enc_norm.y.data(), P + A.w[1], P + A.b[1], S_, C, C);
-    split_heads(mem_k_.data() + l * S_ * C, kv.data(), 1, S_, H, D);
-    linear_forward(kv.data(), w.enc_norm.y.data(), P + A.w[2], P + A.b[2], S_, C, C);
-    split_heads(mem_v_.data() + l * S_ * C, kv.data(), 1, S_, H, D);
-  }
-  // 3) one empty self-attention cache: the first beam
-  SelfCache c;
-  c.k.assign(size_t(cfg.layers * cfg.max_len * C), 0.0f);
-  c.v = c.k;
-  beams_.push_back(std::move(c));
+  b.T = 1, b.tar_inp = {target_vocab().start()}, b.tar_real = {kPad};
+  const ModuleInputs in = module_inputs(b, cfg.look_ahead);
+  memory_ = module_->encode(in.src, &in.enc);
+  // 2) the decoder's source mask (1,1,S), true = a real source token
+  src_mask_ = BTensor::from_shape({1, 1, size_t(b.S)});
+  for (int64_t s = 0; s < b.S; ++s) src_mask_.data()[s] = b.inputs[size_t(s)] != kPad;
+  // 3) one empty cache per decoder layer: the first beam (the memory's keys and values are
+  //    projected at its first step, then copied along with the cache)
+  beams_.emplace_back(module_->decoder.layers.size());
 }
 
 int64_t TranslationBeams::end_id() const { return target_vocab().end(); }
 
 std::vector<double> TranslationBeams::log_probs(const std::vector<std::vector<int64_t>>& prefixes) {
-  // the decoder input is [start] + prefix: feed its last token at position len
-  return cached_log_probs(beams_, prefixes, target_vocab().start(), vocab(),
-                          [&](SelfCache& c, int64_t token, float* logits) {
-                            decoder_row_step(m_, RowCache{c.k.data(), c.v.data()}, token, c.len++, mem_k_.data(),
-                                             mem_v_.data(), src_mask_.data(), S_, logits);
-                          });
+  // the decoder input is [start] + prefix: its last token's row, at its position, through the
+  // module's own decoder with the beam's caches (self-attention reads the cached past)
+  if (prefixes.size() != beams_.size()) throw std::logic_error("beam search: one cache per beam");
+  const int64_t V = vocab(), C = cfg_.d_model;
+  std::vector<double> out;
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    const size_t t = prefixes[i].size() + 1;
+    ITensor tgt = ITensor::from_shape({1, t});
+    tgt.data()[0] = target_vocab().start();
+    std::copy(prefixes[i].begin(), prefixes[i].end(), tgt.data() + 1);
+    const Tensor emb = module_->tgt_embed(tgt);  // (1,t,C): lut * sqrt(C) + pe
+    Tensor x = Tensor::from_shape({1, 1, size_t(C)});
+    std::copy_n(emb.data() + (t - 1) * size_t(C), C, x.data());
+    const Tensor y = module_->decoder(x, memory_, &src_mask_, nullptr, &beams_[i]);  // (1,1,C)
+    const Tensor logits = module_->generator.proj(y);                                  // (1,1,V)
+    const std::vector<double> row = log_softmax_row(logits.data(), V);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
 }
 
 // the line below: TranslationBeams::reorder's own
@@ -180,7 +94,14 @@ void TranslationBeams::reorder(const std::vector<int64_t>& parent) { reorder_cac
 
 int64_t TranslationRecompute::end_id() const { return target_vocab().end(); }
 
+TranslationRecompute::TranslationRecompute(const Model<float>& m, int64_t number)
+    : module_(training_module(m)), cfg_(m.cfg), number_(number) {
+  module_.train(false);
+}
+
 std::vector<double> TranslationRecompute::log_probs(const std::vector<std::vector<int64_t>>& prefixes) {
+  // the training forward on [start] + prefix, every live beam as one row of a batch, with
+  // create_mask's masks: logits = proj(decode(encode(src), tar_inp)), the last position
   const int64_t Lb = static_cast<int64_t>(prefixes.size()), V = vocab();
   const int64_t T = static_cast<int64_t>(prefixes.front().size()) + 1;
   Batch b = make_batch(std::vector<int64_t>(size_t(Lb), number_));
@@ -191,12 +112,12 @@ std::vector<double> TranslationRecompute::log_probs(const std::vector<std::vecto
     b.tar_inp.insert(b.tar_inp.end(), pre.begin(), pre.end());
   }
   b.tar_real.assign(size_t(Lb * T), kPad);
-  Workspace<float> w;
-  Rng unused(0);
-  forward(m_, w, b, false, unused);
+  const ModuleInputs in = module_inputs(b, cfg_.look_ahead);
+  const Tensor memory = module_.encode(in.src, &in.enc);
+  const Tensor logits = module_.generator.proj(module_.decode(memory, &in.cross, in.tgt, &in.self));  // (L,T,V)
   std::vector<double> out;
   for (int64_t i = 0; i < Lb; ++i) {
-    const std::vector<double> row = log_softmax_row(w.logits.data() + (i * T + T - 1) * V, V);
+    const std::vector<double> row = log_softmax_row(logits.data() + (i * T + T - 1) * V, V);
     out.insert(out.end(), row.begin(), row.end());
   }
   return out;
@@ -205,8 +126,9 @@ std::vector<double> TranslationRecompute::log_probs(const std::vector<std::vecto
 std::vector<std::vector<int64_t>> beam_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
                                                  const BeamOptions& opt) {
   std::vector<std::vector<int64_t>> out;
+  const auto module = std::make_shared<EncoderDecoder>(training_module(m));  // one module for every number
   for (int64_t n : numbers) {
-    TranslationBeams beams(m, n);
+    TranslationBeams beams(module, m.cfg, n);
     out.push_back(beam_search(beams, opt).best().tokens);
   }
   return out;

@@ -2,64 +2,66 @@
 // each twice: with a cache per beam (fast), and recomputing every prefix (the reference the
 // cache is checked against). Introduced in ch11 (--beam), used by ch12.
 //
-// ch11 (TranslationBeams), per source number:
-//   memory = encoder(source)                          once        (S,C)
-//   K_l, V_l = memory W_k, memory W_v  per layer      once        (H,S,D) the cross-attention's keys/values
-//   per beam, per step: the new token's row through the decoder (decoder_row_step), its
-//   self-attention keys/values appended to the beam's own cache            (layers, H, max_len, D)
-//   pruning: beam i's cache becomes a copy of its parent's
+// ch11 (TranslationBeams), per source number, through ch10's EncoderDecoder itself:
+//   memory = encode(source)                           once        (1,S,C)
+//   per beam, per step: the new token's row through the module's decoder with the beam's
+//   DecoderLayerCache per layer (self-attention keys/values appended; the memory's keys and
+//   values projected at the first step, then kept)
+//   pruning: beam i's caches become a copy of its parent's
 // ch12 (GptBeams): one KvCache (train/gpt.hpp) per beam, fed by gpt_step; the prompt is fed once.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "train/beam.hpp"
 #include "train/gpt.hpp"
-#include "train/model.hpp"
+#include "train/trainer.hpp"
+#include "transformer/annotated.hpp"
 
 namespace ts::train {
 
 // ---------------------------------------------------------------- ch11: the encoder-decoder
+// ch10's EncoderDecoder as ch11 trains it (training_module), in eval mode.
 class TranslationBeams : public BeamModel {
  public:
   TranslationBeams(const Model<float>& m, int64_t number);  // runs the encoder once
-  int64_t vocab() const override { return m_.cfg.tgt_vocab; }
+  // the same on a module already built (beam_translate builds one for all its numbers)
+  TranslationBeams(std::shared_ptr<EncoderDecoder> module, const ModelConfig& cfg, int64_t number);
+  int64_t vocab() const override { return cfg_.tgt_vocab; }
   int64_t end_id() const override;
   std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
   void reorder(const std::vector<int64_t>& parent) override;
 
  private:
-  struct SelfCache {
-    int64_t len = 0;           // positions fed so far
-    std::vector<float> k, v;   // (layers, H, max_len, D)
-  };
-  const Model<float>& m_;
-  int64_t S_ = 0;
-  std::vector<float> src_mask_;              // (S) 1 = hide (source padding)
-  std::vector<float> mem_k_, mem_v_;         // (layers, H, S, D) cross-attention keys, values
-  std::vector<SelfCache> beams_;             // one per live beam
+  std::shared_ptr<EncoderDecoder> module_;
+  ModelConfig cfg_;
+  Tensor memory_;                                     // (1,S,C) encode(source)
+  BTensor src_mask_;                                  // (1,1,S) true = a real source token
+  std::vector<std::vector<DecoderLayerCache>> beams_;  // per live beam: one cache per decoder layer
 };
 
-// The same log-probabilities by ch11's forward (src/train/model.cpp) on [start] + prefix, all
-// the live beams as one batch: no cache, nothing to reorder.
+// The same log-probabilities by the module's full forward on [start] + prefix, all the live
+// beams as one batch, create_mask's masks: no cache, nothing to reorder.
 class TranslationRecompute : public BeamModel {
  public:
-  TranslationRecompute(const Model<float>& m, int64_t number) : m_(m), number_(number) {}
-  int64_t vocab() const override { return m_.cfg.tgt_vocab; }
+  TranslationRecompute(const Model<float>& m, int64_t number);
+  int64_t vocab() const override { return cfg_.tgt_vocab; }
   int64_t end_id() const override;
   std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
   void reorder(const std::vector<int64_t>&) override {}
 
  private:
-  const Model<float>& m_;
+  EncoderDecoder module_;
+  ModelConfig cfg_;
   int64_t number_;
 };
 
-// decoder_row_step's file and line as the compiler gave them ("src/train/beam_models.cpp:LINE
-// decoder_row_step"): the cached copy of the decoder an edit of model.cpp must also change.
-std::string decoder_row_step_site();
+// What a cached translation step runs beyond the full forward: the cache's append
+// (src/transformer/annotated.cpp KVCache::append, file and line from the compiler).
+std::string translation_cache_site();
 // TranslationBeams::reorder's and GptBeams::reorder's file and line, the same way
 std::string translation_reorder_site();
 std::string gpt_reorder_site();

@@ -19,18 +19,15 @@ ModelConfig tiny_config() {
 }
 
 std::vector<GradCheckRow> check_grads_fd(const ModelConfig& cfg, uint64_t seed, const std::vector<int64_t>& numbers) {
-  Model<double> m = to_double(init_model(cfg, seed));
+  // ch10's EncoderDecoder with ch11's settings, through the Trainer (one thread, dropout off)
+  Trainer tr(init_model(cfg, seed), 1, seed);
   const Batch b = make_batch(numbers);
-  const double denom = static_cast<double>(reduction_denominator(b, Reduction::ArticleMean));
-  Workspace<double> w;
-  Rng rng(0);
-  // analytic gradients of L = sum of masked losses / (B*T)
-  forward(m, w, b, false, rng);
-  w.grads.assign(m.layout.total, 0.0);
-  backward(m, w, b, denom);
-  const std::vector<double> grads = w.grads;
-  auto loss = [&]() { return forward(m, w, b, false, rng) / denom; };
-  return fd_rows(m.layout.specs, m.params.data(), grads, loss, 4);
+  // analytic gradients of L = sum of masked losses / (B*T): the modules' backward
+  tr.gradients(b, Reduction::ArticleMean, /*training=*/false);
+  const std::vector<double> grads(tr.grads().begin(), tr.grads().end());
+  auto loss = [&]() { return tr.forward(b, /*training=*/false).loss_article; };
+  Model<float>& m = tr.model();
+  return fd_rows(m.layout.specs, m.params.data(), grads, loss, 4, kFdStepFloat, kFdToleranceFloat, kFdFloorFloat);
 }
 
 std::string grad_table(const std::vector<GradCheckRow>& rows) {

@@ -445,53 +445,6 @@ int64_t correct_tokens(const Workspace<F>& w, const Batch& b, int64_t V, bool wi
   return n;
 }
 
-// ================================================================ greedy decoding
-std::vector<std::vector<int64_t>> greedy_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
-                                                   int64_t max_new, std::vector<float>* cross, int64_t* cross_T,
-                                                   int64_t* cross_S) {
-  const Vocab& tv = target_vocab();
-  const int64_t V = m.cfg.tgt_vocab, B = static_cast<int64_t>(numbers.size());
-  Batch b = make_batch(numbers);  // the padded sources; the targets are replaced below
-  std::vector<std::vector<int64_t>> out(static_cast<size_t>(B));
-  std::vector<bool> done(static_cast<size_t>(B), false);
-  Workspace<float> w;
-  Rng rng(0);  // eval mode: no draws
-  std::vector<int64_t> ys(static_cast<size_t>(B), tv.start());  // (B,t) decoder input so far
-  for (int64_t t = 1; t <= max_new && t <= m.cfg.max_len; ++t) {
-    // decoder input: [start, predictions so far]; tar_real is unused in eval (all padding)
-    b.T = t;
-    b.tar_inp = ys;
-    b.tar_real.assign(static_cast<size_t>(B * t), kPad);
-    forward(m, w, b, false, rng);  // (re-encodes the source: cheap at this size)
-    std::vector<int64_t> next_ys(static_cast<size_t>(B * (t + 1)));
-    bool all_done = true;
-    for (int64_t i = 0; i < B; ++i) {
-      const float* row = w.logits.data() + (i * t + t - 1) * V;
-      const int64_t id = std::max_element(row, row + V) - row;  // argmax of the last position
-      std::copy_n(ys.begin() + i * t, t, next_ys.begin() + i * (t + 1));
-      next_ys[static_cast<size_t>(i * (t + 1) + t)] = id;
-      if (!done[static_cast<size_t>(i)]) {
-        if (id == tv.end())
-          done[static_cast<size_t>(i)] = true;
-        else
-          out[static_cast<size_t>(i)].push_back(id);
-      }
-      all_done = all_done && done[static_cast<size_t>(i)];
-    }
-    if (cross && (all_done || t == max_new || t == m.cfg.max_len)) {
-      // the last decoder layer's cross-attention of row 0: (H, t, S)
-      const auto& p = w.dec.back().src_attn.p;
-      const int64_t H = m.cfg.heads, S = b.S;
-      cross->assign(p.begin(), p.begin() + H * t * S);
-      *cross_T = t;
-      *cross_S = S;
-    }
-    if (all_done) break;
-    ys = std::move(next_ys);
-  }
-  return out;
-}
-
 template float forward<float>(const Model<float>&, Workspace<float>&, const Batch&, bool, Rng&);
 template double forward<double>(const Model<double>&, Workspace<double>&, const Batch&, bool, Rng&);
 template void backward<float>(const Model<float>&, Workspace<float>&, const Batch&, float);

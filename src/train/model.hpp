@@ -138,12 +138,4 @@ int64_t reduction_denominator(const Batch& b, Reduction r);
 template <class F>
 int64_t correct_tokens(const Workspace<F>& w, const Batch& b, int64_t V, bool with_padding = false);
 
-// Article 004's evaluate(), for many numbers at once: start token, decode, argmax of the last
-// position, append; a row stops at the end token, all stop after max_new tokens.
-// Returns the predicted target ids (without start/end) per number. If cross (not null), it
-// receives the last decoder layer's cross-attention of row 0 at the final step: (H, T, S).
-std::vector<std::vector<int64_t>> greedy_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
-                                                   int64_t max_new, std::vector<float>* cross = nullptr,
-                                                   int64_t* cross_T = nullptr, int64_t* cross_S = nullptr);
-
 }  // namespace ts::train

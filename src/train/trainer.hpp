@@ -1,16 +1,24 @@
 // train/trainer.hpp: article 004's train_step as llm.c's loop spells it: forward (with
-// loss_fun), zero_grad, backward, then the optimizer's update (introduced in ch11). The batch is
-// split into a fixed number of parts (train/batch_parts.hpp, kBatchParts, not the thread count);
-// each part runs forward and backward into its own buffers, the threads take parts, and the
-// parts' gradients are added in part order: the result is the same for a given seed at any
-// thread count.
+// loss_fun), zero_grad, backward, then the optimizer's update (introduced in ch11). The model
+// it trains is ch10's EncoderDecoder itself (src/transformer/annotated.cpp), with article 004's
+// differences as module settings (module_settings below); its backward is the one written below
+// each module's forward, into a second module of the same type (llm.c's `grads`).
+// The batch is split into a fixed number of parts (train/batch_parts.hpp, kBatchParts, not the
+// thread count); each part runs forward and backward on its own module, gradient module and
+// dropout generator, the threads take parts, and the parts' gradients are added in part order:
+// the result is the same for a given seed at any thread count.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "exact/rng.hpp"
 #include "train/adam.hpp"
 #include "train/model.hpp"
+#include "transformer/annotated.hpp"
 
 namespace ts::train {
 
@@ -38,12 +46,41 @@ struct Metrics {
   int64_t steps() const { return static_cast<int64_t>(curve.size()); }
 };
 
+// Article 004's differences from ch10's create_model, as its settings (they draw nothing):
+// cfg.relu: the feed-forward's ReLU; cfg.pre_ln: where the LayerNorm sits; cfg.dropout for the
+// attention weights too (the article's MultiHeadedAttention keeps 0.1); cfg.scale_scores.
+ModelSettings module_settings(const ModelConfig& cfg);
+// create_model(V_src, V_tgt, N, d_model, d_ff, h, dropout, module_settings(cfg)) holding m's
+// weights (m.params, in named_parameters() order). The default generator is left as it was.
+EncoderDecoder training_module(const Model<float>& m);
+// m.params (in m.layout.specs order) copied into named (module.named_parameters()).
+void copy_params(const Model<float>& m, const std::vector<std::pair<std::string, Tensor*>>& named);
+
+// What the module's forward takes for batch b: ids as tensors, create_mask's masks (1 = hide)
+// as the modules' true = keep.
+struct ModuleInputs {
+  ITensor src, tgt;         // (B,S), (B,T) ids
+  BTensor enc, self, cross;  // (B,S,S), (B,T,T), (B,T,S)
+};
+ModuleInputs module_inputs(const Batch& b, bool look_ahead);
+
+// Article 004's evaluate(), for many numbers at once, through the trained module (ch10's
+// EncoderDecoder with module_settings): encode once, then each step feeds the new token's row to
+// the decoder with one DecoderLayerCache per layer (the same layer code as training), argmax,
+// append; a row stops at the end token, all stop after max_new tokens.
+// Returns the predicted target ids (without start/end) per number. If cross (not null), it
+// receives the last decoder layer's cross-attention of row 0 at the final step: (H, T, S).
+std::vector<std::vector<int64_t>> greedy_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
+                                                   int64_t max_new, std::vector<float>* cross = nullptr,
+                                                   int64_t* cross_T = nullptr, int64_t* cross_S = nullptr);
+
 class Trainer {
  public:
   Trainer(Model<float> model, int threads, uint64_t seed);
   // llm.c's loop, one call each (the chapter writes them out):
   // forward: the model and the masked per-token losses on the batch (its parts on the threads,
-  // each on its own workspace); dropout on when training. Returns the losses and accuracy.
+  // each on its own copy of the module, which keeps what its backward needs); dropout on when
+  // training. Returns the losses and accuracy.
   StepStats forward(const Batch& b, bool training);
   // zero_grad: every gradient buffer = 0.
   void zero_grad();
@@ -54,8 +91,11 @@ class Trainer {
   StepStats step(const Batch& b, Reduction r);
   // Forward and backward only (no update): the gradients stay in grads().
   StepStats gradients(const Batch& b, Reduction r, bool training);
-  const std::vector<float>& grads() const { return ws_[0].grads; }
+  // every parameter's gradient, in model().layout.specs order (the flat layout of the weights)
+  const std::vector<float>& grads() const { return grads_; }
   Model<float>& model() { return model_; }
+  // the module part 0 trains (ch10's EncoderDecoder with module_settings(model().cfg))
+  const EncoderDecoder& module() const { return parts_[0]->model; }
   Adam& adam() { return adam_; }
   int threads() const { return threads_; }
 
@@ -63,10 +103,19 @@ class Trainer {
   Model<float> model_;
   int threads_ = 1;  // threads that take the parts (results do not depend on it)
   Adam adam_;
-  std::vector<Workspace<float>> ws_;  // one per part (kBatchParts)
-  std::vector<Rng> rngs_;             // one dropout generator per part
-  Batch batch_;               // the last forward's batch
-  std::vector<Batch> parts_;  // its rows in batch_parts(B) parts
+  // One part of the batch: its own module (whose forward keeps what backward needs), its
+  // gradient module, its dropout generator, its rows and their log-probabilities.
+  struct Part {
+    EncoderDecoder model, grads;
+    std::vector<std::pair<std::string, Tensor*>> params, gparams;  // their named_parameters()
+    Generator generator;
+    Batch batch;
+    Tensor logp;  // (B,T,V) of the last forward
+  };
+  std::vector<std::unique_ptr<Part>> parts_;  // kBatchParts (heap: the named pointers stay put)
+  int64_t used_ = 0;                          // parts the last forward used: batch_parts(B)
+  Batch batch_;                               // the last forward's batch
+  std::vector<float> grads_;                  // (total) the parts' gradients, summed in part order
 };
 
 // rows [r0, r1) of a padded batch, keeping its S and T (so the loss denominators agree)

@@ -2,6 +2,7 @@
 // article's Python (tests/twins/article002.py); comments give the formula, then the shape.
 #include "transformer/annotated.hpp"
 #include "base/code_site.hpp"
+#include "base/errors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -51,10 +52,12 @@ struct MaskIndex {
 // scores (B,H,T,S) -> p (B,H,T,S)
 // *p_softmax (if not null) = the weights before dropout.
 Tensor scale_mask_softmax(Tensor scores, size_t d_k, const BTensor* mask, const Dropout* dropout,
-                          Tensor* p_softmax = nullptr) {
+                          Tensor* p_softmax = nullptr, bool scale_scores = true) {
   // 1) scores = Q K^T / sqrt(d_k): torch divides by the Python float, cast to float32
+  //    (scale_scores false: an exercise leaves them unscaled)
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
-  for (float& s : scores) s = s / scale;
+  if (scale_scores)
+    for (float& s : scores) s = s / scale;
   // 2) masked_fill(mask == 0, -1e9)
   if (mask) {
     const size_t tgt[4] = {scores.shape()[0], scores.shape()[1], scores.shape()[2], scores.shape()[3]};
@@ -86,6 +89,8 @@ BTensor unsqueeze1(const BTensor& m) {
 ModuleRepr dropout_child(const Dropout& d) { return d.repr(); }
 
 }  // namespace
+
+std::string annotated_source() { return code_site_path(__FILE__); }
 
 // ---------------------------------------------------------------- masks
 BTensor subsequent_mask(int64_t size) {
@@ -132,7 +137,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTenso
 }
 
 Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
-                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out) {
+                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out, bool scale_scores) {
   TS_CODE_SITE();
   if (q.dimension() != 3 || k.dimension() != 3 || v.dimension() != 3)
     fail("attention_heads: q must be (B,T,C), k and v (B,S,C)");
@@ -141,7 +146,7 @@ Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_
   // 1) scores = Q_h K_h^T on the per-head views   (B,H,T,S)
   Tensor scores = matmul_heads_qk(q, k, h);
   // 2) p = dropout(softmax(masked(scores / sqrt(D))))   (B,H,T,S)
-  Tensor p = scale_mask_softmax(std::move(scores), d_k, mask, dropout, p_softmax_out);
+  Tensor p = scale_mask_softmax(std::move(scores), d_k, mask, dropout, p_softmax_out, scale_scores);
   // 3) out = p V_h                                       (B,H,T,D)
   Tensor out = matmul_heads_pv(p, v);
   if (p_attn_out) *p_attn_out = std::move(p);
@@ -150,7 +155,7 @@ Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_
 
 void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, int64_t h,
                               const Tensor& p, const Tensor& pd, const Dropout* dropout, Tensor& dq, Tensor& dk,
-                              Tensor& dv) {
+                              Tensor& dv, bool scale_scores) {
   TS_CODE_SITE();
   const int64_t B = int64_t(q.shape()[0]), T = int64_t(q.shape()[1]), C = int64_t(q.shape()[2]);
   const int64_t S = int64_t(k.shape()[1]), H = h, D = C / H;
@@ -166,7 +171,7 @@ void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor&
     }
   // 2) dp = dropout.backward(dpd);  ds = p (dp - sum_s dp p) / sqrt(D)   (a hidden score has p = 0)
   const Tensor dp = dropout ? dropout->backward(dpd) : dpd;
-  const float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
+  const float scale = scale_scores ? static_cast<float>(std::sqrt(static_cast<double>(D))) : 1.0f;
   Tensor ds = Tensor::from_shape(shape_of(p));
   for (int64_t r = 0; r < B * H * T; ++r) {
     const float* pr = p.data() + r * S;
@@ -276,14 +281,32 @@ Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tenso
   if (norm_place == NormPlace::Post) {
     // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
     Tensor sum = x + dropout(sublayer(x));
-    if (grad_enabled()) saved_x = sum;
+    if (grad_enabled()) {
+      saved_x = sum;
+      ran = true;
+    }
     return norm(sum);
   }
   // out = x + dropout(sublayer(norm(x)))
   // (B,T,C) -> (B,T,C)
-  if (grad_enabled()) saved_x = x;
+  if (grad_enabled()) {
+    saved_x = x;
+    ran = true;
+  }
   Tensor y = dropout(sublayer(norm(x)));
   return x + y;
+}
+
+// A layer whose backward runs sublayer[i] while its forward no longer called it (a learner
+// edit of the forward alone) cannot go on: its dropout has no mask, its norm no input. Says
+// so as a failed check naming both functions, instead of failing deep inside the backward.
+static void require_forward(const SublayerConnection& s, size_t i, const CodeSite& forward, const CodeSite& backward) {
+  if (s.ran) return;
+  throw CheckFailure(fmt::format(
+      "{} ({}:{}) runs sublayer[{}]'s backward, but {} ({}:{}) no longer calls sublayer[{}]: the backward "
+      "does not match its forward. Edit the backward beside the forward to do the same, or run --check-grads",
+      backward.func, code_site_path(backward.file), backward.line, i, forward.func, code_site_path(forward.file),
+      forward.line, i));
 }
 
 Tensor SublayerConnection::backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
@@ -356,7 +379,8 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   const Tensor& values = cache ? cache->v : v;
   // 2) split heads (view(B,-1,h,d_k).transpose(1,2)) and 3) attend   (B,H,T,D)
   const bool keep = grad_enabled();
-  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn, keep ? &saved.p : nullptr);
+  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn, keep ? &saved.p : nullptr,
+                             scale_scores);
   // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
   const Tensor merged = merge_heads(x);
   if (keep) saved = Saved{query, key, value, q, keys, values, std::move(saved.p), merged};
@@ -370,7 +394,7 @@ MultiHeadedAttention::InputGrads MultiHeadedAttention::backward(const Tensor& dy
   const Tensor dmerged = linears[3].backward(saved.merged, dy, grad.linears[3]);
   // 4) + 3) + 2) the heads' attention, read per head in place   dq (B,T,C), dk, dv (B,S,C)
   Tensor dq = zeros(shape_of(saved.q)), dk = zeros(shape_of(saved.k)), dv = zeros(shape_of(saved.v));
-  attention_heads_backward(dmerged, saved.q, saved.k, saved.v, h, saved.p, attn, &dropout, dq, dk, dv);
+  attention_heads_backward(dmerged, saved.q, saved.k, saved.v, h, saved.p, attn, &dropout, dq, dk, dv, scale_scores);
   // 1) the three projections
   return {linears[0].backward(saved.query, dq, grad.linears[0]), linears[1].backward(saved.key, dk, grad.linears[1]),
           linears[2].backward(saved.value, dv, grad.linears[2])};
@@ -449,6 +473,8 @@ EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, cons
                            double dropout)
     : self_attn(attn), feed_forward(ff), sublayer(2, SublayerConnection(size_, dropout)), size(size_) {}
 
+// the lines below: EncoderLayer's forward and backward, named when they disagree
+static const CodeSite kEncoderLayerForwardSite{__FILE__, __LINE__ + 1, "EncoderLayer::operator()"};
 Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
   TS_CODE_SITE();
   // x = x + dropout(self_attn(norm(x)))   (B,S,C)
@@ -457,8 +483,11 @@ Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
   return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
 }
 
+static const CodeSite kEncoderLayerBackwardSite{__FILE__, __LINE__ + 1, "EncoderLayer::backward"};
 Tensor EncoderLayer::backward(const Tensor& dy, EncoderLayer& grad) const {
   TS_CODE_SITE();
+  for (size_t i = 0; i < sublayer.size(); ++i)
+    require_forward(sublayer[i], i, kEncoderLayerForwardSite, kEncoderLayerBackwardSite);
   // the forward's two sublayers in reverse: feed-forward, then self-attention (its three inputs are one x)
   const Tensor dx = sublayer[1].backward(
       dy, [&](const Tensor& d) { return feed_forward.backward(d, grad.feed_forward); }, grad.sublayer[1]);
@@ -508,6 +537,8 @@ DecoderLayer::DecoderLayer(int64_t size_, const MultiHeadedAttention& self, cons
                            const PositionwiseFeedForward& ff, double dropout)
     : size(size_), self_attn(self), src_attn(src), feed_forward(ff), sublayer(3, SublayerConnection(size_, dropout)) {}
 
+// the lines below: DecoderLayer's forward and backward, named when they disagree
+static const CodeSite kDecoderLayerForwardSite{__FILE__, __LINE__ + 1, "DecoderLayer::operator()"};
 Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                                 const BTensor* tgt_mask, DecoderLayerCache* cache) {
   TS_CODE_SITE();
@@ -530,8 +561,11 @@ Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const 
   return sublayer[2](x, [&](const Tensor& y) { return feed_forward(y); });
 }
 
+static const CodeSite kDecoderLayerBackwardSite{__FILE__, __LINE__ + 1, "DecoderLayer::backward"};
 Tensor DecoderLayer::backward(const Tensor& dy, DecoderLayer& grad, Tensor& dmemory) const {
   TS_CODE_SITE();
+  for (size_t i = 0; i < sublayer.size(); ++i)
+    require_forward(sublayer[i], i, kDecoderLayerForwardSite, kDecoderLayerBackwardSite);
   // 3) feed-forward
   Tensor dx = sublayer[2].backward(
       dy, [&](const Tensor& d) { return feed_forward.backward(d, grad.feed_forward); }, grad.sublayer[2]);
@@ -798,7 +832,9 @@ std::vector<std::pair<std::string, Tensor*>> EncoderDecoder::named_parameters() 
 EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int64_t d_model, int64_t d_ff,
                             int64_t h, double dropout, const ModelSettings& settings) {
   // 1) attn, ff, pos: drawn once, deep-copied everywhere below
-  const MultiHeadedAttention attn(h, d_model);  // dropout keeps its default 0.1, as in the article
+  // the article's MultiHeadedAttention(h, d_model) keeps its dropout default 0.1 (settings.attention_dropout)
+  MultiHeadedAttention attn(h, d_model, settings.attention_dropout);
+  attn.scale_scores = settings.scale_scores;
   const PositionwiseFeedForward ff(d_model, d_ff, dropout, settings.activation);
   const PositionalEncoding pos(d_model, dropout);
   // 2) the five parts, constructed in the article's argument order

@@ -35,6 +35,9 @@
 
 namespace ts {
 
+// "src/transformer/annotated.cpp", from the compiler: where every module below is written
+std::string annotated_source();
+
 // ---------------------------------------------------------------- masks
 // np.triu(ones(1,size,size), k=1) == 0: true on and below the diagonal (true = may attend).
 // size -> (1,size,size)
@@ -53,16 +56,18 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTenso
 // projected tensors, split into h heads as views (view(B,-1,h,D).transpose(1,2)) exactly
 // like torch, so the bits equal the article's code. mask as above -> (B,H,T,D).
 // *p_softmax_out (if not null) = the weights before dropout (what the backward needs).
+// scale_scores false: the scores are not divided by sqrt(D) (an exercise, ch11 --no-scale).
 Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
-                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out = nullptr);
+                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out = nullptr,
+                       bool scale_scores = true);
 // Backward of attention_heads, per head (scale = sqrt(D)):
 //   dpd = dout V^T   (T,S);   dV += pd^T dout   (S,D);   dp = dropout.backward(dpd)
-//   ds = p (dp - sum_s dp p) / scale   (T,S);   dQ += ds K   (T,D);   dK += ds^T Q   (S,D)
+//   ds = p (dp - sum_s dp p) / scale   (T,S) (scale 1 without scale_scores);   dQ += ds K   (T,D);   dK += ds^T Q   (S,D)
 // dout (B,T,C) (the merged heads' gradient, read per head in place), q (B,T,C), k, v (B,S,C),
 // p the softmax weights before dropout and pd after (B,H,T,S); dq (B,T,C), dk, dv (B,S,C) += .
 void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, int64_t h,
                               const Tensor& p, const Tensor& pd, const Dropout* dropout, Tensor& dq, Tensor& dk,
-                              Tensor& dv);
+                              Tensor& dv, bool scale_scores = true);
 
 // ---------------------------------------------------------------- LayerNorm (article 002)
 // y = a_2 * (x - mean) / sqrt(std^2 + eps) + b_2, std unbiased (n-1), over the last dim.
@@ -104,6 +109,7 @@ struct SublayerConnection {
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
   mutable Tensor saved_x;  // the norm's input of the last forward: x (Pre) or the sum (Post) (EnableGrad only)
+  mutable bool ran = false;  // a forward ran under EnableGrad: backward has what it needs
 };
 
 // ---------------------------------------------------------------- the key/value cache (ch09)
@@ -131,6 +137,7 @@ struct MultiHeadedAttention {
   std::vector<Linear> linears;  // 4 x Linear(C, C): four independent draws (q, k, v, output)
   Tensor attn;                  // (B,H,T,S) weights of the last call (after dropout)
   Dropout dropout;
+  bool scale_scores = true;     // false: scores not divided by sqrt(d_k) (an exercise, ch11 --no-scale)
   MultiHeadedAttention() = default;
   MultiHeadedAttention(int64_t h, int64_t d_model, double dropout = 0.1);  // one Linear draw
   // query (B,T,C), key/value (B,S,C), mask (B|1, T|1, S) true = keep (unsqueezed to heads)
@@ -360,9 +367,12 @@ void zero_grad(EncoderDecoder& grads);
 // Note: MultiHeadedAttention(h, d_model) keeps its default dropout 0.1 (as in the article).
 // Article 004's differences are module settings (they draw nothing): the feed-forward's
 // activation and where each SublayerConnection puts its LayerNorm. Defaults: article 002's.
+// ch11's exercise --no-scale and the attention's dropout are settings too (drawing nothing).
 struct ModelSettings {
   Activation activation = Activation::Identity;
   NormPlace norm_place = NormPlace::Pre;
+  double attention_dropout = 0.1;  // MultiHeadedAttention(h, d_model)'s default in the article
+  bool scale_scores = true;        // false: every attention's scores are not divided by sqrt(d_k)
 };
 EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N = 6, int64_t d_model = 256,
                             int64_t d_ff = 1024, int64_t h = 8, double dropout = 0.1,

@@ -11,6 +11,8 @@
 
 namespace ts {
 
+class Generator;
+
 // Whether forwards keep what their backward needs (this thread). Off unless an EnableGrad lives.
 bool grad_enabled();
 
@@ -24,6 +26,23 @@ class EnableGrad {
 
  private:
   bool prev_;
+};
+
+// The generator a train-mode Dropout draws from on this thread: default_generator() unless a
+// UseGenerator lives. Training runs each part of a batch (train/batch_parts.hpp) with its own
+// generator, so the draws do not depend on which thread takes the part.
+Generator& dropout_generator();
+
+// dropout_generator() is g for its lifetime (this thread), then what it was.
+class UseGenerator {
+ public:
+  explicit UseGenerator(Generator& g);
+  ~UseGenerator();
+  UseGenerator(const UseGenerator&) = delete;
+  UseGenerator& operator=(const UseGenerator&) = delete;
+
+ private:
+  Generator* prev_;
 };
 
 // Row-major C (M,N) = op(A) op(B) + beta * C through the course's float gemm (honours --naive).

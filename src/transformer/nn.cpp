@@ -131,11 +131,11 @@ ModuleRepr LayerNorm::repr() const { return layer_norm_repr(static_cast<int64_t>
 // ---------------------------------------------------------------- Dropout
 Tensor Dropout::operator()(const Tensor& x) const {
   if (!training) return Tensor(x);
-  if (!grad_enabled()) return dropout(x, p);
+  if (!grad_enabled()) return dropout(x, p, dropout_generator());
   // under EnableGrad: the same draws on a tensor of ones give keep; x * keep is dropout(x)'s bits
   Tensor ones = Tensor::from_shape(shape_of(x));
   ones.fill(1.0f);
-  keep = dropout(ones, p);
+  keep = dropout(ones, p, dropout_generator());
   Tensor y = x;
   for (size_t i = 0; i < y.size(); ++i) y.data()[i] = x.data()[i] * keep.data()[i];
   return y;
@@ -144,7 +144,8 @@ Tensor Dropout::operator()(const Tensor& x) const {
 Tensor Dropout::backward(const Tensor& dy) const {
   // dx = dy * keep   (shape of dy)
   if (!training) return Tensor(dy);
-  if (keep.size() != dy.size()) throw std::logic_error("Dropout.backward: no train-mode forward under EnableGrad");
+  // (compare shapes: an empty xarray's size() is 1, so sizes alone let a (1)-shaped dy through)
+  if (shape_of(keep) != shape_of(dy)) throw std::logic_error("Dropout.backward: no train-mode forward under EnableGrad");
   Tensor dx = dy;
   for (size_t i = 0; i < dx.size(); ++i) dx.data()[i] = dy.data()[i] * keep.data()[i];
   return dx;
