@@ -133,13 +133,17 @@ std::string side_by_side(const std::vector<std::string>& blocks, size_t width) {
 
 namespace {
 // The columns of the terminal on fd (TIOCGWINSZ, else $COLUMNS); 0 if fd is no terminal.
+// The widths the layout accepts (TS_COLUMNS, a terminal's COLUMNS): narrower cannot hold a
+// table's first column, wider is not a screen.
+constexpr long kMinColumns = 20, kMaxColumns = 1000;
+
 size_t columns_of_terminal(int fd) {
   if (fd < 0 || !isatty(fd)) return 0;
   winsize ws{};
-  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= kMinColumns) return ws.ws_col;
   if (const char* c = std::getenv("COLUMNS")) {
     const long n = std::strtol(c, nullptr, 10);
-    if (n >= 20 && n <= 1000) return static_cast<size_t>(n);
+    if (n >= kMinColumns && n <= kMaxColumns) return static_cast<size_t>(n);
   }
   return 0;
 }
@@ -153,7 +157,7 @@ long columns_env() {
   if (!c || !*c) return -1;
   char* end = nullptr;
   const long n = std::strtol(c, &end, 10);
-  return end != c && *end == '\0' && (n == 0 || (n >= 20 && n <= 1000)) ? n : -2;
+  return end != c && *end == '\0' && (n == 0 || (n >= kMinColumns && n <= kMaxColumns)) ? n : -2;
 }
 }  // namespace
 
@@ -161,9 +165,9 @@ void check_columns_env() {
   if (columns_env() != -2) return;
   std::string shown(std::getenv("TS_COLUMNS"));
   if (shown.size() > 20) shown = shown.substr(0, 20) + "...";
-  throw UsageError(trf("TS_COLUMNS={value} is not a width: use a whole number from 20 to 1000, or 0 for every line "
+  throw UsageError(trf("TS_COLUMNS={value} is not a width: use a whole number from {lo} to {hi}, or 0 for every line "
                        "as written (unset it to follow the terminal)",
-                       fmt::arg("value", "'" + shown + "'")));
+                       fmt::arg("value", "'" + shown + "'"), fmt::arg("lo", kMinColumns), fmt::arg("hi", kMaxColumns)));
 }
 
 size_t terminal_width(size_t as_written) {

@@ -42,7 +42,7 @@ std::string side_by_side(const std::vector<std::string>& blocks, size_t width);
 // (the tests that match lines set it, so that they do not depend on who runs them).
 size_t terminal_width(size_t as_written = std::string::npos);
 // Throws UsageError (one line naming the fix, in the learner's language) when TS_COLUMNS is set to anything but
-// 0 or a whole number from 20 to 1000: each chapter checks it once, with its flags (bad input, exit 2).
+// 0 or a whole number from 20 to 1000 (kMinColumns, kMaxColumns in layout.cpp): each chapter checks it once, with its flags (bad input, exit 2).
 void check_columns_env();
 
 // A table or a figure laid out in `width` columns: as it is when it fits; else the columns
