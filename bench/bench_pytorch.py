@@ -251,11 +251,17 @@ def main():
     p.add_argument("--expect-core", default="")
     p.add_argument("--out", default="")
     a = p.parse_args()
-    blas = openblas()
-    core = blas.openblas_get_corename().decode() if blas else "?"
-    print(f"PyTorch {torch.__version__}: OpenBLAS core {core} "
+    # the BLAS torch was built with: Debian's python3-torch uses OpenBLAS (the same library as ours, so its core
+    # can be matched); pip's wheels use MKL, which no OpenBLAS setting reaches -- then say so and match nothing
+    torch_blas = (re.search(r"BLAS_INFO=(\w+)", torch.__config__.show()) or re.search("()", "")).group(1)
+    blas = openblas() if torch_blas in ("", "open", "openblas", "generic", "flexi") else None  # generic: Debian's libblas
+    core = blas.openblas_get_corename().decode() if blas else f"none ({torch_blas or '?'})"
+    print(f"PyTorch {torch.__version__}: BLAS {torch_blas or '?'}, OpenBLAS core {core} "
           f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')})", file=sys.stderr)
-    if a.expect_core and core.lower() != a.expect_core.lower():
+    if not blas and a.expect_core:
+        print(f"bench_pytorch: note: this PyTorch's BLAS is {torch_blas or 'unknown'}, not OpenBLAS: its products run "
+              f"another library than ours (core {a.expect_core} not matched)", file=sys.stderr)
+    elif a.expect_core and core.lower() != a.expect_core.lower():
         print(f"error: PyTorch runs OpenBLAS core {core}, ours ran {a.expect_core}: not comparable "
               f"(set OPENBLAS_CORETYPE={a.expect_core})", file=sys.stderr)
         return 1
@@ -292,7 +298,8 @@ def main():
                 print(json.dumps(r), flush=True)
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"rows": results, "fused_check": diff, "fused_limit": FUSED_CHECK}, f, indent=1)
+            json.dump({"rows": results, "fused_check": diff, "fused_limit": FUSED_CHECK,
+                       "torch_blas": torch_blas or "?", "openblas": bool(blas)}, f, indent=1)
     return 0
 
 

@@ -66,9 +66,12 @@ def main():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TracerWarnings about python ints (the head size): constant here
         with torch.no_grad():
-            torch.onnx.export(model, (ids[:1, :5],), onnx_path, opset_version=OPSET, input_names=["ids"],
-                              output_names=["hidden"],
-                              dynamic_axes={"ids": {0: "B", 1: "T"}, "hidden": {0: "B", 1: "T"}})
+            kw = dict(opset_version=OPSET, input_names=["ids"], output_names=["hidden"],
+                      dynamic_axes={"ids": {0: "B", 1: "T"}, "hidden": {0: "B", 1: "T"}})
+            try:  # torch >= 2.9 exports through dynamo by default (needs onnxscript): the tracing exporter here
+                torch.onnx.export(model, (ids[:1, :5],), onnx_path, dynamo=False, **kw)
+            except TypeError:  # torch < 2.5 has no dynamo argument
+                torch.onnx.export(model, (ids[:1, :5],), onnx_path, **kw)
     ids.numpy().astype("<i8").tofile(os.path.join(out, "check_ids.bin"))
     ref.numpy().astype("<f4").tofile(os.path.join(out, "check_out.bin"))
     with open(os.path.join(out, "check.json"), "w") as f:

@@ -1,4 +1,5 @@
-"""ONNX Runtime, make bench's second peer: install the pinned onnxruntime-node, export the encoder, time it.
+"""ONNX Runtime, make bench's second peer: export the encoder, time it (Python's onnxruntime where the torch
+interpreter has it, bench/bench_ort.py; else the pinned onnxruntime-node, installed here).
 
 Used by bench/report.py. Everything lands in BUILD_DIR/bench/ort:
   node_modules/      `npm ci --ignore-scripts` of bench/ort/package.json + package-lock.json (the
@@ -75,23 +76,37 @@ def export(ort_dir, python):
     return None if p.returncode == 0 else f"bench/export_onnx.py failed (exit {p.returncode})"
 
 
+def python_ort(python):
+    """the onnxruntime version the torch interpreter imports, or None"""
+    p = subprocess.run([python, "-c", "import onnxruntime; print(onnxruntime.__version__)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
 def measure(build, python, reps, filt, threads=(1, 2)):
-    """(timing rows, check row, None) or ([], None, reason): the encoder rows at each intra-op thread count"""
+    """(timing rows, check row, None) or ([], None, reason): the encoder rows at each intra-op thread count.
+    Python's onnxruntime (bench_ort.py) where the torch interpreter has one, else the pinned onnxruntime-node."""
     ort_dir = os.path.abspath(os.path.join(build, "bench", "ort"))
-    reason = install(ort_dir) or export(ort_dir, python)
+    out = os.path.join(ort_dir, "timings.json")
+    common = ["--model", os.path.join(ort_dir, "encoder.onnx"), "--threads", ",".join(map(str, threads)),
+              "--reps", str(reps), "--filter", filt, "--check", ort_dir, "--out", out]
+    if python_ort(python):
+        os.makedirs(ort_dir, exist_ok=True)
+        reason = export(ort_dir, python)
+        cmd = [python, os.path.join(HERE, "bench_ort.py")] + common
+    else:
+        reason = install(ort_dir) or export(ort_dir, python)
+        cmd = ["node", os.path.join(HERE, "bench_ort.js"), "--ort", ort_dir] + common
     if reason:
         return [], None, reason
-    out = os.path.join(ort_dir, "timings.json")
-    cmd = ["node", os.path.join(HERE, "bench_ort.js"), "--ort", ort_dir, "--model", os.path.join(ort_dir, "encoder.onnx"),
-           "--threads", ",".join(map(str, threads)), "--reps", str(reps), "--filter", filt, "--check", ort_dir, "--out", out]
     print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     sys.stderr.write(p.stdout)
     if p.returncode != 0:
-        return [], None, f"bench/bench_ort.js failed (exit {p.returncode})"
+        return [], None, f"{os.path.relpath(cmd[1], os.path.dirname(HERE))} failed (exit {p.returncode})"
     check = next((json.loads(line) for line in p.stdout.splitlines() if '"check"' in line), None)
     if check is None:
-        return [], None, "bench/bench_ort.js printed no check of its output"
+        return [], None, f"{os.path.relpath(cmd[1], os.path.dirname(HERE))} printed no check of its output"
     if not check["max_abs_diff"] <= TOLERANCE:
         return [], check, (f"its output differs from PyTorch's by up to {check['max_abs_diff']:.3g} (> {TOLERANCE:g}): "
                            f"not the same function, not compared")

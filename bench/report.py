@@ -26,23 +26,27 @@ time at 1 thread / (t x time at t).
    default on an AVX-512 CPU is AVX2, measured slower) unless the caller set that variable.
    TS_ISA=avx2 on an AVX-512 CPU emulates an AVX2-only machine: both sides then also run
    OpenBLAS's Haswell core (unless OPENBLAS_CORETYPE is set).
+   A PyTorch built on another BLAS (pip's wheels: MKL) cannot be put on our core: the table's
+   PyTorch settings line says which BLAS it ran.
    PyTorch is timed at (torch threads i, OpenBLAS threads b) with b = 1 or b = i; a row with t
    threads gets PyTorch's best time with both <= t ("its best thread setting"). Beside the
    article's eager code, PyTorch's fused encoder (nn.TransformerEncoder, norm_first, GELU, eval,
    inference_mode: its CPU fast path) runs the encoder rows on the same weights, checked equal
    first (bench_pytorch.py's FUSED_CHECK).
-4. ONNX Runtime (bench/ort_peer.py): the pinned onnxruntime-node from npm, article 000's
-   encoder exported by torch.onnx.export, timed by bench/bench_ort.js at intra-op threads of
+4. ONNX Runtime (bench/ort_peer.py): Python's onnxruntime where the torch interpreter has one
+   (bench/bench_ort.py), else the pinned onnxruntime-node from npm (bench/bench_ort.js), article 000's
+   encoder exported by torch.onnx.export, timed at intra-op threads of
    every count (inter-op 1); a row with t threads gets its best with threads <= t. Its output is
    checked against PyTorch's first. It has no switch to cap its instruction set. Where it
    cannot run, its column stays empty and one line says why.
 5. One table: workload, threads, ours (ms), PyTorch (ms), ratio = ours / PyTorch, ONNX
    Runtime (ms), ours / ONNX Runtime, GFLOP/s (ours), % of peak = GFLOP/s / the measured
    peak at that many threads. Written to BUILD_DIR/bench/results.csv and, between the
-   markers <!-- bench:begin ISA --> and <!-- bench:end ISA --> of the route in use (one table
-   per CPU kind: avx512, avx2, scalar), into docs/performance.md with the machine it ran on;
-   ch12's GPT rows (bench_gpt, and bench_peak's mem_read_bw: the generation bound) go between
-   <!-- bench:begin gpt ISA --> and <!-- bench:end gpt ISA --> instead.
+   markers <!-- bench:begin ISA VENDOR --> and <!-- bench:end ISA VENDOR --> of the route in use
+   and the CPU's vendor (one table per CPU kind: avx512, avx2, scalar on intel, amd or other), into
+   docs/performance.md with the machine it ran on; ch12's GPT rows (bench_gpt, and bench_peak's
+   mem_read_bw: the generation bound) go between <!-- bench:begin gpt ISA VENDOR --> and
+   <!-- bench:end gpt ISA VENDOR --> instead.
    The checks under the table (the issues' targets) are computed from its rows.
 """
 import argparse
@@ -86,7 +90,7 @@ ROWS = [
 ]
 
 # ch12's rows (bench/bench_gpt.cpp; mem_read_bw from bench_peak), and what the generation bound needs.
-# They have a section of their own in docs/performance.md (<!-- bench:begin gpt ISA -->), so
+# They have a section of their own in docs/performance.md (<!-- bench:begin gpt ISA VENDOR -->), so
 # `--filter gpt` rewrites it without touching the encoder's table, and the encoder's rows leave it alone.
 GPT_KEYS = ("gpt_train_step_64", "gpt_gen_stories15m", "mem_read_bw")
 MEM_READ_BYTES = 256 << 20
@@ -109,6 +113,7 @@ PEAK_OP = {"avx512": "_mm512_fmadd_ps", "avx2": "_mm256_fmadd_ps",
 KIND_TITLE = {"avx512": "AVX-512 CPUs (the avx512 route)", "avx2": "AVX2-only CPUs (the avx2 route)",
               "scalar": "Baseline x86-64 (the scalar route)"}
 LOAD_OP = {"avx512": "_mm512_load_ps", "avx2": "_mm256_load_ps", "scalar": "SSE2 4-float loads"}
+VENDOR_TITLE = {"intel": "Intel", "amd": "AMD", "other": "other"}
 ATEN_FOR_ISA = {"avx512": "avx512", "avx2": "avx2", "scalar": "default"}
 
 
@@ -186,6 +191,17 @@ def google_bench(binary, out_json, reps, filt, env=None):
             key, ms, flop = bench_entry(b)
             medians[key] = {"ms": ms, "flop": flop}
     return medians, context
+
+
+def cpu_vendor():
+    """'intel', 'amd' or 'other': the docs keep one table per route and CPU vendor (two-port AVX-512 Xeons and
+    double-pumped Zen 4/5 run the same route at different speeds)"""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read(4096)
+    except OSError:
+        return "other"
+    return "intel" if "GenuineIntel" in text else "amd" if "AuthenticAMD" in text else "other"
 
 
 def cpu_model():
@@ -313,6 +329,7 @@ def main():
     if core and not env.get("OPENBLAS_CORETYPE"):
         env["OPENBLAS_CORETYPE"] = core
     peers = sorted({peer for k, _, peer in ROWS if k in keys and peer})
+    torch_blas, torch_openblas = "?", True  # the BLAS PyTorch was built with (bench_pytorch.py reads it)
     torch_ms, torch_version = {}, "?"  # (workload, threads) -> (best ms, "torch i / OpenBLAS b") over that many threads
     if peers:
         py_out = os.path.join(out_dir, "pytorch.json")
@@ -331,6 +348,7 @@ def main():
             if key not in torch_ms or r["ms"] < torch_ms[key][0]:
                 torch_ms[key] = (r["ms"], setting)
         torch_version = py_rows[0]["torch"] if py_rows else "?"
+        torch_blas, torch_openblas = py.get("torch_blas", "?"), py.get("openblas", True)
         if not fused_check <= py["fused_limit"]:
             notes.append(f"PyTorch's fused encoder differs from article 000's by {fused_check:.3g} of the output's "
                          f"scale (> {py['fused_limit']:g}): not the same function, its column is empty")
@@ -395,7 +413,7 @@ def main():
     elif not ort_check:
         ort_line = "ONNX Runtime: not run (it is the peer of the encoder rows only, and none was selected)"
     else:
-        ort_line = (f"ONNX Runtime {ort_version} (onnxruntime-node, CPU): its output = PyTorch's within "
+        ort_line = (f"ONNX Runtime {ort_version} ({ort_check.get('binding', 'onnxruntime-node')}, CPU): its output = PyTorch's within "
                     f"{ort_check['max_abs_diff']:.2g} (check at {ort_check['shape']}); (n) after its time = "
                     f"intraOpNumThreads n, inter-op 1, its best with n <= the row's threads")
     print(peak_line)
@@ -556,9 +574,15 @@ def main():
             md.append(f"| fast path GEMM | {context.get('fast_gemm', '?')} |")
             md.append(f"| PyTorch | {torch_version} (`{PYTHON}`), article 000's model, eval, inference_mode; "
                       f"fused = nn.TransformerEncoder(norm_first, GELU) on the same weights, its fast path |")
-        md.append(f"| PyTorch settings | OPENBLAS_CORETYPE={env.get('OPENBLAS_CORETYPE', '(unset)')}, "
-                  f"ATEN_CPU_CAPABILITY={env.get('ATEN_CPU_CAPABILITY', '(default)')}; (i/b) after its time = "
-                  f"torch.set_num_threads(i), OpenBLAS threads b: its best pair with i, b <= the row's threads |")
+        if torch_openblas:
+            md.append(f"| PyTorch settings | OPENBLAS_CORETYPE={env.get('OPENBLAS_CORETYPE', '(unset)')}, "
+                      f"ATEN_CPU_CAPABILITY={env.get('ATEN_CPU_CAPABILITY', '(default)')}; (i/b) after its time = "
+                      f"torch.set_num_threads(i), OpenBLAS threads b: its best pair with i, b <= the row's threads |")
+        else:
+            md.append(f"| PyTorch settings | its BLAS is {torch_blas}, not OpenBLAS (no OPENBLAS_* setting reaches it: "
+                      f"its products run another library than ours); ATEN_CPU_CAPABILITY="
+                      f"{env.get('ATEN_CPU_CAPABILITY', '(default)')}; (i/0) after its time = torch.set_num_threads(i), "
+                      f"its best i <= the row's threads |")
         if not gpt:
             md.append(f"| ONNX Runtime | {ort_line} |")
         for n in notes:
@@ -583,9 +607,11 @@ def main():
     text = open(doc).read() if os.path.exists(doc) else "# Performance\n"
     main_rows = [r for r in rows if r["key"] not in GPT_KEYS]
     gpt_rows = [r for r in rows if r["key"] in GPT_KEYS]
+    vendor = cpu_vendor()
+    kind = f"{KIND_TITLE.get(isa, isa)}, {VENDOR_TITLE.get(vendor, 'other')} CPUs"
     for name, title, sec_rows, sec_checks, gpt in (
-            (isa, KIND_TITLE.get(isa, isa), main_rows, checks, False),
-            (f"gpt {isa}", f"ch12's GPT, {KIND_TITLE.get(isa, isa)}", gpt_rows, gpt_checks, True)):
+            (f"{isa} {vendor}", kind, main_rows, checks, False),
+            (f"gpt {isa} {vendor}", f"ch12's GPT, {kind}", gpt_rows, gpt_checks, True)):
         if not sec_rows:
             continue
         block = section(sec_rows, sec_checks, gpt)
