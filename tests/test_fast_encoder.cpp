@@ -178,8 +178,9 @@ TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fa
 }
 
 // Every register blocking of the packed GEMM (route_impl.hpp: one per kind of core, isa.hpp) sums
-// each output in the same order, so the kinds of one route give the same bits; each is within
-// 1e-4 of the exact encoder. Forced by set_avx512_core, so an AVX-512 machine runs both AVX-512
+// each output in the same order, so the kinds of one route give the same bits, at every thread
+// count (the team's splits only choose who computes an output); each is within 1e-4 of the
+// exact encoder. Forced by set_avx512_core, so an AVX-512 machine runs both AVX-512
 // kinds (and the avx2 route's blocking) whatever its CPUID says.
 TEST_CASE("fast encoder: every GEMM blocking gives the same bits", "[fast_encoder]") {
   Switches keep;
@@ -188,9 +189,12 @@ TEST_CASE("fast encoder: every GEMM blocking gives the same bits", "[fast_encode
     bool mask;
   };
   // tails of every loop (T not a multiple of any MR, C/F not of any NR), two k-passes (C 784),
-  // masks, and a row count past the row block (NC) of every blocking
+  // masks, a row count past the row block (NC) of every blocking; at 2 threads, heads cut into
+  // blocks of query rows (one head; three heads, where a thread reuses its packed K and V for a
+  // second block) and products cut into row groups (one panel of 64 outputs)
   const Case cases[] = {{48, 3, 80, 2, 17, false}, {36, 4, 50, 3, 9, true}, {784, 4, 40, 1, 13, false},
-                        {64, 4, 128, 1, 250, true}, {64, 2, 96, 2, 1, false}};
+                        {64, 4, 128, 1, 250, true}, {64, 2, 96, 2, 1, false}, {64, 1, 96, 1, 250, true},
+                        {48, 3, 80, 1, 250, true}};
   struct Kind {
     ts::Isa isa;
     ts::Avx512Core core;
@@ -219,7 +223,7 @@ TEST_CASE("fast encoder: every GEMM blocking gives the same bits", "[fast_encode
       INFO("C " << c.C << " B " << c.B << " T " << c.T << " blocking " << rt.blocking << " (" << fast.backend() << ")");
       if (k.isa == ts::Isa::Avx512)
         CHECK(std::string(rt.blocking).find(ts::avx512_core_name(k.core)) != std::string::npos);
-      for (int threads : {1, 2}) {
+      for (int threads : {1, 2, 16}) {  // 16: every chunk shape of the splits (correctness only: 2 cores here)
         ts::set_num_threads(threads);
         const ts::Tensor got = fast(ids, m);
         CHECK(max_abs_diff(got, want) <= 1e-4);
