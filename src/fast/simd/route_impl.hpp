@@ -328,6 +328,15 @@ inline __attribute__((always_inline)) __m512 fma_bcast(__m512 acc, __m512 w, con
 }
 #endif
 
+// Step k of a micro-tile: panel step k + 16 from L2 into L1, step k of the next panel towards L2.
+template <int NR>
+inline __attribute__((always_inline)) void prefetch_step(const float* wp, const float* wp_next, int64_t k) {
+  for (int l = 0; l < NR * 4 / 64; ++l) {
+    __builtin_prefetch(wp + (k + 16) * NR + 16 * l, 0, 3);
+    __builtin_prefetch(wp_next + k * NR + 16 * l, 0, 2);
+  }
+}
+
 template <int MR, int NV, bool EB = false>
 void micro_tile(int64_t kc, const float* __restrict x, int64_t ldx, const float* __restrict wp, const float* wp_next,
                 float* c, int64_t ldc, int nvalid, const float* bias, bool load_c) {
@@ -345,10 +354,7 @@ void micro_tile(int64_t kc, const float* __restrict x, int64_t ldx, const float*
       for (int v = 0; v < NV; ++v) a[r][v] = _mm512_setzero_ps();
 #pragma GCC unroll 1
     for (int64_t k = 0; k < kc; ++k) {
-      for (int l = 0; l < kLines; ++l) {
-        __builtin_prefetch(wp + (k + 16) * NR + 16 * l, 0, 3);  // L2 -> L1, 16 steps ahead
-        __builtin_prefetch(wp_next + k * NR + 16 * l, 0, 2);    // the next panel, towards L2
-      }
+      prefetch_step<NR>(wp, wp_next, k);
       __m512 w[NV];
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) w[v] = _mm512_load_ps(wp + k * NR + v * W);
@@ -366,10 +372,7 @@ void micro_tile(int64_t kc, const float* __restrict x, int64_t ldx, const float*
       for (int v = 0; v < NV; ++v) acc[r][v] = V(0.0f);
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kc; ++k) {
-      for (int l = 0; l < kLines; ++l) {
-        __builtin_prefetch(wp + (k + 16) * NR + 16 * l, 0, 3);  // L2 -> L1, 16 steps ahead
-        __builtin_prefetch(wp_next + k * NR + 16 * l, 0, 2);    // the next panel, towards L2
-      }
+      prefetch_step<NR>(wp, wp_next, k);
       V w[NV];
       for (int v = 0; v < NV; ++v) w[v] = V::load_aligned(wp + k * NR + v * W);
       for (int r = 0; r < MR; ++r) {
