@@ -27,6 +27,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -36,6 +37,7 @@
 #include "fast/blas_core.hpp"
 #include "exact/rng.hpp"
 #include "fast/fast_encoder.hpp"
+#include "fast/isa.hpp"
 #include "transformer/nn.hpp"
 
 namespace {
@@ -197,11 +199,23 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", ts::blas_core().c_str(), ts::blas_core_reason().c_str());
+  try {  // TS_AVX512_CORE (isa.hpp): a bad value is bad input, like TS_ISA
+    ts::active_avx512_core();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "bench_encoder: %s\n", e.what());
+    return 2;
+  }
+  const ts::CpuModel cpu = ts::cpu_model();
+  const std::string cpu_kind = cpu.vendor + " family " + std::to_string(cpu.family) + " model " + std::to_string(cpu.model) +
+                               ", AVX-512 kind " + ts::avx512_core_name(ts::active_avx512_core()) +
+                               (std::getenv("TS_AVX512_CORE") && *std::getenv("TS_AVX512_CORE") ? " (TS_AVX512_CORE)" : " (CPUID)");
+  std::fprintf(stderr, "CPU: %s\n", cpu_kind.c_str());
   std::fprintf(stderr, "fast path GEMM: %s\n", fast().backend().c_str());
   if (!check_fast_equals_exact()) return 1;
   benchmark::AddCustomContext("openblas_core", ts::blas_core());
   benchmark::AddCustomContext("openblas_core_reason", ts::blas_core_reason());
   benchmark::AddCustomContext("fast_gemm", fast().backend());
+  benchmark::AddCustomContext("cpu_kind", cpu_kind);
   benchmark::AddCustomContext("isa", ts::isa_name(isa));
 
   for (const auto& bt : {std::pair<int64_t, int64_t>{1, 5}, {1, 128}, {8, 128}}) {

@@ -3,11 +3,13 @@
 
 usage: python3 bench/mca.py BUILD_DIR [--llvm-mca PATH] [--markdown]
 
-The fast path's GEMM micro-kernel (src/fast/simd/route_impl.hpp, micro_tile<MR>) computes an MR x NR
-tile: per step k, two vector loads of the packed weight panel, MR broadcasts of x and 2 MR fused
-multiply-adds. This script takes the loop the compiler actually emitted (the objects of
-src/fast/simd/route_avx512.cpp and route_avx2.cpp in BUILD_DIR, disassembled with objdump: the
-backward-jumping block of micro_tile<MR> with the most vfmadd), and asks llvm-mca how many cycles
+The fast path's GEMM micro-kernel (src/fast/simd/route_impl.hpp, micro_tile<MR, NV>) computes an
+MR x NR tile (NR = NV vectors): per step k, NV vector loads of the packed weight panel, MR
+broadcasts of x and MR NV fused multiply-adds. Each kind of core gets its own MR and NV (isa.hpp:
+two-port and double-pumped AVX-512, AVX2); this script models each blocking. It takes the loop the
+compiler actually emitted (the objects of src/fast/simd/route_avx512.cpp and route_avx2.cpp in
+BUILD_DIR, disassembled with objdump: the backward-jumping block of micro_tile<MR, NV> with the
+most vfmadd), and asks llvm-mca how many cycles
 one iteration takes on each core kind (-mcpu). The core's own FMA throughput comes from the same
 model: a block of 12 independent vfmadd231ps of the route's width (what bench_peak runs), so the
 "% of the FMA peak" column compares two predictions of one model, not a prediction with a typed
@@ -22,11 +24,15 @@ import subprocess
 import sys
 import tempfile
 
-# route -> (object file, lanes, vector register prefix, the micro-kernel's MR, the cores to model)
-ROUTES = {
-    "avx512": ("route_avx512.cpp.o", 16, "zmm", 12, ["sapphirerapids", "icelake-server", "znver4"]),
-    "avx2": ("route_avx2.cpp.o", 8, "ymm", 6, ["znver3", "skylake", "alderlake"]),
-}
+# One row group per blocking of the packed GEMM (route_impl.hpp; the kind of core it is chosen for
+# at run time, isa.hpp): (blocking, object file, lanes, vector register prefix, MR, vectors per
+# panel step NV, the cores to model). Each blocking is modelled on its own kind of core and on the
+# other AVX-512 kind, so the table shows why each kind gets its own.
+BLOCKINGS = [
+    ("12x32 two-port", "route_avx512.cpp.o", 16, "zmm", 12, 2, ["sapphirerapids", "icelake-server", "skylake-avx512", "znver4"]),
+    ("6x64 double-pumped", "route_avx512.cpp.o", 16, "zmm", 6, 4, ["znver4", "sapphirerapids", "icelake-server", "skylake-avx512"]),
+    ("6x16 avx2", "route_avx2.cpp.o", 8, "ymm", 6, 2, ["znver3", "znver2", "skylake", "alderlake"]),
+]
 
 
 def find_mca(explicit):
@@ -39,8 +45,8 @@ def find_mca(explicit):
     return shutil.which("llvm-mca")
 
 
-def loop_of(obj, mr):
-    """the AT&T text of micro_tile<mr>'s inner loop in obj (the backward jump's block with the most FMAs)"""
+def loop_of(obj, mr, nv):
+    """the AT&T text of micro_tile<mr, nv>'s inner loop in obj (the backward jump's block with the most FMAs)"""
     out = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", "-M", "att", obj],
                          stdout=subprocess.PIPE, text=True, check=True).stdout
     funcs, name = {}, None
@@ -53,10 +59,10 @@ def loop_of(obj, mr):
         m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", line)
         if m and name:
             funcs[name].append((int(m.group(1), 16), m.group(2).split("#")[0].strip()))
-    want = f"micro_tile<{mr}>("
+    want = f"micro_tile<{mr}, {nv}, "
     body = next((v for k, v in funcs.items() if want in k), None)
     if body is None:
-        sys.exit(f"mca: no micro_tile<{mr}> in {obj} (build the route first)")
+        sys.exit(f"mca: no micro_tile<{mr}, {nv}> in {obj} (build the route first)")
     best = []
     for i, (addr, ins) in enumerate(body):
         m = re.match(r"^j\w+\s+([0-9a-f]+)\b", ins)
@@ -67,7 +73,7 @@ def loop_of(obj, mr):
         if sum("vfmadd" in x for x in block) > sum("vfmadd" in x for x in best):
             best = block
     if not best:
-        sys.exit(f"mca: found no loop in micro_tile<{mr}>")
+        sys.exit(f"mca: found no loop in micro_tile<{mr}, {nv}>")
     return best
 
 
@@ -101,12 +107,12 @@ def main():
     version = subprocess.run([tool, "--version"], stdout=subprocess.PIPE, text=True).stdout
     version = re.search(r"version ([\d.]+)", version).group(1) if re.search(r"version ([\d.]+)", version) else "?"
     rows = []
-    for route, (objname, lanes, reg, mr, cpus) in ROUTES.items():
+    for route, objname, lanes, reg, mr, nv, cpus in BLOCKINGS:
         obj = os.path.join(a.build, "CMakeFiles", "ts_core.dir", "src", "fast", "simd", objname)
         if not os.path.exists(obj):
             print(f"mca: {obj} missing (an x86-64 build of the fast path)", file=sys.stderr)
             continue
-        loop = [re.sub(r"^(j\w+)\s+[0-9a-f]+.*$", r"\1 .Lloop", x) for x in loop_of(obj, mr)]
+        loop = [re.sub(r"^(j\w+)\s+[0-9a-f]+.*$", r"\1 .Lloop", x) for x in loop_of(obj, mr, nv)]
         loop = [".Lloop:"] + loop
         fmas = sum("vfmadd" in x for x in loop)
         chains = [f"vfmadd231ps %{reg}14, %{reg}15, %{reg}{i}" for i in range(12)]
@@ -119,7 +125,7 @@ def main():
             kernel = fmas * 2 * lanes / cyc       # FLOP per cycle of the loop
             ceiling = 12 * 2 * lanes / peak       # FLOP per cycle of independent FMAs
             rows.append((route, cpu, fmas, cyc, kernel, 100 * kernel / ceiling, None))
-    head = ["route", "-mcpu", "FMAs / iteration", "cycles / iteration", "FLOP / cycle", "% of the FMA peak"]
+    head = ["blocking", "-mcpu", "FMAs / iteration", "cycles / iteration", "FLOP / cycle", "% of the FMA peak"]
     cells = [[r[0], r[1], str(r[2]), "-" if r[3] is None else f"{r[3]:.2f}", "-" if r[4] is None else f"{r[4]:.1f}",
               r[6] if r[6] else f"{r[5]:.0f}"] for r in rows]
     print(f"llvm-mca {version} ({tool}) on micro_tile's inner loop as compiled in {a.build}")

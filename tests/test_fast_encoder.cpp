@@ -9,7 +9,9 @@
 // plain loops.
 #include "catch_compat.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -22,6 +24,7 @@
 #include "exact/rng.hpp"
 #include "fast/fast_encoder.hpp"
 #include "fast/isa.hpp"
+#include "fast/simd/route.hpp"
 #include "fast/thread_pool.hpp"
 #include "train/gpt_ops.hpp"
 #include "train/ops.hpp"
@@ -39,6 +42,7 @@ struct Switches {
     ts::set_kernel_path(kp);
     ts::set_num_threads(threads);
     ts::set_isa_cap(ts::cpu_isa());
+    ts::clear_avx512_core();
   }
 };
 
@@ -170,6 +174,113 @@ TEST_CASE("fast encoder: products longer than one pass of the packed GEMM", "[fa
   for (int64_t T : {3, 13}) {
     const ts::ITensor ids = random_ids(2, T, kSmallVocab, 6);
     check_at_1_and_2_threads([&] { return fast(ids); }, enc(ids), "T " + std::to_string(T));
+  }
+}
+
+// Every register blocking of the packed GEMM (route_impl.hpp: one per kind of core, isa.hpp) sums
+// each output in the same order, so the kinds of one route give the same bits, at every thread
+// count (the team's splits only choose who computes an output); each is within 1e-4 of the
+// exact encoder. Forced by set_avx512_core, so an AVX-512 machine runs both AVX-512
+// kinds (and the avx2 route's blocking) whatever its CPUID says.
+TEST_CASE("fast encoder: every GEMM blocking gives the same bits", "[fast_encoder]") {
+  Switches keep;
+  struct Case {
+    int64_t C, H, F, B, T;
+    bool mask;
+  };
+  // tails of every loop (T not a multiple of any MR, C/F not of any NR), two k-passes (C 784),
+  // masks, a row count past the row block (NC) of every blocking; at 2 threads, heads cut into
+  // blocks of query rows (one head; three heads, where a thread reuses its packed K and V for a
+  // second block) and products cut into row groups (one panel of 64 outputs)
+  const Case cases[] = {{48, 3, 80, 2, 17, false}, {36, 4, 50, 3, 9, true}, {784, 4, 40, 1, 13, false},
+                        {64, 4, 128, 1, 250, true}, {64, 2, 96, 2, 1, false}, {64, 1, 96, 1, 250, true},
+                        {48, 3, 80, 1, 250, true}};
+  struct Kind {
+    ts::Isa isa;
+    ts::Avx512Core core;
+  };
+  const Kind kinds[] = {{ts::Isa::Avx512, ts::Avx512Core::TwoPort},
+                        {ts::Isa::Avx512, ts::Avx512Core::DoublePumped},
+                        {ts::Isa::Avx2, ts::Avx512Core::TwoPort}};
+  for (const Case& c : cases) {
+    ts::Config config = small_config(c.C, c.H, c.F, 2);
+    config.max_position_embeddings = 256;
+    ts::TransformerEncoder enc = make_encoder(config, 9);
+    const ts::ITensor ids = random_ids(c.B, c.T, config.vocab_size, unsigned(c.T));
+    const ts::Tensor mask = padding_mask(c.B, c.T);
+    const ts::Tensor* m = c.mask ? &mask : nullptr;
+    const ts::Tensor want = enc(ids, m);
+    std::vector<std::pair<std::string, ts::Tensor>> seen;  // (blocking, output at 1 thread) of the avx512 route
+    for (const Kind& k : kinds) {
+      if (!ts::isa_runs(k.isa)) {
+        WARN("route " << ts::isa_name(k.isa) << ": this CPU cannot run it, not tested here");
+        continue;
+      }
+      ts::set_isa_cap(k.isa);
+      ts::set_avx512_core(k.core);
+      const ts::simd::Route& rt = ts::simd::route();
+      ts::FastEncoder fast(enc);
+      INFO("C " << c.C << " B " << c.B << " T " << c.T << " blocking " << rt.blocking << " (" << fast.backend() << ")");
+      if (k.isa == ts::Isa::Avx512)
+        CHECK(std::string(rt.blocking).find(ts::avx512_core_name(k.core)) != std::string::npos);
+      for (int threads : {1, 2, 16}) {  // 16: every chunk shape of the splits (correctness only: 2 cores here)
+        ts::set_num_threads(threads);
+        const ts::Tensor got = fast(ids, m);
+        CHECK(max_abs_diff(got, want) <= 1e-4);
+        if (k.isa != ts::Isa::Avx512) continue;
+        if (seen.empty()) {
+          seen.emplace_back(rt.blocking, got);
+          continue;
+        }
+        INFO("compared with " << seen[0].first);
+        CHECK(got.size() == seen[0].second.size());
+        CHECK(std::memcmp(got.data(), seen[0].second.data(), got.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
+// Issue 33: at 16 threads every phase of a BERT-base layer on [1,128] and [8,128] keeps every
+// thread busy: 16 chunks with work, the largest within 10 % of the mean (it is the one the
+// others wait for at the barrier), for each blocking's micro-tile. (Counted, not timed: this
+// machine has 2 cores.) The split is what fast_encoder.cpp runs: layer_split calls the same
+// gemm_grid / head_row_blocks.
+TEST_CASE("fast encoder: 16 threads get 16 even chunks in every phase", "[fast_encoder]") {
+  const int64_t C = 768, H = 12, F = 3072;
+  const std::pair<int, int> tiles[] = {{12, 32}, {6, 64}, {6, 16}};  // two-port, double-pumped, avx2
+  for (const auto& [mr, nr] : tiles)
+    for (const int64_t B : {1, 8}) {
+      for (const ts::PhaseSplit& ph : ts::layer_split(C, H, F, B, 128, 16, mr, nr)) {
+        INFO("[" << B << ",128] " << mr << "x" << nr << " " << ph.phase << ": " << ph.chunks << " chunks, largest "
+                 << ph.largest << " smallest " << ph.smallest << " mean " << ph.mean);
+        CHECK(ph.chunks == 16);
+        CHECK(ph.largest <= 1.10 * ph.mean);
+      }
+    }
+  // the thread counts below 16 keep the balance too (2, 4, 8: the powers make bench runs)
+  for (const int nt : {2, 4, 8})
+    for (const int64_t B : {1, 8})
+      for (const ts::PhaseSplit& ph : ts::layer_split(C, H, F, B, 128, nt, 12, 32)) {
+        INFO("[" << B << ",128] threads " << nt << " " << ph.phase << ": " << ph.chunks << " chunks, largest " << ph.largest
+                 << " mean " << ph.mean);
+        CHECK(ph.chunks == nt);
+        CHECK(ph.largest <= 1.10 * ph.mean);
+      }
+  // a few rows ([1,5]) are never cut below one micro-tile: one row group, the panels split
+  const ts::GemmGrid g = ts::gemm_grid(5, 24, 16, 12);
+  CHECK(g.rows == 1);
+  CHECK(g.panels == 16);
+  // every row and panel lands in exactly one chunk
+  for (const auto& [N, P] : {std::pair<int64_t, int64_t>{128, 24}, {1024, 72}, {5, 24}, {128, 12}}) {
+    const ts::GemmGrid grid = ts::gemm_grid(N, P, 16, 12);
+    std::vector<int> hit(size_t(N * P), 0);
+    for (int tid = 0; tid < 16; ++tid) {
+      const ts::GemmChunk ch = ts::gemm_chunk(grid, N, P, tid);
+      for (int64_t r = ch.r0; r < ch.r1; ++r)
+        for (int64_t p = ch.p0; p < ch.p1; ++p) ++hit[size_t(r * P + p)];
+    }
+    INFO("N " << N << " P " << P << " grid " << grid.rows << "x" << grid.panels);
+    CHECK(std::count(hit.begin(), hit.end(), 1) == N * P);
   }
 }
 

@@ -663,6 +663,11 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
                                           "TS_ISA to use the widest)"),
                            fmt::arg("value", in_quotes(e.value)), fmt::arg("routes", e.supported)));
     }
+    try {  // TS_AVX512_CORE (isa.hpp): a testing override of the packed GEMM's kind of core, English only
+      active_avx512_core();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
     check_columns_env();  // TS_COLUMNS likewise (layout.hpp): throws a UsageError
     read_knobs();
     if (plain && transcript) throw UsageError(_("--plain and --transcript are exclusive: pick one"));

@@ -117,15 +117,18 @@ struct FastEncoder::Impl {
 
   // ---- the phases of one layer, each run by every thread `tid` of a team of `nt` ----
 
-  // y (N, M) = epilogue(x (N, K) W^T) for the team's share of the M output columns.
-  // Packed GEMM: each thread runs its share of W's panels against all rows of x, read in
-  // place (x is not packed).
+  // y (N, M) = epilogue(x (N, K) W^T) for the team's share of it.
+  // Packed GEMM: each thread runs its chunk of the rows x panels grid (gemm_grid: at 16
+  // threads and C = 768 the 24 panels alone would give 8 threads two and 8 threads one), x
+  // read in place (x is not packed). OpenBLAS: each thread a share of the M output columns.
   void linear(const FastLinear& L, const float* x, int64_t N, float* y, int64_t ldy, const simd::Epilogue& epi, int tid,
               int nt) {
     if (packed && matmul_path() == MatmulPath::Blas) {
       const int64_t P = (L.M + kNR - 1) / kNR;
-      const auto [p0, p1] = part_of(P, nt, tid);
-      if (p0 < p1) rt.packed_product(x, L.K, N, L.K, L.panels.p, L.M, p0, p1, y, ldy, epi);
+      const GemmChunk ch = gemm_chunk(gemm_grid(N, P, nt, rt.mr), N, P, tid);
+      if (ch.r0 < ch.r1 && ch.p0 < ch.p1)
+        rt.packed_product(x + ch.r0 * L.K, L.K, ch.r1 - ch.r0, L.K, L.panels.p, L.M, ch.p0, ch.p1, y + ch.r0 * ldy, ldy,
+                          epi);
       return;
     }
     // OpenBLAS (or, on the naive path, the triple loop): prepare C, add the product, then GELU
@@ -156,26 +159,30 @@ struct FastEncoder::Impl {
       rt.layer_norm_rows(x + r0 * C, ln.data() + r0 * C, r1 - r0, C, n.weight.data(), n.bias.data(), float(n.eps));
   }
 
-  // one (batch, head): ctx[b, :, h*D:(h+1)*D] = softmax(Q K^T / sqrt(D) [masked]) V
-  //   p: this thread's (T,S) scratch for the weights; scratch: its packing space
-  void attention_head(int64_t b, int64_t h, int64_t T, const Tensor* mask, float* p, float* scratch) {
-    const int64_t S = T, ld = 3 * C;
+  // one (batch, head), query rows [t0,t1): ctx[b, t0:t1, h*D:(h+1)*D] = softmax(Q K^T / sqrt(D) [masked]) V
+  //   p: this thread's (T,S) scratch for the weights; scratch: its packing space; pack: whether
+  //   K and V of this head must be packed into scratch (false: the thread's previous unit
+  //   packed this same head there)
+  void attention_head(int64_t b, int64_t h, int64_t T, int64_t t0, int64_t t1, const Tensor* mask, float* p,
+                      float* scratch, bool pack) {
+    const int64_t S = T, ld = 3 * C, R = t1 - t0;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));  // D = 64: 1/8, exact
-    const float* q = qkv.data() + b * T * ld + h * D;               // (T,D), row stride 3C
-    const float* k = q + C;                                         // (S,D)
-    const float* v = q + 2 * C;                                     // (S,D)
-    const float* m = mask ? mask->data() + (mask->shape()[0] == 1 ? 0 : b * T * S) : nullptr;
-    float* out = ctx.data() + b * T * C + h * D;                    // (T,D), row stride C
+    const float* q0 = qkv.data() + b * T * ld + h * D;              // (T,D), row stride 3C
+    const float* k = q0 + C;                                        // (S,D)
+    const float* v = q0 + 2 * C;                                    // (S,D)
+    const float* q = q0 + t0 * ld;                                  // (R,D): this unit's queries
+    const float* m = mask ? mask->data() + (mask->shape()[0] == 1 ? 0 : b * T * S) + t0 * S : nullptr;
+    float* out = ctx.data() + (b * T + t0) * C + h * D;             // (R,D), row stride C
     if (packed && matmul_path() == MatmulPath::Blas) {
-      attention_head_packed(q, k, v, ld, T, S, scale, m, p, out, scratch);
+      attention_head_packed(q, k, v, ld, R, S, scale, m, p, out, scratch, pack);
       return;
     }
-    // 1) p (T,S) = Q K^T / sqrt(D): column-major (S,T) = K (S,D) . Q^T (D,T)
-    gemm('t', 'n', S, T, D, scale, k, ld, q, ld, 0.0f, p, S);
+    // 1) p (R,S) = Q K^T / sqrt(D): column-major (S,R) = K (S,D) . Q^T (D,R)
+    gemm('t', 'n', S, R, D, scale, k, ld, q, ld, 0.0f, p, S);
     // 2) p = softmax(masked_fill(p, mask == 0, -inf)) over S
-    masked_softmax(p, T, S, m);
-    // 3) out (T,D) = P (T,S) V (S,D): column-major (D,T) = V^T (D,S) . P^T (S,T)
-    gemm('n', 'n', D, T, S, 1.0f, v, ld, p, S, 0.0f, out, C);
+    masked_softmax(p, R, S, m);
+    // 3) out (R,D) = P (R,S) V (S,D): column-major (D,R) = V^T (D,S) . P^T (S,R)
+    gemm('n', 'n', D, R, S, 1.0f, v, ld, p, S, 0.0f, out, C);
   }
 
   // Floats of packing space one head needs (T = S), each part on a 64-byte boundary.
@@ -201,7 +208,7 @@ struct FastEncoder::Impl {
   // The same with the packed micro-tiles: K (scaled) and V packed as panels, the rows of Q
   // and P read where they are.
   void attention_head_packed(const float* q, const float* k, const float* v, int64_t ld, int64_t T, int64_t S,
-                             float scale, const float* m, float* p, float* out, float* scratch) {
+                             float scale, const float* m, float* p, float* out, float* scratch, bool pack) {
     const int64_t Sp = (S + kNR - 1) / kNR * kNR;
     auto up = [](int64_t n) { return (n + 15) / 16 * 16; };
     float* kp = scratch;           // (Sp, D) K / sqrt(D) in panels
@@ -209,12 +216,12 @@ struct FastEncoder::Impl {
     const simd::Epilogue none;
     // 1) p (T,S) = Q K^T / sqrt(D): rows of Q against panels of keys (1/sqrt(D) folded
     //    into the packed K: a power of two for D = 64, so the product is unchanged)
-    rt.pack_panels(k, ld, S, D, scale, kp);
+    if (pack) rt.pack_panels(k, ld, S, D, scale, kp);
     rt.packed_product(q, ld, T, D, kp, S, 0, (S + kNR - 1) / kNR, p, S, none);
     // 2) p = softmax(masked_fill(p, mask == 0, -inf)) over S
     masked_softmax(p, T, S, m);
     // 3) out (T,D) = P (T,S) V (S,D): rows of P against panels of features of V
-    rt.pack_panels_kmajor(v, ld, D, S, vp);
+    if (pack) rt.pack_panels_kmajor(v, ld, D, S, vp);
     rt.packed_product(p, S, T, S, vp, D, 0, (D + kNR - 1) / kNR, out, C, none);
   }
 
@@ -229,12 +236,17 @@ struct FastEncoder::Impl {
     // 2) qkv = ln Wqkv^T + bqkv, the team splits the 3C columns         (N,3C)
     linear(W.qkv, ln.data(), N, qkv.data(), 3 * C, simd::Epilogue{W.qkv.bias, false, false}, tid, nt);
     sync.wait();
-    // 3) ctx = the heads side by side, the team splits (b, h)            (N,C)
+    // 3) ctx = the heads side by side, the team splits (b, h, block of query rows)   (N,C)
     {
       float* p = scores.data() + int64_t(tid) * T * T;  // this thread's (T,S) scratch
       float* scratch = packed ? apack[size_t(tid)].p : nullptr;
-      const auto [i0, i1] = part_of(B * H, nt, tid);
-      for (int64_t i = i0; i < i1; ++i) attention_head(i / H, i % H, T, mask, p, scratch);
+      const int64_t blocks = head_row_blocks(B * H, T, nt, packed ? rt.mr : 1);
+      const auto [u0, u1] = part_of(B * H * blocks, nt, tid);
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t i = u / blocks;  // (b, h) = (i / H, i % H)
+        const auto [t0, t1] = part_of(T, int(blocks), int(u % blocks));
+        if (t0 < t1) attention_head(i / H, i % H, T, t0, t1, mask, p, scratch, u == u0 || (u - 1) / blocks != i);
+      }
     }
     sync.wait();
     // 4) x = x + (ctx Wo^T + bo), the team splits the C columns         (N,C)
@@ -315,9 +327,98 @@ double FastEncoder::flops(int64_t B, int64_t T, int64_t layers) const { return i
 
 std::string FastEncoder::backend() const {
   const std::string isa = isa_name(impl_->rt.isa);
-  return impl_->packed ? "packed-weight GEMM, " + isa + " route (weights packed once)"
+  return impl_->packed ? "packed-weight GEMM, " + isa + " route, " + impl_->rt.blocking + " (weights packed once)"
                        : "OpenBLAS sgemm (" + blas_core() + "), " + isa + " row kernels";
 }
 
-}  // namespace ts
+GemmGrid gemm_grid(int64_t N, int64_t P, int nt, int mr) {
+  GemmGrid best;
+  int64_t best_cost = -1;
+  const int64_t max_rows = std::max<int64_t>(1, N / std::max(mr, 1));  // row groups of >= mr rows
+  for (int rg = 1; rg <= nt && rg <= max_rows; ++rg) {
+    const int pg = nt / rg;
+    const int64_t cost = (N + rg - 1) / rg * ((P + pg - 1) / pg);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = {rg, pg};
+    }
+  }
+  return best;
+}
 
+GemmChunk gemm_chunk(const GemmGrid& g, int64_t N, int64_t P, int tid) {
+  if (tid >= g.rows * g.panels) return {};
+  const auto [r0, r1] = part_of(N, g.rows, tid / g.panels);
+  const auto [p0, p1] = part_of(P, g.panels, tid % g.panels);
+  return {r0, r1, p0, p1};
+}
+
+int64_t head_row_blocks(int64_t heads, int64_t T, int nt, int mr) {
+  int64_t best = 1, best_cost = -1;
+  const int64_t max_blocks = std::max<int64_t>(1, T / std::max(mr, 1));
+  for (int64_t s = 1; s <= max_blocks; ++s) {
+    const int64_t cost = (heads * s + nt - 1) / nt * ((T + s - 1) / s);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = s;
+    }
+  }
+  return best;
+}
+
+std::vector<PhaseSplit> layer_split(int64_t C, int64_t H, int64_t F, int64_t B, int64_t T, int nt, int mr, int nr) {
+  const int64_t N = B * T, D = C / H;
+  std::vector<PhaseSplit> out;
+  auto add = [&](const std::string& name, const std::vector<double>& work) {
+    PhaseSplit ph{name, 0, 0, work.empty() ? 0 : work[0], 0};
+    for (double w : work) {
+      ph.chunks += w > 0;
+      ph.largest = std::max(ph.largest, w);
+      ph.smallest = std::min(ph.smallest, w);
+      ph.mean += w / double(work.size());
+    }
+    out.push_back(ph);
+  };
+  auto norm = [&](const std::string& name) {  // fast_encoder.cpp's norm(): rows
+    std::vector<double> w;
+    for (int tid = 0; tid < nt; ++tid) {
+      const auto [r0, r1] = part_of(N, nt, tid);
+      w.push_back(double(r1 - r0) * double(C));
+    }
+    add(name, w);
+  };
+  auto linear = [&](const std::string& name, int64_t M, int64_t K) {  // linear(): the grid
+    const int64_t P = (M + nr - 1) / nr;
+    const GemmGrid g = gemm_grid(N, P, nt, mr);
+    std::vector<double> w;
+    for (int tid = 0; tid < nt; ++tid) {
+      const GemmChunk ch = gemm_chunk(g, N, P, tid);
+      const int64_t outputs = std::max<int64_t>(0, std::min(M, ch.p1 * nr) - ch.p0 * nr);
+      w.push_back(ch.p1 > ch.p0 ? double(ch.r1 - ch.r0) * double(outputs) * double(K) : 0.0);
+    }
+    add(name, w);
+  };
+  norm("LayerNorm 1");
+  linear("Q|K|V", 3 * C, C);
+  {  // run_layer's attention: units of (b, h, block of query rows)
+    const int64_t blocks = head_row_blocks(B * H, T, nt, mr);
+    std::vector<double> w;
+    for (int tid = 0; tid < nt; ++tid) {
+      const auto [u0, u1] = part_of(B * H * blocks, nt, tid);
+      double sum = 0;
+      for (int64_t u = u0; u < u1; ++u) {
+        const auto [t0, t1] = part_of(T, int(blocks), int(u % blocks));
+        sum += 2.0 * double(t1 - t0) * double(T) * double(D);  // Q K^T and P V
+      }
+      w.push_back(sum);
+    }
+    add("attention", w);
+  }
+  linear("output", C, C);
+  norm("LayerNorm 2");
+  linear("FFN 1", F, C);
+  linear("FFN 2", C, F);
+  return out;
+}
+
+}  // namespace ts

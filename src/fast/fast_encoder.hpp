@@ -19,8 +19,12 @@
 //   4) LayerNorm, softmax, GELU over contiguous rows, written once with xsimd for both
 //      vector widths (plain loops on the scalar route; fast:: below), within ~1e-6 of
 //      torch's kernels
-//   5) threads: one team per forward; each phase splits rows, heads or output panels over
-//      the team, with a barrier between phases; OpenBLAS runs single-threaded inside
+//   5) threads: one team per forward; each phase splits its work into one chunk per thread,
+//      with a barrier between phases; OpenBLAS runs single-threaded inside. LayerNorm splits
+//      rows; a weight product (packed GEMM) splits rows x output panels as a grid
+//      (gemm_grid below); attention splits (batch, head, block of query rows) (head_row_blocks):
+//      at 16 threads every phase of [1,128] and [8,128] has 16 chunks within a few % of
+//      each other (layer_split; tests/test_fast_encoder.cpp checks it)
 //   6) buffers allocated once per shape, reused by every layer and call.
 // Results equal TransformerEncoder::operator() to ~1e-5 (sums round in another order), not
 // to the bit: no chapter prints its output as a PyTorch twin value.
@@ -34,6 +38,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "exact/tensor.hpp"
 #include "fast/row_kernels.hpp"  // fast::softmax_rows, ... (the route's row kernels)
@@ -73,7 +78,8 @@ class FastEncoder {
   // N = B*T. LayerNorm, softmax, GELU and the embeddings are not counted.
   double flops(int64_t B, int64_t T, int64_t layers = -1) const;
 
-  // The GEMM in use, one line, e.g. "packed-weight GEMM, avx2 route (weights packed once)".
+  // The GEMM in use, one line, e.g. "packed-weight GEMM, avx2 route, 6x16, AVX2
+  // (weights packed once)": the route and the register blocking of its kind of core (isa.hpp).
   std::string backend() const;
 
  private:
@@ -81,5 +87,36 @@ class FastEncoder {
   std::unique_ptr<Impl> impl_;
 };
 
+
+// ---- how a team of nt threads splits one layer (fast_encoder.cpp uses these; the tests check them) ----
+
+// A weight product on the packed GEMM, N rows x P panels of outputs: a grid of `rows` row groups
+// x `panels` panel groups (rows x panels <= nt, one chunk per thread), the grid whose largest
+// chunk (rows x panels) is smallest; row groups no thinner than mr rows (one micro-tile); ties
+// go to fewer row groups (a thread then reads only its own panels of W).
+struct GemmGrid {
+  int rows = 1, panels = 1;
+};
+GemmGrid gemm_grid(int64_t N, int64_t P, int nt, int mr);
+// Thread tid's chunk of that grid: rows [r0,r1) x panels [p0,p1) (empty past rows x panels).
+struct GemmChunk {
+  int64_t r0 = 0, r1 = 0, p0 = 0, p1 = 0;
+};
+GemmChunk gemm_chunk(const GemmGrid& g, int64_t N, int64_t P, int tid);
+
+// Attention: `heads` (batch, head) pairs, each head's T query rows cut into the returned number
+// of blocks (the fewest that keep the largest thread's share smallest; blocks no thinner than mr
+// rows): nt threads take contiguous runs of the heads x blocks units.
+int64_t head_row_blocks(int64_t heads, int64_t T, int nt, int mr);
+
+// One phase of a layer as the team splits it: chunks with work, and the largest, smallest and
+// mean work of the nt threads' chunks (multiply-adds; LayerNorm: elements).
+struct PhaseSplit {
+  std::string phase;
+  int chunks = 0;
+  double largest = 0, smallest = 0, mean = 0;
+};
+// Every phase of one layer (C, H heads, F) on (B, T) at nt threads, for a packed GEMM of mr x nr.
+std::vector<PhaseSplit> layer_split(int64_t C, int64_t H, int64_t F, int64_t B, int64_t T, int nt, int mr, int nr);
 
 }  // namespace ts

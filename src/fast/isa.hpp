@@ -51,4 +51,39 @@ Isa active_isa();
 // throws std::invalid_argument for a route the CPU cannot run.
 void set_isa_cap(Isa cap);
 
+// ---- the kind of core, for the packed GEMM's blocking (src/fast/simd/route_impl.hpp) ----
+// The avx512 route has one register blocking per kind of AVX-512 core; the avx2 route has one
+// (Zen 1-3, Haswell to Alder Lake: two 256-bit FMA ports) and the scalar route none:
+//   two-port       Intel's server cores (Skylake-X, Ice Lake server, Sapphire/Emerald Rapids)
+//                  and AMD Zen 5 server/desktop: two 512-bit FMA pipes; the default for any
+//                  CPU not listed as double-pumped
+//   double-pumped  AMD Zen 4 and mobile Zen 5: a 512-bit FMA runs as two 256-bit halves
+// The kind is read from CPUID (vendor, family, model); TS_AVX512_CORE=two-port|double-pumped
+// overrides it, so one machine can run (and test) both blockings. The choice never changes a
+// result: every blocking sums each output over k in the same order (route_impl.hpp).
+enum class Avx512Core { TwoPort = 0, DoublePumped = 1 };
+
+// "two-port", "double-pumped"
+const char* avx512_core_name(Avx512Core core);
+
+// CPUID's vendor string ("GenuineIntel", "AuthenticAMD", ...; "" off x86-64) and display
+// family / model (base + extended, as /proc/cpuinfo prints them)
+struct CpuModel {
+  std::string vendor;
+  int family = 0, model = 0;
+};
+CpuModel cpu_model();
+
+// The kind CPUID says this core is (isa.cpp lists the families and models).
+Avx512Core cpu_avx512_core();
+
+// The kind the avx512 route's GEMM uses: set_avx512_core's choice, else TS_AVX512_CORE, else
+// cpu_avx512_core(). Throws std::invalid_argument (one line naming the accepted values) for
+// an unknown TS_AVX512_CORE.
+Avx512Core active_avx512_core();
+
+// Choose the kind from inside the program (tests); wins over TS_AVX512_CORE.
+void set_avx512_core(Avx512Core core);
+void clear_avx512_core();  // back to TS_AVX512_CORE / CPUID
+
 }  // namespace ts

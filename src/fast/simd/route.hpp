@@ -44,7 +44,8 @@ struct Route {
 
   // ---- the packed-weight GEMM (nullptr on the scalar route) ----
   int mr = 0;  // rows of x per micro-tile
-  int nr = 0;  // outputs per panel (two vectors)
+  int nr = 0;  // outputs per panel (a few vectors)
+  const char* blocking = "";  // "12x32, two-port AVX-512": MR x NR and the kind of core it is for
   // W (M,K), rows ldw apart, times scale -> panels (ceil(M/nr), K, nr) at out (64-byte aligned)
   void (*pack_panels)(const float* W, int64_t ldw, int64_t M, int64_t K, float scale, float* out) = nullptr;
   // W^T given as (K,M), rows ldw apart -> the same panels

@@ -6,7 +6,7 @@
 
 namespace ts::simd {
 const Route& route_avx2() {
-  static const Route r = make_route(Isa::Avx2);
+  static const Route r = make_route<Narrow>(Isa::Avx2, "6x16, AVX2");
   return r;
 }
 }  // namespace ts::simd

@@ -12,8 +12,10 @@
 #include "fast/simd/route_impl.hpp"
 
 namespace ts::simd {
+// One table per kind of AVX-512 core (isa.hpp): the blocking its packed GEMM uses.
 const Route& route_avx512() {
-  static const Route r = make_route(Isa::Avx512);
-  return r;
+  static const Route two_port = make_route<TwoPort>(Isa::Avx512, "12x32, two-port AVX-512");
+  static const Route double_pumped = make_route<DoublePumped>(Isa::Avx512, "6x64, double-pumped AVX-512");
+  return active_avx512_core() == Avx512Core::DoublePumped ? double_pumped : two_port;
 }
 }  // namespace ts::simd

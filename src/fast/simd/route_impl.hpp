@@ -269,65 +269,136 @@ void few_rows(const float* x, int64_t R, int64_t K, const float* w, int64_t M, f
 // ================================================================================
 // The packed-weight GEMM (BLIS / GotoBLAS blocking)
 // ================================================================================
-// W is packed once (when the FastEncoder is built) into panels of NR = 2W outputs:
+// W is packed once (when the FastEncoder is built) into panels of NR = NV W outputs:
 //   panel p, step k: the NR floats W[NR p .. NR p + NR-1][k]   (zeros past the last output)
 // x is not packed: the micro-kernel reads MR of its rows where they are. It computes an
-// MR x NR tile: per k, 2 vector loads of the panel, MR broadcasts of x (one from each row),
-// 2 MR fused multiply-adds into 2 MR accumulator registers (AVX-512: 12 x 32 in 24 of 32
-// zmm; AVX2: 6 x 16 in 12 of 16 ymm).
-// Blocks: kNC rows of x (in L2) x kKC steps x kMCp panels (in L2); MR rows of x in L1.
-constexpr int kNR = int(2 * W);
-constexpr int kMR = W == 16 ? 12 : 6;
-constexpr int kLinesPerStep = kNR * 4 / 64;  // 64-byte cache lines in one step of a panel
-constexpr int64_t kKC = 768;                    // one pass when K = C = 768
-constexpr int64_t kNC = W == 16 ? 20 * kMR : 14 * kMR;
-constexpr int64_t kMCp = W == 16 ? 6 : 8;       // panels per block: 576 KB (AVX-512), 384 KB (AVX2: Zen 3's L2 is 512 KB)
+// MR x NR tile: per k, NV vector loads of the panel, MR broadcasts of x (one from each row),
+// MR NV fused multiply-adds into MR NV accumulator registers.
+// Blocks: NC rows of x (in L2) x kKC steps x MCp panels (in L2); MR rows of x in L1.
+// Loop order (packed_product): row blocks, k passes, panel blocks, then each MR rows of x
+// against every panel of the block (the MR rows stay in L1 while the panels stream from L2).
+//
+// One blocking per kind of core (isa.hpp: Avx512Core), each checked with llvm-mca on the loop as
+// compiled (bench/mca.py; figures from LLVM 19, in % of the same model's independent-FMA peak):
+//   two-port AVX-512 (Intel SKX/ICX/SPR/EMR)  12 x 32: 24 zmm sums, 2 panel loads + 12 broadcasts
+//     per 24 FMAs. Two 512-bit FMA pipes of latency 4 need >= 8 sums in flight; the 14 loads
+//     fit the 2-3 load ports. llvm-mca -mcpu=sapphirerapids / icelake-server: 100 %,
+//     skylake-avx512 (two FMA ports, two load ports in LLVM 19's model): 89 %.
+//   double-pumped AVX-512 (AMD Zen 4/5)       6 x 64: 24 zmm sums, 4 panel loads per 24 FMAs, each
+//     FMA broadcasting its x from memory itself (m32{1to16}, fma_bcast below). Zen 4 runs one zmm
+//     FMA a cycle on its two 256-bit pipes, and a zmm vbroadcastss takes one of those pipes too:
+//     12 x 32 spends 12 FP slots per 24 FMAs on broadcasts (llvm-mca -mcpu=znver4: 66 %), this
+//     blocking none (znver4: 98 %). On a two-port core the same loop is load-bound (28 loads per
+//     24 FMAs: skylake-avx512 67 % against 12 x 32's 89 %), hence two blockings; measured on a
+//     two-port Zen 5 (EPYC 9005), one thread, x (128, 768) W^T (3072, 768): 12 x 32 at 248
+//     GFLOP/s, this blocking at 181-185 (shared machine, best of 30).
+//     Its 192 KB panels: 3 per L2 block (Zen 4: 1 MB L2).
+//   AVX2 (Zen 1-3, Haswell to Alder Lake)     6 x 16: 12 ymm sums of 16 registers, 2 panel loads +
+//     6 broadcasts per 12 FMAs. llvm-mca -mcpu=znver3 / skylake: 100 %.
+// The blocking never changes a result: every output is one chain of FMAs over k in order, in
+// passes of kKC (the same for every blocking), then (c [+ bias]) + sum; MR, NR, NC, MCp and
+// the loop order only choose which outputs are computed side by side. tests/test_fast_encoder.cpp
+// checks the bits are the same for every blocking this machine can run.
+constexpr int64_t kKC = 768;  // one pass when K = C = 768; fixed: it is part of every output's sum order
+
+template <int MR_, int NV_, int64_t NC_, int64_t MCp_, bool EB_ = false>
+struct Blocking {
+  static constexpr bool EB = EB_;                  // x's broadcast inside each FMA (AVX-512's {1to16})
+  static constexpr int MR = MR_;                   // rows of x per micro-tile
+  static constexpr int NR = int(NV_ * W);          // outputs per panel
+  static constexpr int NV = NV_;                   // vectors per panel step
+  static constexpr int64_t NC = NC_;               // rows of x per block
+  static constexpr int64_t MCp = MCp_;             // panels per block
+};
 
 // c (MR, nvalid), rows ldc apart, = [c +] [bias] + x (MR, kc) . wp (kc, NR)
 //   x: MR rows of x, ldx apart; wp: one panel's kc steps; wp_next: the panel the next call
 //   reads, fetched towards L2 meanwhile
-template <int MR>
+// acc + broadcast(*xp) * w with the broadcast inside the FMA (AVX-512's embedded broadcast,
+// m32{1to16}): the load ports do the broadcast. Compilers fold a broadcast into the FMA only when
+// it feeds one FMA; here it feeds NV of them, so the instruction is written out. The address goes
+// in as a register, not a memory operand: with "m", GCC 12 keeps the 24 sums on the stack. (x is
+// only read while the micro-tile runs, so no write can be reordered past the asm.) One rounding,
+// like xsimd::fma: the same bits.
+#if defined(__AVX512F__) && (defined(__GNUC__) || defined(__clang__))
+#define TS_FMA_BCAST 1
+inline __attribute__((always_inline)) __m512 fma_bcast(__m512 acc, __m512 w, const float* xp) {
+  asm("vfmadd231ps (%[x])%{1to16%}, %[w], %[a]" : [a] "+v"(acc) : [w] "v"(w), [x] "r"(xp));
+  return acc;
+}
+#endif
+
+// Step k of a micro-tile: panel step k + 16 from L2 into L1, step k of the next panel towards L2.
+template <int NR>
+inline __attribute__((always_inline)) void prefetch_step(const float* wp, const float* wp_next, int64_t k) {
+  for (int l = 0; l < NR * 4 / 64; ++l) {
+    __builtin_prefetch(wp + (k + 16) * NR + 16 * l, 0, 3);
+    __builtin_prefetch(wp_next + k * NR + 16 * l, 0, 2);
+  }
+}
+
+template <int MR, int NV, bool EB = false>
 void micro_tile(int64_t kc, const float* __restrict x, int64_t ldx, const float* __restrict wp, const float* wp_next,
                 float* c, int64_t ldc, int nvalid, const float* bias, bool load_c) {
+  constexpr int NR = int(NV * W);
+  constexpr int kLines = NR * 4 / 64;  // 64-byte cache lines in one step of a panel
   for (int r = 0; r < MR; ++r) {  // fetch the tile now: it is read once the sums are done
-    __builtin_prefetch(c + r * ldc, 1, 3);
-    __builtin_prefetch(c + r * ldc + kNR - 1, 1, 3);
+    for (int l = 0; l + 1 < kLines; ++l) __builtin_prefetch(c + r * ldc + 16 * l, 1, 3);
+    __builtin_prefetch(c + r * ldc + NR - 1, 1, 3);  // (the row's first line where NR <= 16)
   }
-  V acc0[MR], acc1[MR];
-  for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = V(0.0f);
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    for (int l = 0; l < kLinesPerStep; ++l) {
-      __builtin_prefetch(wp + (k + 16) * kNR + 16 * l, 0, 3);  // L2 -> L1, 16 steps ahead
-      __builtin_prefetch(wp_next + k * kNR + 16 * l, 0, 2);    // the next panel, towards L2
+  V acc[MR][NV];
+#ifdef TS_FMA_BCAST
+  if constexpr (EB) {  // the same sums, with the register type the asm takes
+    __m512 a[MR][NV];
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) a[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 1
+    for (int64_t k = 0; k < kc; ++k) {
+      prefetch_step<NR>(wp, wp_next, k);
+      __m512 w[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) w[v] = _mm512_load_ps(wp + k * NR + v * W);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) a[r][v] = fma_bcast(a[r][v], w[v], x + r * ldx + k);
     }
-    const V w0 = V::load_aligned(wp + k * kNR), w1 = V::load_aligned(wp + k * kNR + W);
-    for (int r = 0; r < MR; ++r) {
-      const V xr(x[r * ldx + k]);
-      acc0[r] = xsimd::fma(xr, w0, acc0[r]);
-      acc1[r] = xsimd::fma(xr, w1, acc1[r]);
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = V(a[r][v]);
+  } else
+#endif
+  {
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = V(0.0f);
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k) {
+      prefetch_step<NR>(wp, wp_next, k);
+      V w[NV];
+      for (int v = 0; v < NV; ++v) w[v] = V::load_aligned(wp + k * NR + v * W);
+      for (int r = 0; r < MR; ++r) {
+        const V xr(x[r * ldx + k]);
+        for (int v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(xr, w[v], acc[r][v]);
+      }
     }
   }
   // c = (c + bias) + acc
-  if (nvalid == kNR) {
-    const V b0 = bias ? V::load_unaligned(bias) : V(0.0f), b1 = bias ? V::load_unaligned(bias + W) : V(0.0f);
+  if (nvalid == NR) {
+    V b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = bias ? V::load_unaligned(bias + v * W) : V(0.0f);
     for (int r = 0; r < MR; ++r) {
       float* cr = c + r * ldc;
-      V c0 = b0, c1 = b1;
-      if (load_c) {
-        c0 = V::load_unaligned(cr) + c0;
-        c1 = V::load_unaligned(cr + W) + c1;
+      for (int v = 0; v < NV; ++v) {
+        V cv = b[v];
+        if (load_c) cv = V::load_unaligned(cr + v * W) + cv;
+        (cv + acc[r][v]).store_unaligned(cr + v * W);
       }
-      (c0 + acc0[r]).store_unaligned(cr);
-      (c1 + acc1[r]).store_unaligned(cr + W);
     }
     return;
   }
-  alignas(64) float sums[kNR];
+  alignas(64) float sums[NR];
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
-    acc0[r].store_aligned(sums);
-    acc1[r].store_aligned(sums + W);
+    for (int v = 0; v < NV; ++v) acc[r][v].store_aligned(sums + v * W);
     for (int j = 0; j < nvalid; ++j) {
       float cj = bias ? bias[j] : 0.0f;
       if (load_c) cj = cr[j] + cj;
@@ -338,52 +409,56 @@ void micro_tile(int64_t kc, const float* __restrict x, int64_t ldx, const float*
 
 using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, const float*, float*, int64_t, int, const float*,
                            bool);
-template <int... I>
+template <int NV, bool EB, int... I>
 constexpr auto micro_tiles(std::integer_sequence<int, I...>) {
-  return std::array<MicroTile, sizeof...(I) + 1>{nullptr, &micro_tile<I + 1>...};
+  return std::array<MicroTile, sizeof...(I) + 1>{nullptr, &micro_tile<I + 1, NV, EB>...};
 }
-const auto kMicroTiles = micro_tiles(std::make_integer_sequence<int, kMR>{});  // [mr] -> micro_tile<mr>
 
 // W (M,K), rows ldw apart, times scale -> panels (ceil(M/NR), K, NR)
+template <int NR>
 void pack_panels(const float* Wm, int64_t ldw, int64_t M, int64_t K, float scale, float* out) {
-  const int64_t P = (M + kNR - 1) / kNR;
+  const int64_t P = (M + NR - 1) / NR;
   for (int64_t p = 0; p < P; ++p)
-    for (int64_t j = 0; j < kNR; ++j) {
-      const int64_t o = p * kNR + j;
-      float* dst = out + p * K * kNR + j;
+    for (int64_t j = 0; j < NR; ++j) {
+      const int64_t o = p * NR + j;
+      float* dst = out + p * K * NR + j;
       if (o < M)
-        for (int64_t k = 0; k < K; ++k) dst[k * kNR] = Wm[o * ldw + k] * scale;
+        for (int64_t k = 0; k < K; ++k) dst[k * NR] = Wm[o * ldw + k] * scale;
       else
-        for (int64_t k = 0; k < K; ++k) dst[k * kNR] = 0.0f;
+        for (int64_t k = 0; k < K; ++k) dst[k * NR] = 0.0f;
     }
 }
 
 // W^T given as (K,M), rows ldw apart (V: k = key position, outputs = features) -> panels
+template <int NR>
 void pack_panels_kmajor(const float* Wt, int64_t ldw, int64_t M, int64_t K, float* out) {
-  const int64_t P = (M + kNR - 1) / kNR;
+  const int64_t P = (M + NR - 1) / NR;
   for (int64_t p = 0; p < P; ++p) {
-    const int64_t n = std::min<int64_t>(kNR, M - p * kNR);
+    const int64_t n = std::min<int64_t>(NR, M - p * NR);
     for (int64_t k = 0; k < K; ++k) {
-      float* dst = out + (p * K + k) * kNR;
-      std::copy_n(Wt + k * ldw + p * kNR, n, dst);
-      std::fill(dst + n, dst + kNR, 0.0f);
+      float* dst = out + (p * K + k) * NR;
+      std::copy_n(Wt + k * ldw + p * NR, n, dst);
+      std::fill(dst + n, dst + NR, 0.0f);
     }
   }
 }
 
 // y (rows, outputs of panels [p0,p1)) = epilogue(x (rows, K) W^T); x rows ldx apart, W in panels.
-// Loops: blocks of kNC rows, passes of kKC steps, blocks of kMCp panels, then each MR rows
+// Loops: blocks of NC rows, passes of kKC steps, blocks of MCp panels, then each MR rows
 // of x against each panel of the block.
+template <class B>
 void packed_product(const float* x, int64_t ldx, int64_t rows, int64_t K, const float* panels, int64_t M, int64_t p0,
                     int64_t p1, float* y, int64_t ldy, const Epilogue& epi) {
+  constexpr int kMR = B::MR, kNR = B::NR;
+  static constexpr auto kMicroTiles = micro_tiles<B::NV, B::EB>(std::make_integer_sequence<int, kMR>{});  // [mr] -> micro_tile<mr>
   const bool naive_gelu = kernel_path() == KernelPath::Naive;
-  for (int64_t r0 = 0; r0 < rows; r0 += kNC) {
-    const int64_t nc = std::min(kNC, rows - r0);
+  for (int64_t r0 = 0; r0 < rows; r0 += B::NC) {
+    const int64_t nc = std::min(B::NC, rows - r0);
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
       const bool first = pc == 0, last = pc + kc == K;
-      for (int64_t pb = p0; pb < p1; pb += kMCp) {
-        const int64_t pe = std::min(p1, pb + kMCp);
+      for (int64_t pb = p0; pb < p1; pb += B::MCp) {
+        const int64_t pe = std::min(p1, pb + B::MCp);
         for (int64_t t = 0; t * kMR < nc; ++t) {
           const int64_t mr = std::min<int64_t>(kMR, nc - t * kMR);
           const float* xt = x + (r0 + t * kMR) * ldx + pc;
@@ -408,11 +483,20 @@ void packed_product(const float* x, int64_t ldx, int64_t rows, int64_t K, const 
   }
 }
 
+// The blockings (see above). NC rows x K floats of x and MCp panels stay in L2.
+// (a type is only compiled where a route file names it)
+using TwoPort = Blocking<12, 2, 240, 6>;      // AVX-512: 576 KB of panels a block (1-2 MB L2)
+using DoublePumped = Blocking<6, 4, 120, 3, true>;  // AVX-512: 576 KB of panels a block (Zen 4: 1 MB L2)
+using Narrow = Blocking<6, 2, 84, 8>;         // AVX2: 384 KB of panels a block (Zen 3's L2 is 512 KB);
+                                              // NEON: 6 x 8 in 12 of 32 registers
+
 // route.hpp's fields in their order, each kernel named as its field (a kernel in the wrong
 // place has the wrong signature and does not compile)
-Route make_route(Isa isa) {
-  return {isa, softmax_rows, layer_norm_rows, bias_gelu_rows, gelu_backward, few_rows,  // row kernels
-          kMR, kNR, pack_panels, pack_panels_kmajor, packed_product};                   // packed GEMM
+template <class B>
+Route make_route(Isa isa, const char* blocking) {
+  return {isa,         softmax_rows, layer_norm_rows,        bias_gelu_rows,            gelu_backward, few_rows,  // row kernels
+          B::MR,       B::NR,        blocking,               pack_panels<B::NR>, pack_panels_kmajor<B::NR>,
+          packed_product<B>};  // packed GEMM
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 namespace ts::simd {
 const Route& route_neon() {
-  static const Route r = make_route(Isa::Neon);
+  static const Route r = make_route<Narrow>(Isa::Neon, "6x8, NEON");
   return r;
 }
 }  // namespace ts::simd
