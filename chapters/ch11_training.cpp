@@ -59,9 +59,7 @@ int main(int argc, char** argv) {
   Chapter ch("ch11_training", _("The Transformer learns: train_step, loss_fun, Adam, evaluate and translate"),
              {{4, N_("§模型训练和测试 (train_step, create_mask, loss_fun, Adam, evaluate/translate)")}});
   const Ch11Settings d = ch11_defaults();  // the defaults, once (course/settings.cpp): ch14 and ch12 --vs-ch11 read the same
-  ModelConfig cfg;  // create_model's sizes (the knobs below change them)
-  cfg.layers = d.layers, cfg.d_model = d.d_model, cfg.heads = d.heads, cfg.d_ff = d.d_ff;
-  cfg.label_smoothing = d.label_smoothing;
+  ModelConfig cfg = encdec_config(d);  // create_model's sizes (the knobs below change them), as ch14 builds it
   int64_t steps = d.steps, batch = d.batch, log_every = d.log_every, threads = d.threads;
   double dropout = d.dropout, lr = d.lr;
   bool post_ln = false, no_look_ahead = false, no_scale = false, check_grads = false;

@@ -23,6 +23,7 @@
 #include "course/i18n.hpp"
 #include "course/settings.hpp"
 #include "course/three_kinds.hpp"
+#include "course/train_knobs.hpp"  // encdec_config, encdec_trainer: ch11's model and Trainer
 #include "exact/matmul.hpp"  // set_blas_threads
 #include "train/numbers.hpp"
 #include "train/until_target.hpp"
@@ -55,13 +56,10 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 1) the three models
     ch.section(_("Step 1: three models with their chapters' defaults: what each reads and writes"),
                _("article 002 §9.1.3"));
-    // ch11: create_model's layout with ch11's defaults (train/model.hpp), article 004's ReLU FFN
-    ModelConfig ed_cfg;
-    ed_cfg.src_vocab = source_vocab().size(), ed_cfg.tgt_vocab = target_vocab().size();
-    ed_cfg.layers = s11.layers, ed_cfg.d_model = s11.d_model, ed_cfg.heads = s11.heads, ed_cfg.d_ff = s11.d_ff;
-    ed_cfg.dropout = s11.dropout, ed_cfg.label_smoothing = s11.label_smoothing;
-    Trainer ed(init_model(ed_cfg, ch.seed), int(s11.threads), ch.seed);
-    ed.adam().lr = s11.lr;
+    // ch11: ch10's EncoderDecoder with article 004's differences, built and trained as ch11 does
+    // (course/train_knobs.hpp): the config its flags start from, its Trainer, threads and Adam
+    ModelConfig ed_cfg = encdec_config(s11);
+    Trainer ed = encdec_trainer(ed_cfg, s11, ch.seed);
     // ch12: GPT-2's layout with ch12's defaults, tied LM head, causal mask; Adam at ch12's lr
     GptConfig gpt_cfg;
     gpt_cfg.vocab = seq_vocab().size();
@@ -80,8 +78,10 @@ int main(int argc, char** argv) {
     cls_adam.lr = s13.lr;
     // what each run uses, read back from the objects built above, against its chapter's defaults
     Ch11Settings u11 = s11;
-    u11.lr = ed.adam().lr, u11.dropout = ed_cfg.dropout, u11.layers = ed_cfg.layers, u11.d_model = ed_cfg.d_model;
-    u11.heads = ed_cfg.heads, u11.d_ff = ed_cfg.d_ff;
+    const ModelConfig& ed_used = ed.model().cfg;
+    u11.lr = ed.adam().lr, u11.dropout = ed_used.dropout, u11.layers = ed_used.layers, u11.d_model = ed_used.d_model;
+    u11.heads = ed_used.heads, u11.d_ff = ed_used.d_ff, u11.label_smoothing = ed_used.label_smoothing;
+    u11.threads = ed.threads();
     Ch12Settings u12 = s12;
     u12.lr = gpt_adam.lr, u12.dropout = gpt.cfg.dropout, u12.layers = gpt.cfg.layers, u12.d_model = gpt.cfg.d_model;
     u12.heads = gpt.cfg.heads, u12.d_ff = gpt.cfg.d_ff;
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 2) the masks
     ch.section(_("Step 2: the attention masks each forward builds"), _("article 002 §9.1.3; ch08, ch11, ch12, ch13"));
-    show_masks(ch, ed.model(), gpt, cls, held[17], held[499], k_ed, k_gpt, k_cls);
+    show_masks(ch, ed.model().cfg, gpt, cls, held[17], held[499], k_ed, k_gpt, k_cls);
 
     // ---------------------------------------------------------------- 3) train each to its target
     ch.section(_("Step 3: train each model until its held-out target"), _("article 004 §模型训练和测试 train_step"));

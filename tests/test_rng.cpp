@@ -336,6 +336,36 @@ TEST_CASE("MT19937 stream: std::mt19937 of the low 32 bits of the seed", "[rng]"
   CHECK(Generator().initial_seed() == Generator::kDefaultSeed);
 }
 
+TEST_CASE("random_n and dropout_: the draws of random() one at a time, in blocks", "[rng]") {
+  // random_n crosses twists (624 words) at every offset a block can start from
+  for (size_t n : {size_t{1}, size_t{623}, size_t{625}, size_t{5000}}) {
+    Generator g(7), h(7);
+    h.random();  // start one word into the state, so blocks end away from the twist
+    g.random();
+    std::vector<uint32_t> got(n);
+    g.random_n(got.data(), n);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) bad += got[i] != h.random();
+    INFO("n " << n);
+    CHECK(bad == 0);
+    CHECK(g.random() == h.random());  // the stream goes on where n calls of random() leave it
+  }
+  // dropout_: keep = uniform01_double() < 1 - p, element by element, across its 256-element blocks
+  const size_t n = 1000;
+  const double p = 0.3;
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = 1.0f + static_cast<float>(i);
+  std::vector<float> want = x;
+  Generator g(3), h(3);
+  dropout_(x.data(), n, p, g);
+  const float scale = 1.0f / static_cast<float>(1.0 - p);
+  for (size_t i = 0; i < n; ++i) want[i] = want[i] * (h.uniform01_double() < 1.0 - p ? scale : 0.0f);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += x[i] != want[i];
+  CHECK(bad == 0);
+  CHECK(g.random() == h.random());
+}
+
 TEST_CASE("fill16: AVX2 fast path equals the lane-by-lane path on every float uniform", "[rng]") {
   // Each of the 2^24 possible uniforms k * 2^-24 goes once through log (u1 = 1 - u)
   // and once through sincos (u2 = u): block b holds u = 8b..8b+7 in lanes 0-7 AND 8-15.

@@ -37,7 +37,10 @@ static std::string sizes_and_optimizer(const S& s) {
                      s.d_model, s.heads, s.d_ff);
 }
 
-std::string describe(const Ch11Settings& s) { return sizes_and_optimizer(s); }
+std::string describe(const Ch11Settings& s) {
+  return sizes_and_optimizer(s) +
+         (s.label_smoothing != 0 ? fmt::format(", label smoothing {}", s.label_smoothing) : std::string());
+}
 std::string describe(const Ch12Settings& s) { return sizes_and_optimizer(s); }
 std::string describe(const Ch13Settings& s) { return sizes_and_optimizer(s); }
 

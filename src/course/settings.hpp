@@ -36,7 +36,7 @@ struct Ch13Settings {
 Ch13Settings ch13_defaults();
 
 // "B = 64, lr 0.002, dropout 0, N = 2, C = 64, H = 4, F = 256": what a run of that chapter's
-// model used, from the struct it was given
+// model used, from the struct it was given (ch11's adds its label smoothing where it is not 0)
 std::string describe(const Ch11Settings& s);
 std::string describe(const Ch12Settings& s);
 std::string describe(const Ch13Settings& s);

@@ -128,33 +128,42 @@ static std::string self_mask(Chapter& ch, const std::string& name, const std::st
   return kind;
 }
 
-void show_masks(Chapter& ch, const Model<float>& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
+// row 0's (T,S) block of a module mask (B,T,S), true = keep, as 1 = hide
+static std::vector<float> hidden_row0(const BTensor& keep, int64_t T, int64_t S) {
+  std::vector<float> m(size_t(T * S));
+  for (size_t i = 0; i < m.size(); ++i) m[i] = keep.data()[i] ? 0.0f : 1.0f;
+  return m;
+}
+
+void show_masks(Chapter& ch, const ModelConfig& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
                 int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls) {
   Rng rng(0);  // no dropout: training = false
-  // 1) encoder-decoder: the masks its forward builds with create_mask (B,S,S), (B,T,T), (B,T,S)
+  // 1) encoder-decoder: the masks Trainer::forward hands ch10's module (module_inputs: create_mask,
+  //    true = keep) (B,S,S), (B,T,T), (B,T,S)
   const Batch b = make_batch({short_n, long_n});
-  Workspace<float> ws;
-  forward(ed, ws, b, /*training=*/false, rng);
+  const ModuleInputs in = module_inputs(b, ed.look_ahead);
+  const std::vector<float> enc_m = hidden_row0(in.enc, b.S, b.S), self_m = hidden_row0(in.self, b.T, b.T),
+                           cross_m = hidden_row0(in.cross, b.T, b.S);
   std::vector<std::string> src, tgt;
   for (int64_t s = 0; s < b.S; ++s) src.push_back(source_vocab().words[size_t(b.inputs[size_t(s)])]);
   for (int64_t t = 0; t < b.T; ++t) tgt.push_back(target_vocab().words[size_t(b.tar_inp[size_t(t)])]);
   const std::vector<int64_t> in0(b.inputs.begin(), b.inputs.begin() + b.S),
       ti0(b.tar_inp.begin(), b.tar_inp.begin() + b.T);
-  const std::string enc = mask_kind(row0(ws.masks.enc, b.S, b.S), b.S, b.S, pads(in0, b.S));
-  const std::string self = mask_kind(row0(ws.masks.dec_self, b.T, b.T), b.T, b.T, pads(ti0, b.T));
-  const std::string cross = mask_kind(row0(ws.masks.dec_cross, b.T, b.S), b.T, b.S, pads(in0, b.S));
+  const std::string enc = mask_kind(enc_m, b.S, b.S, pads(in0, b.S));
+  const std::string self = mask_kind(self_m, b.T, b.T, pads(ti0, b.T));
+  const std::string cross = mask_kind(cross_m, b.T, b.S, pads(in0, b.S));
   k_ed.enc_self = enc, k_ed.dec_self = self, k_ed.cross = cross;
   ch.say(
       trf("  {n} in a batch with {m} (its rows padded to the longer number). {name}: encoder self-attention "
           "{a}, decoder self-attention {b}, cross-attention {c} (create_mask, as its forward builds them).",
           fmt::arg("name", k_ed.name), fmt::arg("n", short_n), fmt::arg("m", long_n), fmt::arg("a", enc),
           fmt::arg("b", self), fmt::arg("c", cross)));
-  draw(ch, trf("{name}, encoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", enc)),
-       row0(ws.masks.enc, b.S, b.S), b.S, b.S, src, src);
-  draw(ch, trf("{name}, decoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", self)),
-       row0(ws.masks.dec_self, b.T, b.T), b.T, b.T, tgt, tgt);
-  draw(ch, trf("{name}, cross-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", cross)),
-       row0(ws.masks.dec_cross, b.T, b.S), b.T, b.S, tgt, src);
+  draw(ch, trf("{name}, encoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", enc)), enc_m,
+       b.S, b.S, src, src);
+  draw(ch, trf("{name}, decoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", self)), self_m,
+       b.T, b.T, tgt, tgt);
+  draw(ch, trf("{name}, cross-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", cross)), cross_m,
+       b.T, b.S, tgt, src);
 
   // 2) decoder-only: gpt_forward's mask (B,T,T) over prompt and answer
   const SeqBatch sb = make_seq_batch({short_n, long_n});

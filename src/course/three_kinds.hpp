@@ -52,8 +52,9 @@ Kind make_kind(const char* id, int64_t vocab, int64_t positions, const std::stri
                double run_positions, const std::string& score);
 
 // Step 2: the masks the three forwards build for one batch of {short_n, long_n}, drawn for
-// short_n (the padded row) as heatmaps; fills each kind's mask words.
-void show_masks(Chapter& ch, const train::Model<float>& ed, const train::Gpt& gpt, const train::Classifier& cls,
+// short_n (the padded row) as heatmaps; fills each kind's mask words. ed: the encoder-decoder's
+// config (its look_ahead), whose masks are those Trainer::forward hands the module.
+void show_masks(Chapter& ch, const train::ModelConfig& ed, const train::Gpt& gpt, const train::Classifier& cls,
                 int64_t short_n, int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls);
 
 // Step 4: the table of the three runs, then which kind fits which task, each sentence from the

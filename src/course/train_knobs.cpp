@@ -4,6 +4,7 @@
 #include "course/errors.hpp"
 #include "course/i18n.hpp"
 #include "train/batch_parts.hpp"
+#include "train/numbers.hpp"
 
 namespace ts {
 
@@ -39,6 +40,20 @@ void check_grads_alone(const Chapter& ch, std::initializer_list<const char*> fla
       throw UsageError(trf("--check-grads checks the gradients of its own tiny model and trains, loads or saves "
                            "nothing: drop {flag} (or --check-grads)",
                            fmt::arg("flag", flag)));
+}
+
+train::ModelConfig encdec_config(const Ch11Settings& s) {
+  train::ModelConfig cfg;
+  cfg.src_vocab = train::source_vocab().size(), cfg.tgt_vocab = train::target_vocab().size();
+  cfg.layers = s.layers, cfg.d_model = s.d_model, cfg.heads = s.heads, cfg.d_ff = s.d_ff;
+  cfg.dropout = s.dropout, cfg.label_smoothing = s.label_smoothing;
+  return cfg;
+}
+
+train::Trainer encdec_trainer(const train::ModelConfig& cfg, const Ch11Settings& s, uint64_t seed) {
+  train::Trainer tr(train::init_model(cfg, seed), int(s.threads), seed);
+  tr.adam().lr = s.lr;
+  return tr;
 }
 
 }  // namespace ts

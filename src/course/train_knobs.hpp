@@ -8,6 +8,8 @@
 #include <string>
 
 #include "course/chapter.hpp"
+#include "course/settings.hpp"
+#include "train/trainer.hpp"
 
 namespace ts {
 
@@ -24,5 +26,13 @@ void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_di
 // --check-grads runs alone: any of `flags` given beside it (--save, --load, --steps, ...) would be
 // silently ignored, so it is refused (UsageError naming the flag).
 void check_grads_alone(const Chapter& ch, std::initializer_list<const char*> flags);
+
+// ch11's encoder-decoder as its settings make it, once (ch11 binds its flags to this config; ch14
+// trains the same): create_model's sizes, dropout and label smoothing from s, the course's
+// vocabularies (train/numbers.hpp), article 004's differences at their defaults (ModelConfig).
+train::ModelConfig encdec_config(const Ch11Settings& s);
+// The Trainer ch11 runs on cfg: init_model(cfg, seed) (create_model's weights for that seed), s's
+// threads, Adam at s's lr.
+train::Trainer encdec_trainer(const train::ModelConfig& cfg, const Ch11Settings& s, uint64_t seed);
 
 }  // namespace ts

@@ -61,15 +61,29 @@ void Generator::twist() {
   next_ = 0;
 }
 
-uint32_t Generator::random() {
-  // one MT19937 output: the next state word, tempered (shifts 11 / 7 / 15 / 18)
-  if (next_ >= kN) twist();
-  uint32_t y = state_[next_++];
+// one MT19937 output from one state word: tempered (shifts 11 / 7 / 15 / 18)
+static inline uint32_t temper(uint32_t y) {
   y ^= y >> 11;
   y ^= (y << 7) & 0x9d2c5680u;
   y ^= (y << 15) & 0xefc60000u;
   y ^= y >> 18;
   return y;
+}
+
+uint32_t Generator::random() {
+  if (next_ >= kN) twist();
+  return temper(state_[next_++]);
+}
+
+void Generator::random_n(uint32_t* out, size_t n) {
+  // the state words left before the next twist, tempered in one loop (the compiler vectorises it)
+  while (n > 0) {
+    if (next_ >= kN) twist();
+    const size_t take = std::min(n, kN - next_);
+    const uint32_t* w = state_.data() + next_;
+    for (size_t i = 0; i < take; ++i) out[i] = temper(w[i]);
+    next_ += take, out += take, n -= take;
+  }
 }
 
 uint64_t Generator::random64() {
@@ -502,11 +516,21 @@ void dropout_(float* x, size_t n, double p, Generator& g) {
     return;
   }
   // q = 1 - p; keep = uniform01_double() < q; out = x * (keep / float(q))
+  // uniform01_double() of element i from its two draws (high word first), taken in blocks
+  // (random_n: the same draws in the same order, tempered many at a time)
   const double q = 1.0 - p;
   const float scale = 1.0f / static_cast<float>(q);
-  for (size_t i = 0; i < n; ++i) {
-    const bool keep = g.uniform01_double() < q;
-    x[i] = x[i] * (keep ? scale : 0.0f);
+  constexpr uint64_t kMask53 = (uint64_t{1} << 53) - 1;
+  constexpr size_t kBlock = 256;
+  uint32_t w[2 * kBlock];
+  for (size_t i0 = 0; i0 < n; i0 += kBlock) {
+    const size_t m = std::min(kBlock, n - i0);
+    g.random_n(w, 2 * m);
+    for (size_t i = 0; i < m; ++i) {
+      const uint64_t r = ((uint64_t{w[2 * i]} << 32) | w[2 * i + 1]) & kMask53;
+      const bool keep = static_cast<double>(r) * 0x1p-53 < q;
+      x[i0 + i] = x[i0 + i] * (keep ? scale : 0.0f);
+    }
   }
 }
 

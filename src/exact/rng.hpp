@@ -38,6 +38,7 @@ class Generator {
   uint64_t initial_seed() const { return seed_; }
 
   uint32_t random();           // one MT19937 output
+  void random_n(uint32_t* out, size_t n);  // n outputs, exactly n calls of random() (in blocks)
   uint64_t random64();         // two outputs, the FIRST is the high word
   double uniform01_double();   // (random64() & (2^53-1)) * 2^-53, in [0, 1)
   float uniform01_float();     // (random() & (2^24-1)) * 2^-24, in [0, 1)

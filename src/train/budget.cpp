@@ -1,4 +1,5 @@
-// train/budget.cpp: see budget.hpp. The counts follow model.cpp's forward: per source token and
+// train/budget.cpp: see budget.hpp. The counts follow the forward of ch10's EncoderDecoder
+// (src/transformer/annotated.cpp), which ch11 trains: per source token and
 // encoder layer 4C^2 (Q, K, V, output) + 2CF (the feed-forward) + 2SC (scores and weighted sum);
 // per target token and decoder layer twice the attention (self and cross); the generator CV.
 // The backward costs about twice the forward.
@@ -18,7 +19,8 @@ TrainCost training_cost(const ModelConfig& cfg, int64_t batch, int64_t steps, in
   // one number's forward: multiply-adds, and the floats its caches keep for the backward
   const double fwd = S * N * (4 * C * C + 2 * C * F + 2 * S * C) + T * N * (8 * C * C + 2 * C * F + 2 * T * C + 2 * S * C) +
                      T * C * V;
-  // the caches model.hpp's Workspace keeps per number: per attention 9 (B,T,C) arrays and 2 of
+  // the caches kept per number for the backward, counted as generously as the hand-written
+  // path ch11 trained before the modules kept them: per attention 9 (B,T,C) arrays and 2 of
   // (B,H,T,S), per feed-forward 4 (B,T,F) and one (B,T,C), per sublayer 5 of (B,T,C); the
   // embeddings, logits and probabilities, and 9 scratch arrays of the widest row
   const double acts = S * (3 * C + N * (20 * C + 4 * F + 2 * H * S)) +
@@ -27,8 +29,8 @@ TrainCost training_cost(const ModelConfig& cfg, int64_t batch, int64_t steps, in
   TrainCost c;
   // parameters, Adam's two moments, the untrained copy and the one step 4 compares, a gradient
   // buffer per thread; the caches of a batch, and the evaluation's beside them (the trainer's
-  // stay allocated). Measured: --batch 4096 --d-ff 1024 peaks at 3.4 GB (estimate 4.1),
-  // --batch 512 --d-model 256 --d-ff 1024 at 1.65 GB (estimate 1.6).
+  // stay allocated). An upper bound: training the modules, --batch 512 --d-model 256 --d-ff 1024
+  // peaks at 0.77 GB (estimate 1.6; the hand-written path it was fitted to took 1.65 GB).
   c.bytes = 4 * (P * (5 + double(threads)) + acts * double(batch + evaluated));
   c.madds = 3 * fwd * double(batch) * double(steps) + fwd * double(evaluated) * double(max_new) / 2;
   return c;

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "train/model.hpp"
+#include "train/params.hpp"
 
 namespace ts::train {
 

@@ -32,7 +32,7 @@
 #include <string>
 
 #include "train/adam.hpp"
-#include "train/model.hpp"
+#include "train/params.hpp"
 #include "train/safetensors.hpp"
 
 namespace ts::train {

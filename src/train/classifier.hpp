@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "train/adam.hpp"
-#include "train/model.hpp"  // ParamSpec
+#include "train/params.hpp"  // ParamSpec
 #include "train/ops.hpp"
 #include "train/safetensors.hpp"  // FileError
 #include "transformer/encoder_classifier.hpp"

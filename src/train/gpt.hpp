@@ -20,7 +20,7 @@
 
 #include "train/adam.hpp"
 #include "train/gradcheck.hpp"
-#include "train/model.hpp"
+#include "train/params.hpp"
 #include "train/ops.hpp"
 
 namespace ts::train {

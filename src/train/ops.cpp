@@ -6,7 +6,6 @@
 #include <limits>
 #include <vector>
 
-#include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 
 // OpenBLAS's double-precision entry point (the float one is reached through ts::gemm).
@@ -15,8 +14,6 @@ extern "C" void dgemm_(const char* transa, const char* transb, const int* m, con
                        const double* beta, double* c, const int* ldc);
 
 namespace ts::train {
-
-std::string ops_source() { return code_site_path(__FILE__); }
 
 // ---------------------------------------------------------------- Rng (xoshiro256**)
 Rng::Rng(uint64_t seed) {
@@ -152,17 +149,6 @@ void layernorm_backward(F* dx, F* da, F* db, const F* dy, const F* x, const F* m
   }
 }
 
-// ---------------------------------------------------------------- ReLU
-template <class F>
-void relu_forward(F* y, const F* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > F(0) ? x[i] : F(0);
-}
-
-template <class F>
-void relu_backward(F* dx, const F* dy, const F* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] += x[i] > F(0) ? dy[i] : F(0);
-}
-
 // ---------------------------------------------------------------- dropout
 template <class F>
 void dropout_forward(F* y, F* keep, const F* x, int64_t n, double p, bool training, Rng& rng) {
@@ -196,34 +182,7 @@ void residual_forward(F* y, const F* x, const F* r, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] + r[i];
 }
 
-template <class F>
-void residual_backward(F* dx, F* dr, const F* dy, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    dx[i] += dy[i];
-    dr[i] += dy[i];
-  }
-}
-
-// ---------------------------------------------------------------- split / merge heads
-template <class F>
-void split_heads(F* out, const F* x, int64_t B, int64_t T, int64_t H, int64_t D) {
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t t = 0; t < T; ++t)
-        std::copy_n(x + (b * T + t) * H * D + h * D, D, out + ((b * H + h) * T + t) * D);
-}
-
-template <class F>
-void split_heads_backward(F* dx, const F* dout, int64_t B, int64_t T, int64_t H, int64_t D) {
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t t = 0; t < T; ++t) {
-        F* d = dx + (b * T + t) * H * D + h * D;
-        const F* g = dout + ((b * H + h) * T + t) * D;
-        for (int64_t i = 0; i < D; ++i) d[i] += g[i];
-      }
-}
-
+// ---------------------------------------------------------------- merge heads
 template <class F>
 void merge_heads(F* out, const F* x, int64_t B, int64_t T, int64_t H, int64_t D) {
   for (int64_t b = 0; b < B; ++b)
@@ -410,14 +369,9 @@ void cross_entropy_backward(F* dlogits, const F* probs, const int64_t* y, const 
   template void layernorm_forward<F>(F*, F*, F*, const F*, const F*, const F*, int64_t, int64_t, F, Variance); \
   template void layernorm_backward<F>(F*, F*, F*, const F*, const F*, const F*, const F*, const F*, int64_t,  \
                                       int64_t, Variance);                                                     \
-  template void relu_forward<F>(F*, const F*, int64_t);                                                       \
-  template void relu_backward<F>(F*, const F*, const F*, int64_t);                                            \
   template void dropout_forward<F>(F*, F*, const F*, int64_t, double, bool, Rng&);                            \
   template void dropout_backward<F>(F*, const F*, const F*, int64_t);                                         \
   template void residual_forward<F>(F*, const F*, const F*, int64_t);                                         \
-  template void residual_backward<F>(F*, F*, const F*, int64_t);                                              \
-  template void split_heads<F>(F*, const F*, int64_t, int64_t, int64_t, int64_t);                             \
-  template void split_heads_backward<F>(F*, const F*, int64_t, int64_t, int64_t, int64_t);                    \
   template void merge_heads<F>(F*, const F*, int64_t, int64_t, int64_t, int64_t);                             \
   template void merge_heads_backward<F>(F*, const F*, int64_t, int64_t, int64_t, int64_t);                    \
   template void masked_softmax_forward<F>(F*, const F*, const F*, int64_t, int64_t, int64_t, int64_t);        \

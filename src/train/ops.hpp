@@ -1,11 +1,10 @@
-// train/ops.hpp: the forward ops of the encoder-decoder and, beside each, its backward
-// (introduced in ch11). The style is llm.c's train_gpt2.c: one *_backward per forward op,
-// opening with its shape contract and the formula of its gradient; every backward ADDS
-// (+=) into its gradient buffers, as autograd does for a tensor used twice (the residual
-// stream, the encoder memory read by every decoder layer), so callers zero them once.
-//
-// Not a general autograd engine: the model (train/model.cpp) calls the backward functions
-// in the reverse order of the forward ones, by hand, and that order is the lesson.
+// train/ops.hpp: training ops on plain arrays, each forward beside its backward (introduced
+// in ch11, whose model is now ch10's EncoderDecoder with the backward written below each module's
+// forward, src/transformer/annotated.cpp). What is left here serves ch12's GPT (train/gpt.cpp),
+// the cross-entropy of ch13's classifier and the per-op twin check (tests/tools/train_dump.cpp).
+// The style is llm.c's train_gpt2.c: one *_backward per forward op, opening with its shape
+// contract and the formula of its gradient; every backward ADDS (+=) into its gradient
+// buffers, as autograd does for a tensor used twice, so callers zero them once.
 //
 // F is float (training) or double (the finite-difference check of --check-grads).
 // Plain row-major arrays: x (N,C) means N rows of C values, N = B*T flattened.
@@ -16,9 +15,6 @@
 #include <string>
 
 namespace ts::train {
-
-// Where these ops live, from the compiler's __FILE__: "src/train/ops.cpp".
-std::string ops_source();
 
 // A small, fast, seedable generator for dropout masks (xoshiro256**): training draws
 // millions of numbers per second; the torch-exact mt19937 of src/exact/rng.hpp is not needed
@@ -69,14 +65,6 @@ template <class F>
 void layernorm_backward(F* dx, F* da, F* db, const F* dy, const F* x, const F* mean, const F* rstd, const F* a,
                         int64_t N, int64_t C, Variance v = Variance::Unbiased);
 
-// ---------------------------------------------------------------- ReLU (article 004's FFN)
-// y = max(x, 0)   (n)
-template <class F>
-void relu_forward(F* y, const F* x, int64_t n);
-// dx += dy * [x > 0]   (n)
-template <class F>
-void relu_backward(F* dx, const F* dy, const F* x, int64_t n);
-
 // ---------------------------------------------------------------- dropout
 // keep[i] = (u_i >= p) / (1 - p), u_i uniform in [0,1) (32 bits);  y = x * keep      (n); p == 0 or !training: y = x, keep = 1
 template <class F>
@@ -89,17 +77,8 @@ void dropout_backward(F* dx, const F* dy, const F* keep, int64_t n);
 // y = x + r   (n)
 template <class F>
 void residual_forward(F* y, const F* x, const F* r, int64_t n);
-// dx += dy;  dr += dy   (n): the gradient flows unchanged into both branches
-template <class F>
-void residual_backward(F* dx, F* dr, const F* dy, int64_t n);
 
-// ---------------------------------------------------------------- multi-head split / merge
-// out[b,h,t,d] = x[b,t,h*D+d]      x (B,T,C) -> (B,H,T,D): view(B,T,H,D).transpose(1,2)
-template <class F>
-void split_heads(F* out, const F* x, int64_t B, int64_t T, int64_t H, int64_t D);
-// dx[b,t,h*D+d] += dout[b,h,t,d]   (a permutation: its gradient is the inverse permutation)
-template <class F>
-void split_heads_backward(F* dx, const F* dout, int64_t B, int64_t T, int64_t H, int64_t D);
+// ---------------------------------------------------------------- multi-head merge
 // out[b,t,h*D+d] = x[b,h,t,d]      (B,H,T,D) -> (B,T,C): transpose(1,2).contiguous().view(B,T,C)
 template <class F>
 void merge_heads(F* out, const F* x, int64_t B, int64_t T, int64_t H, int64_t D);

@@ -17,7 +17,7 @@
 
 #include "exact/rng.hpp"
 #include "train/adam.hpp"
-#include "train/model.hpp"
+#include "train/params.hpp"
 #include "transformer/annotated.hpp"
 
 namespace ts::train {

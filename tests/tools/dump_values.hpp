@@ -11,7 +11,7 @@
 
 #include "exact/tensor.hpp"
 #include "fast/blas_core.hpp"
-#include "train/model.hpp"
+#include "train/params.hpp"
 #include "train/numbers.hpp"
 #include "train/ops.hpp"
 #include "train/safetensors.hpp"
