@@ -83,7 +83,6 @@ ROWS = [
     ("linear_128x768x3072", "matmul 128x768x3072: ts::linear", "linear_128x768x3072"),
     ("sgemm_128x768x3072", "matmul 128x768x3072: raw cblas_sgemm", None),
     ("train_step_64", "ch11 train step, B=64 (fwd + bwd + Adam)", "train_step_64"),
-    ("train_step_64_module", "  same, through ch10's modules (annotated.cpp's backward; one part)", "train_step_64"),
     ("gpt_train_step_64", "ch12 GPT train step, B=64 (fwd + bwd + Adam)", "gpt_train_step_64"),
     ("gpt_gen_stories15m", "ch12 generation, stories15M size, 256 tokens, KV cache", "gpt_gen_stories15m"),
     ("mem_read_bw", "memory read, 256 MB, the route's widest loads (bench_peak: the generation bound)", None),
