@@ -4,8 +4,13 @@
 #include "course/errors.hpp"
 #include "course/i18n.hpp"
 #include "train/batch_parts.hpp"
+#include "train/numbers.hpp"
 
 namespace ts {
+
+int64_t task_number(const std::string& flag, const std::string& text) {
+  return whole_number(flag, text, train::kMaxNumber);
+}
 
 void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff) {
   ch.option("--d-model", d_model, _("C, the model width"), 2, 1024);
