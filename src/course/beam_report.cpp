@@ -26,10 +26,26 @@ void check_beam_knobs(const Chapter& ch, int64_t K, double alpha) {
     throw UsageError(_("--length-penalty ranks the finished beams of beam search: give --beam K too"));
 }
 
+// GNMT's length penalty ((5 + |Y|) / 6)^alpha, what the course's length_penalty is meant to be
+static double gnmt_penalty(int64_t n, double alpha) { return std::pow((5.0 + double(n)) / 6.0, alpha); }
+
+// the first |Y| in 1..4 where the code's train::length_penalty is not GNMT's, 0 where it is
+static int64_t first_non_gnmt(double alpha) {
+  for (int64_t n = 1; n <= 4; ++n) {
+    const double got = train::length_penalty(n, alpha), want = gnmt_penalty(n, alpha);
+    if (!(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want)))) return n;
+  }
+  return 0;
+}
+
 std::string beam_name(const BeamOptions& o) {
-  return o.alpha == 0.0 ? trf("beam search, K = {K}, plain sum of log-probabilities", fmt::arg("K", o.K))
-                        : trf("beam search, K = {K}, length penalty ((5 + |Y|) / 6)^{a}", fmt::arg("K", o.K),
-                              fmt::arg("a", o.alpha));
+  // the formula named only when the code's length_penalty evaluates it
+  return o.alpha == 0.0          ? trf("beam search, K = {K}, plain sum of log-probabilities", fmt::arg("K", o.K))
+         : first_non_gnmt(o.alpha) == 0
+             ? trf("beam search, K = {K}, length penalty ((5 + |Y|) / 6)^{a}", fmt::arg("K", o.K), fmt::arg("a", o.alpha))
+             : trf("beam search, K = {K}, length penalty length_penalty(|Y|, {a}), not GNMT's ((5 + |Y|) / 6)^{a} "
+                   "(look at {site})",
+                   fmt::arg("K", o.K), fmt::arg("a", o.alpha), fmt::arg("site", train::length_penalty_site()));
 }
 
 std::string beam_words(const Hypothesis& h, const std::vector<std::string>& vocab) {
@@ -89,20 +105,16 @@ void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, 
   if (!pen) return;
   // the penalty the code evaluated, |Y| = 1..4, against GNMT's ((5 + |Y|) / 6)^alpha
   std::string values;
-  int64_t bad = 0;
-  for (int64_t n = 1; n <= 4; ++n) {
-    const double got = train::length_penalty(n, o.alpha), want = std::pow((5.0 + double(n)) / 6.0, o.alpha);
-    values += fmt::format("{}{:.4f}", n > 1 ? ", " : "", got);
-    bad += bad == 0 && !(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want))) ? n : 0;
-  }
+  for (int64_t n = 1; n <= 4; ++n) values += fmt::format("{}{:.4f}", n > 1 ? ", " : "", train::length_penalty(n, o.alpha));
+  const int64_t bad = first_non_gnmt(o.alpha);
   ch.say("  " + ch.verdict(bad == 0,
                            bad == 0 ? trf("length_penalty gives lp(|Y|) = {v} for |Y| = 1..4: GNMT's ((5 + |Y|) / 6)^{a}",
                                           fmt::arg("v", values), fmt::arg("a", o.alpha))
                                     : trf("length_penalty gives lp(|Y|) = {v} for |Y| = 1..4, not GNMT's ((5 + |Y|) / "
                                           "6)^{a} ({w:.4f} at |Y| = {n}): the ranking above uses that (look at {site})",
                                           fmt::arg("v", values), fmt::arg("a", o.alpha),
-                                          fmt::arg("w", std::pow((5.0 + double(bad)) / 6.0, o.alpha)),
-                                          fmt::arg("n", bad), fmt::arg("site", train::length_penalty_site()))));
+                                          fmt::arg("w", gnmt_penalty(bad, o.alpha)), fmt::arg("n", bad),
+                                          fmt::arg("site", train::length_penalty_site()))));
 }
 
 void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const std::vector<std::vector<int64_t>>& greedy,
