@@ -1,6 +1,7 @@
 // course/beam_report.cpp: beam search as ch11 and ch12 show it.
 #include "course/beam_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -91,6 +92,37 @@ void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, 
                 fmt::arg("d", done), fmt::arg("x", st.shown.size() - size_t(kept + done))),
             Shown::Info);
   }
+  // the rule stated above, checked on every step shown: K minus the finished beams kept, and no
+  // dropped candidate scored above a kept one
+  size_t bad_step = 0;
+  int64_t bad_kept = 0, bad_want = 0;
+  for (size_t s = 0; s < r.steps.size() && bad_step == 0; ++s) {
+    const train::BeamStep& st = r.steps[s];
+    int64_t kept = 0;
+    double worst_kept = INFINITY, best_dropped = -INFINITY;
+    for (const auto& c : st.shown)
+      if (c.fate == Fate::Dropped)
+        best_dropped = std::max(best_dropped, c.hyp.logp);
+      else
+        ++kept, worst_kept = std::min(worst_kept, c.hyp.logp);
+    const int64_t want = o.K - st.finished_before;
+    if (kept != want || best_dropped > worst_kept) bad_step = s + 1, bad_kept = kept, bad_want = want;
+  }
+  const std::string site = ch.ran("train::beam_search");  // "src/train/beam.cpp:LINE train::beam_search"
+  ch.say("  " + ch.verdict(bad_step == 0,
+                           bad_step == 0
+                               ? trf("at each of the {n} steps, K = {K} minus the finished beams were kept and no "
+                                     "dropped candidate shown scored above a kept one: the rule above, as {site} ran "
+                                     "it",
+                                     fmt::arg("n", r.steps.size()), fmt::arg("K", o.K), fmt::arg("site", site))
+                               : bad_kept != bad_want
+                               ? trf("at step {s}, beam_search kept {k} candidates where the rule above keeps {w} "
+                                     "(K = {K} minus the finished ones) (look at {site})",
+                                     fmt::arg("s", bad_step), fmt::arg("k", bad_kept), fmt::arg("w", bad_want),
+                                     fmt::arg("K", o.K), fmt::arg("site", site))
+                               : trf("at step {s}, beam_search dropped a candidate that scored above a kept one: it "
+                                     "did not keep the best-scored (look at {site})",
+                                     fmt::arg("s", bad_step), fmt::arg("site", site))));
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"", _("words"), "|Y|", _("sum log p"), _("penalised")});
   for (size_t i = 0; i < r.finished.size(); ++i) {
