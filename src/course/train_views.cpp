@@ -135,8 +135,15 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
   // which of create_mask's values the forward hides: module_inputs (what the trainer's forward
   // gets), then the attention's masking of those tensors
   const ModuleInputs in = module_inputs(b, cfg.look_ahead);
-  const std::vector<bool> enc_keep = kept_by_attention(in.enc), self_keep = kept_by_attention(in.self);
-  const Polarity pol = read_polarity({{m.enc, enc_keep, size_t(b.S)}, {m.dec_self, self_keep, size_t(b.T)}});
+  const std::vector<bool> enc_keep = kept_by_attention(in.enc), self_keep = kept_by_attention(in.self),
+                          cross_keep = kept_by_attention(in.cross);
+  const Polarity pol = read_polarity({{m.enc, enc_keep, size_t(b.S)}, {m.dec_self, self_keep, size_t(b.T)},
+                                      {m.dec_cross, cross_keep, size_t(b.S)}});
+  // each mask's own, to say which one disagrees
+  auto hidden_value = [](const Polarity& p) { return p.consistent ? fmt::format("{}", p.hide) : std::string("?"); };
+  const std::string enc_hides = hidden_value(read_polarity({{m.enc, enc_keep, size_t(b.S)}})),
+                    self_hides = hidden_value(read_polarity({{m.dec_self, self_keep, size_t(b.T)}})),
+                    cross_hides = hidden_value(read_polarity({{m.dec_cross, cross_keep, size_t(b.S)}}));
   const std::string what =
       cfg.look_ahead ? _("the source padding (encoder and cross-attention); combined_mask = max(target padding, "
                          "look-ahead) (decoder self-attention)")
@@ -148,10 +155,12 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
                       size_str({size_t(b.B), 1, 1, size_t(b.S)})),
           pol.consistent ? trf("{hide} = hide: {what}", fmt::arg("hide", pol.hide), fmt::arg("what", what))
           : pol.told
-              ? ch.verdict(false, trf("the forward hides some entries holding a value it keeps elsewhere, so "
-                                      "create_mask's values no longer say what is hidden (look at {site} and at "
-                                      "module_inputs in src/train/trainer.cpp): {what}",
-                                      fmt::arg("site", create_mask_site()), fmt::arg("what", what)))
+              ? ch.verdict(false, trf("the forward hides a value in one place that it keeps in another (the {e}s of "
+                                      "encode_padding_mask, the {s}s of combined_mask, the {c}s of "
+                                      "decode_padding_mask; ? = both), so create_mask's values no longer say what is "
+                                      "hidden (look at {site} and at module_inputs in src/train/trainer.cpp)",
+                                      fmt::arg("e", enc_hides), fmt::arg("s", self_hides), fmt::arg("c", cross_hides),
+                                      fmt::arg("site", create_mask_site())))
               : trf("no row of this batch's masks both hides and keeps: {what}", fmt::arg("what", what)),
           Shown::Twin);
   // the shortest number of the batch (the most padding): what its masks let each query see
@@ -160,14 +169,18 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
   const std::vector<float> comb(m.dec_self.begin() + row * b.T * b.T, m.dec_self.begin() + (row + 1) * b.T * b.T);
   // what the forward keeps: the entries holding the value it keeps (rows it hides whole included),
   // else (no single such value) what its attention kept
-  std::vector<bool> keep(size_t(b.T * b.T)), src_keep(size_t(b.S));
+  std::vector<bool> keep(size_t(b.T * b.T)), src_keep(size_t(b.S)), cross_src_keep(size_t(b.S));
   for (size_t i = 0; i < keep.size(); ++i)
     keep[i] = pol.consistent ? comb[i] == pol.keep : bool(self_keep[size_t(row * b.T * b.T) + i]);
-  for (size_t s = 0; s < src_keep.size(); ++s)  // the row's first query (every query's alike)
+  for (size_t s = 0; s < src_keep.size(); ++s) {  // the row's first query (every query's alike)
     src_keep[s] = pol.consistent ? m.enc[size_t(row * b.S * b.S) + s] == pol.keep
                                  : bool(enc_keep[size_t(row * b.S * b.S) + s]);
+    cross_src_keep[s] = pol.consistent ? m.dec_cross[size_t(row * b.T * b.S) + s] == pol.keep
+                                       : bool(cross_keep[size_t(row * b.T * b.S) + s]);
+  }
   const MaskReading r = read_mask(keep, ti, b.T);
   const int64_t src_hidden = std::count(src_keep.begin(), src_keep.end(), false),
+                cross_hidden = std::count(cross_src_keep.begin(), cross_src_keep.end(), false),
                 tgt_pad = std::count(ti.begin(), ti.end(), kPad);
   std::string sees = r.causal ? trf("each query t sees the keys 0..t that are not padding ({p} of its {T} keys are "
                                     "padding): the look-ahead and the padding mask",
@@ -177,10 +190,15 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
                                         fmt::arg("p", tgt_pad), fmt::arg("T", b.T))
                                   : trf("query {q} sees the keys {keys}", fmt::arg("q", r.first_odd),
                                         fmt::arg("keys", r.first_odd_keys));
-  ch.say(trf("  In {n} (\"{words}\"), the batch's shortest number: the encoder and the cross-attention hide {h} of its "
-             "{S} source positions; in the decoder, {sees}.",
+  const std::string source =
+      src_hidden == cross_hidden
+          ? trf("the encoder and the cross-attention hide {h} of its {S} source positions", fmt::arg("h", src_hidden),
+                fmt::arg("S", b.S))
+          : trf("the encoder hides {h} of its {S} source positions and the cross-attention {c}",
+                fmt::arg("h", src_hidden), fmt::arg("S", b.S), fmt::arg("c", cross_hidden));
+  ch.say(trf("  In {n} (\"{words}\"), the batch's shortest number: {source}; in the decoder, {sees}.",
              fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])),
-             fmt::arg("h", src_hidden), fmt::arg("S", b.S), fmt::arg("sees", sees)));
+             fmt::arg("source", source), fmt::arg("sees", sees)));
   Tensor picture = Tensor::from_shape({size_t(b.T), size_t(b.T)});  // combined_mask[row]   (T,T)
   std::copy(comb.begin(), comb.end(), picture.begin());
   HeatmapOptions opt;
