@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   ch.flag("--post-ln", post_ln, _("post-LN (article 004, the paper) instead of pre-LN (article 002)"));
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));
-  ch.option("--translate", translate_text, _("also translate this number (0..9999) with the trained model"));
+  ch.option("--translate", translate_text,
+            trf("also translate this number (0..{max}) with the trained model", fmt::arg("max", kMaxNumber)));
   ch.value_kind("--translate", "N");
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
@@ -175,7 +176,8 @@ int main(int argc, char** argv) {
                _("article 004 §模型训练和测试, 1) 超参设置"));
     {
       std::string ex;
-      for (int64_t n : {2048, 907, 15, 0, 9999}) ex += fmt::format("{:>6} -> {}\n", n, number_to_words(n));
+      for (int64_t n : {int64_t(2048), int64_t(907), int64_t(15), int64_t(0), kMaxNumber})
+        ex += fmt::format("{:>6} -> {}\n", n, number_to_words(n));
       ex.pop_back();
       ch.show("[(n, number_to_words(n)) for n in examples]", ex,
               _("a translation generated in code: digits in, English words out (no 'and', no hyphens)"), Shown::Twin);
@@ -354,7 +356,7 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
   if (loss_name != "article" && loss_name != "token")
     throw UsageError(trf("--loss must be 'article' or 'token', got '{v}'", fmt::arg("v", loss_name)));
   if (translate_text == "\x01") return -1;  // --translate not given ("" must be refused, not ignored)
-  return number_0_9999("--translate", translate_text);
+  return task_number("--translate", translate_text);
 }
 
 static void show_module(Chapter& ch, const EncoderDecoder& module) {

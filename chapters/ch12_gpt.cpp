@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
   });
 }
 
-static int64_t parse_number(const std::string& flag, const std::string& text) { return number_0_9999(flag, text); }
+static int64_t parse_number(const std::string& flag, const std::string& text) { return task_number(flag, text); }
 
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s) {
   if (!(dropout >= 0.0 && dropout < 1.0))

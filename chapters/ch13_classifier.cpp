@@ -70,9 +70,8 @@ int main(int argc, char** argv) {
   width_options(ch, cfg.d_model, cfg.heads, cfg.d_ff);
   adam_options(ch, dropout, lr);
   ch.option("--log-every", log_every, _("print a progress line every N steps"), 1, 1000000);
-  ch.option("--pool", pool, _("the sentence vector: cls (the final [CLS] vector, BERT's) or mean "
-                              "(EncoderClassifier::pool's mean of the final vectors of every real position, [CLS] "
-                              "included)"));
+  ch.option("--pool", pool, _("the sentence vector EncoderClassifier::pool gives the head: cls (BERT's choice) or "
+                              "mean; Step 1 says which final vectors it reads, measured"));
   ch.option("--classify", classify_text, _("also classify this number written in words, e.g. \"forty eight\""));
   checkpoint_options(ch, save_dir, load_dir);
   bool check_grads = false;
@@ -129,6 +128,8 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 1) task and model
     const Split& split = number_split();
+    // the label rule, measured in Step 1 from make_cls_batch's labels (the last digit, or not)
+    bool label_is_last_digit = false;
     ch.section(_("Step 1: the task, the input with its [CLS] position, the model"),
                _("article 000 §TransformerEncoder; article 002 §9.1.3"));
     {
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
       int64_t other = 0, first = -1;
       for (int64_t i = 0; i < every.B; ++i)
         if (every.labels[size_t(i)] != every.numbers[size_t(i)] % 10) first = first < 0 ? i : first, ++other;
+      label_is_last_digit = other == 0;
       const std::string rule =
           other == 0 ? trf("the class is the last digit, n % 10, for all {N} numbers (make_cls_batch's labels): it "
                            "depends on the last word, wherever that falls",
@@ -317,7 +319,9 @@ int main(int argc, char** argv) {
         opt.title = trf("layer {l}, [CLS]'s row for {n}: rows = heads, columns = keys; the heads together weight "
                         "'{w}' most{last}",
                         fmt::arg("l", L - 1), fmt::arg("n", n), fmt::arg("w", cols[size_t(top)]),
-                        fmt::arg("last", top == T - 1 ? _(" (the last word, which decides the class)") : ""));
+                        fmt::arg("last", top != T - 1        ? ""
+                                         : label_is_last_digit ? _(" (the last word, which decides the class)")
+                                                               : _(" (the last word)")));
         ch.figure(heatmap(matrix(cut, H, T), heads, cols, opt));
       }
       ch.say(trf("  Over the {n} held-out sentences, [CLS]'s row (summed over the {H} heads) in layer {l} weights the "

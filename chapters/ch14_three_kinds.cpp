@@ -123,13 +123,17 @@ int main(int argc, char** argv) {
                fmt::arg("p", thousands(k_gpt.params))));
     {  // the label rule, read from make_cls_batch's labels of the held-out numbers
       const ClsBatch hb = make_cls_batch(held);
-      bool last_digit = true;
-      for (int64_t i = 0; i < hb.B; ++i) last_digit = last_digit && hb.labels[size_t(i)] == hb.numbers[size_t(i)] % 10;
+      int64_t other = 0;  // held-out numbers whose label is not their last digit
+      for (int64_t i = 0; i < hb.B; ++i) other += hb.labels[size_t(i)] != hb.numbers[size_t(i)] % 10;
       ch.say(trf("  {name} reads [CLS] and the words of a number (vocabulary {V}, positions up to {P}) and writes one "
                  "of {K} classes, {what}, in one pass: {p} parameters.",
                  fmt::arg("name", k_cls.name), fmt::arg("V", cls_cfg.vocab), fmt::arg("P", cls_cfg.max_len),
                  fmt::arg("K", cls_cfg.classes),
-                 fmt::arg("what", last_digit ? _("its last digit") : _("its label from make_cls_batch (not its last digit)")),
+                 fmt::arg("what", other == 0 ? std::string(_("its last digit"))
+                                             : trf("the label {site} gives, NOT the last digit for {k} of the {n} "
+                                                   "held-out numbers",
+                                                   fmt::arg("site", make_cls_batch_site()), fmt::arg("k", other),
+                                                   fmt::arg("n", hb.B))),
                  fmt::arg("p", thousands(k_cls.params))));
     }
     {  // the budget: every run to its cap, each step ~3 x (2 x params) multiply-adds per position

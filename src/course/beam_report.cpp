@@ -1,6 +1,7 @@
 // course/beam_report.cpp: beam search as ch11 and ch12 show it.
 #include "course/beam_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -26,10 +27,26 @@ void check_beam_knobs(const Chapter& ch, int64_t K, double alpha) {
     throw UsageError(_("--length-penalty ranks the finished beams of beam search: give --beam K too"));
 }
 
+// GNMT's length penalty ((5 + |Y|) / 6)^alpha, what the course's length_penalty is meant to be
+static double gnmt_penalty(int64_t n, double alpha) { return std::pow((5.0 + double(n)) / 6.0, alpha); }
+
+// the first |Y| in 1..4 where the code's train::length_penalty is not GNMT's, 0 where it is
+static int64_t first_non_gnmt(double alpha) {
+  for (int64_t n = 1; n <= 4; ++n) {
+    const double got = train::length_penalty(n, alpha), want = gnmt_penalty(n, alpha);
+    if (!(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want)))) return n;
+  }
+  return 0;
+}
+
 std::string beam_name(const BeamOptions& o) {
-  return o.alpha == 0.0 ? trf("beam search, K = {K}, plain sum of log-probabilities", fmt::arg("K", o.K))
-                        : trf("beam search, K = {K}, length penalty ((5 + |Y|) / 6)^{a}", fmt::arg("K", o.K),
-                              fmt::arg("a", o.alpha));
+  // the formula named only when the code's length_penalty evaluates it
+  return o.alpha == 0.0          ? trf("beam search, K = {K}, plain sum of log-probabilities", fmt::arg("K", o.K))
+         : first_non_gnmt(o.alpha) == 0
+             ? trf("beam search, K = {K}, length penalty ((5 + |Y|) / 6)^{a}", fmt::arg("K", o.K), fmt::arg("a", o.alpha))
+             : trf("beam search, K = {K}, length penalty length_penalty(|Y|, {a}), not GNMT's ((5 + |Y|) / 6)^{a} "
+                   "(look at {site})",
+                   fmt::arg("K", o.K), fmt::arg("a", o.alpha), fmt::arg("site", train::length_penalty_site()));
 }
 
 std::string beam_words(const Hypothesis& h, const std::vector<std::string>& vocab) {
@@ -75,6 +92,37 @@ void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, 
                 fmt::arg("d", done), fmt::arg("x", st.shown.size() - size_t(kept + done))),
             Shown::Info);
   }
+  // the rule stated above, checked on every step shown: K minus the finished beams kept, and no
+  // dropped candidate scored above a kept one
+  size_t bad_step = 0;
+  int64_t bad_kept = 0, bad_want = 0;
+  for (size_t s = 0; s < r.steps.size() && bad_step == 0; ++s) {
+    const train::BeamStep& st = r.steps[s];
+    int64_t kept = 0;
+    double worst_kept = INFINITY, best_dropped = -INFINITY;
+    for (const auto& c : st.shown)
+      if (c.fate == Fate::Dropped)
+        best_dropped = std::max(best_dropped, c.hyp.logp);
+      else
+        ++kept, worst_kept = std::min(worst_kept, c.hyp.logp);
+    const int64_t want = o.K - st.finished_before;
+    if (kept != want || best_dropped > worst_kept) bad_step = s + 1, bad_kept = kept, bad_want = want;
+  }
+  const std::string site = ch.ran("train::beam_search");  // "src/train/beam.cpp:LINE train::beam_search"
+  ch.say("  " + ch.verdict(bad_step == 0,
+                           bad_step == 0
+                               ? trf("at each of the {n} steps, K = {K} minus the finished beams were kept and no "
+                                     "dropped candidate shown scored above a kept one: the rule above, as {site} ran "
+                                     "it",
+                                     fmt::arg("n", r.steps.size()), fmt::arg("K", o.K), fmt::arg("site", site))
+                               : bad_kept != bad_want
+                               ? trf("at step {s}, beam_search kept {k} candidates where the rule above keeps {w} "
+                                     "(K = {K} minus the finished ones) (look at {site})",
+                                     fmt::arg("s", bad_step), fmt::arg("k", bad_kept), fmt::arg("w", bad_want),
+                                     fmt::arg("K", o.K), fmt::arg("site", site))
+                               : trf("at step {s}, beam_search dropped a candidate that scored above a kept one: it "
+                                     "did not keep the best-scored (look at {site})",
+                                     fmt::arg("s", bad_step), fmt::arg("site", site))));
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"", _("words"), "|Y|", _("sum log p"), _("penalised")});
   for (size_t i = 0; i < r.finished.size(); ++i) {
@@ -89,20 +137,16 @@ void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, 
   if (!pen) return;
   // the penalty the code evaluated, |Y| = 1..4, against GNMT's ((5 + |Y|) / 6)^alpha
   std::string values;
-  int64_t bad = 0;
-  for (int64_t n = 1; n <= 4; ++n) {
-    const double got = train::length_penalty(n, o.alpha), want = std::pow((5.0 + double(n)) / 6.0, o.alpha);
-    values += fmt::format("{}{:.4f}", n > 1 ? ", " : "", got);
-    bad += bad == 0 && !(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want))) ? n : 0;
-  }
+  for (int64_t n = 1; n <= 4; ++n) values += fmt::format("{}{:.4f}", n > 1 ? ", " : "", train::length_penalty(n, o.alpha));
+  const int64_t bad = first_non_gnmt(o.alpha);
   ch.say("  " + ch.verdict(bad == 0,
                            bad == 0 ? trf("length_penalty gives lp(|Y|) = {v} for |Y| = 1..4: GNMT's ((5 + |Y|) / 6)^{a}",
                                           fmt::arg("v", values), fmt::arg("a", o.alpha))
                                     : trf("length_penalty gives lp(|Y|) = {v} for |Y| = 1..4, not GNMT's ((5 + |Y|) / "
                                           "6)^{a} ({w:.4f} at |Y| = {n}): the ranking above uses that (look at {site})",
                                           fmt::arg("v", values), fmt::arg("a", o.alpha),
-                                          fmt::arg("w", std::pow((5.0 + double(bad)) / 6.0, o.alpha)),
-                                          fmt::arg("n", bad), fmt::arg("site", train::length_penalty_site()))));
+                                          fmt::arg("w", gnmt_penalty(bad, o.alpha)), fmt::arg("n", bad),
+                                          fmt::arg("site", train::length_penalty_site()))));
 }
 
 void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const std::vector<std::vector<int64_t>>& greedy,

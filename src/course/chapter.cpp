@@ -332,14 +332,16 @@ std::string quoted_input(const std::string& v) {
   return out;
 }
 
-int64_t number_0_9999(const std::string& flag, const std::string& text) {
+int64_t whole_number(const std::string& flag, const std::string& text, int64_t max) {
   // spaces around the digits are read as Python's int() and every number flag reads them
   const size_t b = text.find_first_not_of(" \t\n\r\f\v"), e = text.find_last_not_of(" \t\n\r\f\v");
   const std::string t = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
-  const bool digits = !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits)
-    throw UsageError(trf("{flag} needs a whole number from 0 to 9999 written with digits, got {text}",
-                         fmt::arg("flag", flag), fmt::arg("text", quoted_input(text))));
+  // at most as many digits as `max` has, so std::stoll cannot overflow
+  const bool digits = !t.empty() && t.size() <= std::to_string(max).size() &&
+                      std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || std::stoll(t) > max)
+    throw UsageError(trf("{flag} needs a whole number from 0 to {max} written with digits, got {text}",
+                         fmt::arg("flag", flag), fmt::arg("max", max), fmt::arg("text", quoted_input(text))));
   return std::stoll(t);
 }
 

@@ -240,9 +240,10 @@ void check_model_dims(int64_t d_model, int64_t heads, int64_t min_d_model = 1);
 // most 60 bytes cut where a character starts (then its length is said), and the first invisible
 // or look-alike character named: "'forty eight' (U+00A0 NO-BREAK SPACE at byte 5)".
 std::string quoted_input(const std::string& v);
-// --prompt / --translate N: a whole number from 0 to 9999 in digits, spaces around it allowed as
-// every number flag allows them (Python's int()). UsageError echoing the value otherwise.
-int64_t number_0_9999(const std::string& flag, const std::string& text);
+// A whole number from 0 to `max` in digits, spaces around it allowed as every number flag allows
+// them (Python's int()). UsageError naming 0..max and echoing the value otherwise. (--prompt and
+// --translate call it through task_number, course/train_knobs.hpp, with the task's own bound.)
+int64_t whole_number(const std::string& flag, const std::string& text, int64_t max);
 // How the user wrote `flag`'s value, or std::to_string(value) if the flag was not given.
 std::string typed(const std::string& flag, int64_t value);
 void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions

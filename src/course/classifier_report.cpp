@@ -160,9 +160,9 @@ int64_t parse_number_words(const std::string& text) {
   if (!words.empty() && text.size() <= 200)
     for (int64_t n = 0; n <= train::kMaxNumber; ++n)
       if (train::number_to_words(n) == words) return n;
-  throw UsageError(trf("--classify needs a number from 0 to 9999 written in English words as the course writes them "
+  throw UsageError(trf("--classify needs a number from 0 to {max} written in English words as the course writes them "
                        "(e.g. \"forty eight\", no 'and', no hyphens), got {text}",
-                       fmt::arg("text", quoted_input(text))));  // one line, cut, invisible characters named
+                       fmt::arg("max", train::kMaxNumber), fmt::arg("text", quoted_input(text))));  // one line, cut, invisible characters named
 }
 
 }  // namespace ts

@@ -8,6 +8,10 @@
 
 namespace ts {
 
+int64_t task_number(const std::string& flag, const std::string& text) {
+  return whole_number(flag, text, train::kMaxNumber);
+}
+
 void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff) {
   ch.option("--d-model", d_model, _("C, the model width"), 2, 1024);
   ch.option("--heads", heads, _("H, attention heads; must divide --d-model"));

@@ -13,6 +13,9 @@
 
 namespace ts {
 
+// --prompt N / --translate N: a number of ch11's task, 0 to train::kMaxNumber in digits (whole_number)
+int64_t task_number(const std::string& flag, const std::string& text);
+
 // --d-model C, --heads H (must divide C; check_model_dims after parsing), --d-ff F
 void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff);
 // --dropout p, --lr (Adam's learning rate); `lr_help` replaces the generic help where given

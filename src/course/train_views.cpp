@@ -2,6 +2,7 @@
 #include "course/train_views.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "exact/print.hpp"
+#include "transformer/annotated.hpp"
 
 namespace ts {
 
@@ -32,21 +34,21 @@ std::vector<int64_t> source_lengths(const Batch& b) {
   return n;
 }
 
-// What a (T,T) decoder mask of one row (1 = hide) lets each query see, against its keys'
-// padding (pad[s]): exactly the keys 0..t that are not padding (causal), every key that is not
-// padding (all_real), or neither: the first query that differs and the keys it sees.
+// What a (T,T) decoder mask of one row lets each query see (keep[q*T + s]: the forward keeps key s
+// for query q), against its keys' padding (pad[s]): exactly the keys 0..t that are not padding
+// (causal), every key that is not padding (all_real), or the first query that sees something else.
 struct MaskReading {
   bool causal = true, all_real = true;
   int64_t first_odd = -1;
   std::string first_odd_keys;
 };
-MaskReading read_mask(const std::vector<float>& mask, const std::vector<int64_t>& keys, int64_t T) {
+MaskReading read_mask(const std::vector<bool>& keep, const std::vector<int64_t>& keys, int64_t T) {
   MaskReading r;
   for (int64_t q = 0; q < T; ++q) {
     bool causal = true, all = true;
     std::vector<int64_t> seen;
     for (int64_t s = 0; s < T; ++s) {
-      const bool sees = mask[size_t(q * T + s)] == 0.0f, real = keys[size_t(s)] != kPad;
+      const bool sees = keep[size_t(q * T + s)], real = keys[size_t(s)] != kPad;
       causal = causal && sees == (real && s <= q);
       all = all && sees == real;
       if (sees) seen.push_back(s);
@@ -57,6 +59,53 @@ MaskReading read_mask(const std::vector<float>& mask, const std::vector<int64_t>
       r.first_odd_keys = seen.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(seen, ", "));
     }
   }
+  return r;
+}
+
+// What ch11's forward does with a (B,Q,K) mask of module_inputs (create_mask's floats turned into
+// the modules' mask): attention() (src/transformer/annotated.cpp) over equal scores, so a key the
+// forward hides gets softmax weight 0 and every other the same share. keep[(b*Q + q)*K + k].
+std::vector<bool> kept_by_attention(const BTensor& mask) {
+  const size_t B = mask.shape()[0], Q = mask.shape()[1], K = mask.shape()[2];
+  const Tensor q = xt::zeros<float>({B, size_t(1), Q, size_t(1)}), k = xt::zeros<float>({B, size_t(1), K, size_t(1)});
+  BTensor m4 = mask;  // (B,1,Q,K): the same mask for the one head
+  m4.reshape({B, size_t(1), Q, K});
+  Tensor p;  // (B,1,Q,K)
+  attention(q, k, k, &m4, nullptr, &p);
+  std::vector<bool> keep(p.size());
+  for (size_t i = 0; i < p.size(); ++i) keep[i] = p.data()[i] != 0.0f;
+  return keep;
+}
+
+// The polarity of create_mask's floats, read from what the forward keeps: the value every hidden
+// entry holds (hide) and the value every kept entry holds (keep). Only rows holding both values
+// tell: a row the forward hides whole is softmaxed over equal -1e9s, as evenly as a row it keeps
+// whole. consistent is false when a value is hidden in one place and kept in another (or nothing
+// is told at all: no row holds both values).
+struct Polarity {
+  float hide = 1.0f, keep = 0.0f;
+  bool consistent = false, told = false;
+};
+struct RowsOf {
+  const std::vector<float>& values;  // create_mask's, rows of K
+  const std::vector<bool>& keep;     // kept_by_attention's, the same layout
+  size_t K;
+};
+Polarity read_polarity(std::initializer_list<RowsOf> masks) {
+  std::vector<float> hidden_values, kept_values;
+  for (const RowsOf& m : masks)
+    for (size_t r0 = 0; r0 < m.values.size(); r0 += m.K) {
+      const auto row = m.values.begin() + std::ptrdiff_t(r0);
+      if (std::all_of(row, row + std::ptrdiff_t(m.K), [&](float v) { return v == *row; })) continue;
+      for (size_t i = r0; i < r0 + m.K; ++i) {
+        std::vector<float>& into = m.keep[i] ? kept_values : hidden_values;
+        if (std::find(into.begin(), into.end(), m.values[i]) == into.end()) into.push_back(m.values[i]);
+      }
+    }
+  Polarity r;
+  r.told = !hidden_values.empty() || !kept_values.empty();
+  r.consistent = hidden_values.size() == 1 && kept_values.size() == 1 && kept_values[0] != hidden_values[0];
+  if (r.consistent) r.hide = hidden_values[0], r.keep = kept_values[0];
   return r;
 }
 
@@ -83,22 +132,56 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
                     fmt::arg("n", longest)),
           Shown::Twin);
   const auto m = create_mask<float>(b.inputs, b.tar_inp, b.B, b.S, b.T, cfg.look_ahead);
+  // which of create_mask's values the forward hides: module_inputs (what the trainer's forward
+  // gets), then the attention's masking of those tensors
+  const ModuleInputs in = module_inputs(b, cfg.look_ahead);
+  const std::vector<bool> enc_keep = kept_by_attention(in.enc), self_keep = kept_by_attention(in.self),
+                          cross_keep = kept_by_attention(in.cross);
+  const Polarity pol = read_polarity({{m.enc, enc_keep, size_t(b.S)}, {m.dec_self, self_keep, size_t(b.T)},
+                                      {m.dec_cross, cross_keep, size_t(b.S)}});
+  // each mask's own, to say which one disagrees
+  auto hidden_value = [](const Polarity& p) { return p.consistent ? fmt::format("{}", p.hide) : std::string("?"); };
+  const std::string enc_hides = hidden_value(read_polarity({{m.enc, enc_keep, size_t(b.S)}})),
+                    self_hides = hidden_value(read_polarity({{m.dec_self, self_keep, size_t(b.T)}})),
+                    cross_hides = hidden_value(read_polarity({{m.dec_cross, cross_keep, size_t(b.S)}}));
+  const std::string what =
+      cfg.look_ahead ? _("the source padding (encoder and cross-attention); combined_mask = max(target padding, "
+                         "look-ahead) (decoder self-attention)")
+                     : _("the source padding (encoder and cross-attention); combined_mask = the target padding only, "
+                         "no look-ahead mask (--no-look-ahead) (decoder self-attention)");
   ch.show("create_mask(inputs, tar_inp)",
           fmt::format("encode_padding_mask {}\ncombined_mask       {}\ndecode_padding_mask {}",
                       size_str({size_t(b.B), 1, 1, size_t(b.S)}), size_str({size_t(b.B), 1, size_t(b.T), size_t(b.T)}),
                       size_str({size_t(b.B), 1, 1, size_t(b.S)})),
-          cfg.look_ahead ? _("1 = hide: the source padding (encoder and cross-attention); combined_mask = max(target "
-                             "padding, look-ahead) (decoder self-attention)")
-                         : _("1 = hide: the source padding (encoder and cross-attention); combined_mask = the target "
-                             "padding only, no look-ahead mask (--no-look-ahead) (decoder self-attention)"),
+          pol.consistent ? trf("{hide} = hide: {what}", fmt::arg("hide", pol.hide), fmt::arg("what", what))
+          : pol.told
+              ? ch.verdict(false, trf("the forward hides a value in one place that it keeps in another (the {e}s of "
+                                      "encode_padding_mask, the {s}s of combined_mask, the {c}s of "
+                                      "decode_padding_mask; ? = both), so create_mask's values no longer say what is "
+                                      "hidden (look at {site} and at module_inputs in src/train/trainer.cpp)",
+                                      fmt::arg("e", enc_hides), fmt::arg("s", self_hides), fmt::arg("c", cross_hides),
+                                      fmt::arg("site", create_mask_site())))
+              : trf("no row of this batch's masks both hides and keeps: {what}", fmt::arg("what", what)),
           Shown::Twin);
   // the shortest number of the batch (the most padding): what its masks let each query see
   const int64_t row = std::min_element(b.numbers.begin(), b.numbers.end()) - b.numbers.begin();
   const std::vector<int64_t> ti(b.tar_inp.begin() + row * b.T, b.tar_inp.begin() + (row + 1) * b.T);
-  const std::vector<float> enc(m.enc.begin() + row * b.S * b.S, m.enc.begin() + (row * b.S + 1) * b.S);
   const std::vector<float> comb(m.dec_self.begin() + row * b.T * b.T, m.dec_self.begin() + (row + 1) * b.T * b.T);
-  const MaskReading r = read_mask(comb, ti, b.T);
-  const int64_t src_hidden = std::count(enc.begin(), enc.end(), 1.0f), tgt_pad = std::count(ti.begin(), ti.end(), kPad);
+  // what the forward keeps: the entries holding the value it keeps (rows it hides whole included),
+  // else (no single such value) what its attention kept
+  std::vector<bool> keep(size_t(b.T * b.T)), src_keep(size_t(b.S)), cross_src_keep(size_t(b.S));
+  for (size_t i = 0; i < keep.size(); ++i)
+    keep[i] = pol.consistent ? comb[i] == pol.keep : bool(self_keep[size_t(row * b.T * b.T) + i]);
+  for (size_t s = 0; s < src_keep.size(); ++s) {  // the row's first query (every query's alike)
+    src_keep[s] = pol.consistent ? m.enc[size_t(row * b.S * b.S) + s] == pol.keep
+                                 : bool(enc_keep[size_t(row * b.S * b.S) + s]);
+    cross_src_keep[s] = pol.consistent ? m.dec_cross[size_t(row * b.T * b.S) + s] == pol.keep
+                                       : bool(cross_keep[size_t(row * b.T * b.S) + s]);
+  }
+  const MaskReading r = read_mask(keep, ti, b.T);
+  const int64_t src_hidden = std::count(src_keep.begin(), src_keep.end(), false),
+                cross_hidden = std::count(cross_src_keep.begin(), cross_src_keep.end(), false),
+                tgt_pad = std::count(ti.begin(), ti.end(), kPad);
   std::string sees = r.causal ? trf("each query t sees the keys 0..t that are not padding ({p} of its {T} keys are "
                                     "padding): the look-ahead and the padding mask",
                                     fmt::arg("p", tgt_pad), fmt::arg("T", b.T))
@@ -107,22 +190,30 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
                                         fmt::arg("p", tgt_pad), fmt::arg("T", b.T))
                                   : trf("query {q} sees the keys {keys}", fmt::arg("q", r.first_odd),
                                         fmt::arg("keys", r.first_odd_keys));
-  ch.say(trf("  In {n} (\"{words}\"), the batch's shortest number: the encoder and the cross-attention hide {h} of its "
-             "{S} source positions; in the decoder, {sees}.",
+  const std::string source =
+      src_hidden == cross_hidden
+          ? trf("the encoder and the cross-attention hide {h} of its {S} source positions", fmt::arg("h", src_hidden),
+                fmt::arg("S", b.S))
+          : trf("the encoder hides {h} of its {S} source positions and the cross-attention {c}",
+                fmt::arg("h", src_hidden), fmt::arg("S", b.S), fmt::arg("c", cross_hidden));
+  ch.say(trf("  In {n} (\"{words}\"), the batch's shortest number: {source}; in the decoder, {sees}.",
              fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])),
-             fmt::arg("h", src_hidden), fmt::arg("S", b.S), fmt::arg("sees", sees)));
+             fmt::arg("source", source), fmt::arg("sees", sees)));
   Tensor picture = Tensor::from_shape({size_t(b.T), size_t(b.T)});  // combined_mask[row]   (T,T)
   std::copy(comb.begin(), comb.end(), picture.begin());
   HeatmapOptions opt;
   opt.mode = heatmap_mode(ch.color);
   opt.vmin = 0, opt.vmax = 1;
   opt.cell_width = 8;
-  opt.mask = MaskMeaning::OneHides;  // the SVG draws it in the mask colours, with their legend
+  // the SVG draws it in the mask colours, with their legend: which value is hidden, as measured
+  opt.mask = !pol.consistent ? MaskMeaning::None : pol.hide == 1.0f ? MaskMeaning::OneHides : MaskMeaning::OneKeeps;
   opt.title = trf("combined_mask of {n} (\"{words}\"): rows = queries, columns = keys",
                   fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])));
   // the terminal's legend, in the terminal's shades
-  opt.terminal_legend = trf(", {hide} = 1 = hidden, {keep} = 0 = visible", fmt::arg("hide", heatmap_swatch(1, opt)),
-                            fmt::arg("keep", heatmap_swatch(0, opt)));
+  if (pol.consistent)
+    opt.terminal_legend = trf(", {hide} = {h} = hidden, {keep} = {k} = visible",
+                              fmt::arg("hide", heatmap_swatch(pol.hide, opt)), fmt::arg("h", pol.hide),
+                              fmt::arg("keep", heatmap_swatch(pol.keep, opt)), fmt::arg("k", pol.keep));
   ch.figure(heatmap(picture, tokens_of(target_vocab(), ti), tokens_of(target_vocab(), ti), opt));
 }
 
