@@ -17,13 +17,6 @@ using namespace ts::train;
 
 namespace {
 
-GPTConfig module_config(const GptConfig& c) {
-  GPTConfig g;
-  g.vocab_size = c.vocab, g.block_size = c.ctx, g.n_layer = c.layers, g.n_embd = c.d_model, g.n_head = c.heads;
-  g.d_ff = c.d_ff, g.dropout = c.dropout, g.tied = c.tied, g.causal = c.causal;
-  return g;
-}
-
 // copy n floats of a flat vector (train's layout) into t, or out of t (to = false)
 void copy_rows(Tensor& t, std::vector<float>& flat, size_t offset, bool to = true) {
   if (to)

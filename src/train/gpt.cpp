@@ -16,6 +16,7 @@
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
 #include "train/wiring.hpp"
+#include "transformer/grad.hpp"
 
 namespace ts::train {
 
@@ -284,6 +285,91 @@ template void gpt_backward<float>(const GptConfig&, const GptLayout&, const floa
 template void gpt_backward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
                                    const SeqBatch&, double);
 
+// ---------------------------------------------------------------- the module it trains
+GPTConfig module_config(const GptConfig& c) {
+  GPTConfig g;
+  g.vocab_size = c.vocab, g.block_size = c.ctx, g.n_layer = c.layers, g.n_embd = c.d_model, g.n_head = c.heads;
+  g.d_ff = c.d_ff, g.dropout = c.dropout, g.tied = c.tied, g.causal = c.causal;
+  return g;
+}
+
+std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L) {
+  std::vector<std::pair<Tensor*, size_t>> out;
+  const size_t C = size_t(g.config.n_embd);
+  out.emplace_back(&g.wte.weight, L.wte);
+  out.emplace_back(&g.wpe.weight, L.wpe);
+  for (size_t l = 0; l < g.h.size(); ++l) {
+    const GptLayout::Block& p = L.h[l];
+    Block& b = g.h[l];
+    out.emplace_back(&b.sublayer[0].norm.a_2, p.ln1_w);
+    out.emplace_back(&b.sublayer[0].norm.b_2, p.ln1_b);
+    for (size_t j = 0; j < 3; ++j) {  // c_attn = [q; k; v]   (3C,C), (3C)
+      out.emplace_back(&b.self_attn.linears[j].weight, p.attn_w + j * C * C);
+      out.emplace_back(&b.self_attn.linears[j].bias, p.attn_b + j * C);
+    }
+    out.emplace_back(&b.self_attn.linears[3].weight, p.proj_w);  // c_proj
+    out.emplace_back(&b.self_attn.linears[3].bias, p.proj_b);
+    out.emplace_back(&b.sublayer[1].norm.a_2, p.ln2_w);
+    out.emplace_back(&b.sublayer[1].norm.b_2, p.ln2_b);
+    out.emplace_back(&b.feed_forward.w_1.weight, p.fc_w);  // c_fc
+    out.emplace_back(&b.feed_forward.w_1.bias, p.fc_b);
+    out.emplace_back(&b.feed_forward.w_2.weight, p.fc2_w);  // mlp.c_proj
+    out.emplace_back(&b.feed_forward.w_2.bias, p.fc2_b);
+  }
+  out.emplace_back(&g.ln_f.a_2, L.lnf_w);
+  out.emplace_back(&g.ln_f.b_2, L.lnf_b);
+  if (!g.config.tied) out.emplace_back(&g.lm_head, L.head);
+  return out;
+}
+
+static void copy_in(const std::vector<std::pair<Tensor*, size_t>>& slots, const std::vector<float>& params) {
+  for (const auto& [t, off] : slots) std::copy_n(params.data() + off, t->size(), t->data());
+}
+
+GPT gpt_module(const GptConfig& cfg, const GptLayout& L, const std::vector<float>& params) {
+  GPTConfig c = module_config(cfg);
+  c.dropout = 0.0;
+  GPT g(c);
+  copy_in(module_slots(g, L), params);
+  g.train(false);
+  return g;
+}
+
+// the line below: token_losses's own, for token_losses_site()
+static const CodeSite kLossSite{__FILE__, __LINE__ + 1, "token_losses"};
+std::vector<double> token_losses(const Tensor& logits, const std::vector<int64_t>& y) {
+  const size_t N = y.size(), V = logits.size() / std::max<size_t>(N, 1);
+  std::vector<double> loss(N, 0.0);
+  for (size_t n = 0; n < N; ++n) {
+    if (y[n] == kPad) continue;  // a prompt position or padding: the loss skips it
+    // loss_n = log sum_v exp(l_v - max) + max - l_y
+    const float* l = logits.data() + n * V;
+    const double mx = *std::max_element(l, l + V);
+    double sum = 0.0;
+    for (size_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
+    loss[n] = std::log(sum) + mx - double(l[size_t(y[n])]);
+  }
+  return loss;
+}
+std::string token_losses_site() { return site_words(kLossSite); }
+
+Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y, float scale) {
+  const size_t N = y.size(), V = logits.size() / std::max<size_t>(N, 1);
+  Tensor d = zeros(shape_of(logits));
+  for (size_t n = 0; n < N; ++n) {
+    if (y[n] == kPad) continue;
+    // dlogits_n = scale (softmax(l_n) - onehot(y_n))   (V)
+    const float* l = logits.data() + n * V;
+    float* dl = d.data() + n * V;
+    const double mx = *std::max_element(l, l + V);
+    double sum = 0.0;
+    for (size_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
+    for (size_t v = 0; v < V; ++v) dl[v] = float(double(scale) * std::exp(double(l[v]) - mx) / sum);
+    dl[y[n]] -= scale;
+  }
+  return d;
+}
+
 // ---------------------------------------------------------------- the model and its threads
 static float normal(Rng& rng, double stddev) {
   const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
@@ -301,56 +387,73 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_g
     for (size_t i = 0; i < s.numel; ++i)
       params[s.offset + i] = bias ? 0.0f : norm ? 1.0f : normal(rng, sd);
   }
-  // the batch in a fixed number of parts (train/batch_parts.hpp): one workspace and one dropout
-  // generator per part, whatever the thread count, so --threads never changes a result
+  // the batch in a fixed number of parts (train/batch_parts.hpp): one module, gradient module
+  // and dropout generator per part, whatever the thread count, so --threads never changes a result
   threads_ = std::max(1, threads);
-  work_.resize(size_t(kBatchParts));
-  for (size_t k = 0; k < work_.size(); ++k) rngs_.emplace_back(seed * 1000003ull + k + 1);
+  const GPT module(module_config(cfg));
+  for (int64_t k = 0; k < kBatchParts; ++k) {
+    auto p = std::make_unique<Part>();
+    p->model = module;
+    p->grads = module;
+    p->slots = module_slots(p->model, layout);
+    p->gslots = module_slots(p->grads, layout);
+    p->generator.manual_seed(seed * 1000003ull + uint64_t(k) + 1);
+    parts_.push_back(std::move(p));
+  }
   set_blas_threads(1);  // our threads take the parts; OpenBLAS's must not split a product's sums
 }
 
 double Gpt::forward(const SeqBatch& b, bool training) {
-  const int64_t K = batch_parts(b.B);
-  parts_.clear();
-  for (int64_t k = 0; k < K; ++k) {
-    const RowRange r = part_rows(b.B, k, K);
-    parts_.push_back(slice_seq_batch(b, r.r0, r.r1));
-  }
-  std::vector<double> sums(static_cast<size_t>(K));
+  const int64_t K = batch_parts(b.B), V = cfg.vocab;
+  used_ = K;
+  std::vector<double> sums(static_cast<size_t>(K), 0.0);
+  std::vector<int64_t> correct(static_cast<size_t>(K), 0);
   run_parts(K, threads_, [&](int64_t k) {
-    sums[size_t(k)] = gpt_forward(cfg, layout, params.data(), work_[size_t(k)], parts_[size_t(k)], training,
-                                  rngs_[size_t(k)]);
+    Part& p = *parts_[size_t(k)];
+    const RowRange r = part_rows(b.B, k, K);
+    p.batch = slice_seq_batch(b, r.r0, r.r1);
+    copy_in(p.slots, params);  // this step's weights (Adam or --load changed params)
+    p.model.train(training);
+    EnableGrad keep;                  // the modules keep what their backward needs
+    UseGenerator draws(p.generator);  // this part's dropout draws
+    // logits = GPT(x)   (B,T,V)
+    ITensor idx = ITensor::from_shape({size_t(p.batch.B), size_t(p.batch.T)});
+    std::copy(p.batch.x.begin(), p.batch.x.end(), idx.begin());
+    p.logits = p.model.forward(idx);
+    // loss: the sum of the answer positions' cross-entropies
+    const std::vector<double> loss = token_losses(p.logits, p.batch.y);
+    for (size_t n = 0; n < loss.size(); ++n) {
+      sums[size_t(k)] += loss[n];
+      if (p.batch.y[n] == kPad) continue;
+      const float* row = p.logits.data() + n * size_t(V);
+      correct[size_t(k)] += std::max_element(row, row + V) - row == p.batch.y[n];
+    }
   });
   double sum = 0;
   correct_ = 0;
-  for (int64_t k = 0; k < K; ++k) {
-    sum += sums[size_t(k)];
-    const auto& w = work_[size_t(k)];
-    const auto& y = parts_[size_t(k)].y;
-    for (size_t n = 0; n < y.size(); ++n) {
-      if (y[n] == kPad) continue;
-      const float* r = w.logits.data() + n * size_t(cfg.vocab);
-      correct_ += std::max_element(r, r + cfg.vocab) - r == y[n];
-    }
-  }
+  for (int64_t k = 0; k < K; ++k) sum += sums[size_t(k)], correct_ += correct[size_t(k)];  // part order
   tokens_ = b.answer_tokens();
   return sum / double(std::max<int64_t>(tokens_, 1));
 }
 
-void Gpt::zero_grad() { std::fill(grads.begin(), grads.end(), 0.0f); }
+void Gpt::zero_grad() {
+  for (auto& p : parts_) ts::zero_grad(p->grads);
+  std::fill(grads.begin(), grads.end(), 0.0f);
+}
 
 void Gpt::backward() {
-  const int64_t K = static_cast<int64_t>(parts_.size());
   const float scale = 1.0f / float(std::max<int64_t>(tokens_, 1));
-  run_parts(K, threads_, [&](int64_t k) {
-    auto& w = work_[size_t(k)];
-    w.grads.assign(layout.total, 0.0f);
-    gpt_backward(cfg, layout, params.data(), w, parts_[size_t(k)], scale);
+  run_parts(used_, threads_, [&](int64_t k) {
+    Part& p = *parts_[size_t(k)];
+    // d loss / d logits, then the modules' backwards into this part's gradient module
+    p.model.backward(token_losses_backward(p.logits, p.batch.y, scale), p.grads);
   });
   // part order: the same sums for a given seed at any thread count
-  std::vector<const std::vector<float>*> parts;
-  for (int64_t k = 0; k < K; ++k) parts.push_back(&work_[size_t(k)].grads);
-  add_parts(grads, parts);
+  for (int64_t k = 0; k < used_; ++k)
+    for (const auto& [g, off] : parts_[size_t(k)]->gslots) {
+      float* dst = grads.data() + off;
+      for (size_t i = 0; i < g->size(); ++i) dst[i] += g->data()[i];
+    }
 }
 
 // ---------------------------------------------------------------- generation with a KV cache
@@ -464,61 +567,56 @@ void load_gpt(const std::string& dir, Gpt& m, Adam& adam) {
   adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
 
-// ---------------------------------------------------------------- --check-grads
-std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers) {
-  const Gpt init(tiny, seed, 1);
-  const GptLayout& L = init.layout;
-  std::vector<double> P(init.params.begin(), init.params.end());
-  const SeqBatch b = make_seq_batch(numbers);
-  const double scale = 1.0 / double(b.answer_tokens());
-  GptWork<double> w;
-  Rng rng(0);
-  auto loss = [&]() { return gpt_forward(tiny, L, P.data(), w, b, false, rng) * scale; };
-  loss();
-  w.grads.assign(L.total, 0.0);
-  gpt_backward(tiny, L, P.data(), w, b, scale);
-  const std::vector<double> ours = w.grads;
-  return fd_rows(L.specs, P.data(), ours, loss, 2);
-}
-
 // ---------------------------------------------------------------- the block's wiring, measured
 std::string gpt_block_wiring() {
-  // one block of C = 4, one head, F = 2C, on one token; an untied head W = I, so the logits are
-  // ln_f(x_out). Attention over one key returns v = W_v ln_1(x): W_v = c_proj = I makes it an
-  // identity, and c_fc = [I; -I], c_proj = [I, -I] make the MLP one: act(h) - act(-h) = h.
-  // The norms' weights differ per channel, so ln_f still tells the wirings apart.
+  // one block of C = 4, one head, F = 2C, on one token, through the modules' GPT; an untied head
+  // W = I, so the logits are ln_f(x_out). Attention over one key returns v = W_v ln_1(x): W_v =
+  // W_out = I makes it an identity, and w_1 = [I; -I], w_2 = [I, -I] make the MLP one:
+  // act(h) - act(-h) = h. The norms' weights differ per channel, so ln_f still tells the wirings apart.
   GptConfig c;
   c.vocab = 4, c.ctx = 1, c.layers = 1, c.d_model = 4, c.heads = 1, c.d_ff = 8, c.dropout = 0.0, c.tied = false;
-  const GptLayout L = make_gpt_layout(c);
-  const GptLayout::Block& k = L.h[0];
-  const size_t C = 4, FF = 8;
-  const std::vector<double> x = {1.5, -0.5, 0.25, 2.0}, g1 = {1.0, 2.0, 0.5, 1.5}, g2 = {0.5, 1.0, 3.0, 2.0},
-                            gf = {1.0, 0.75, 1.25, 2.5};
-  std::vector<double> P(L.total, 0.0);
+  GPT g(module_config(c));
+  g.train(false);
+  Block& k = g.h[0];
+  const size_t C = 4;
+  const std::vector<float> x = {1.5f, -0.5f, 0.25f, 2.0f}, g1 = {1.0f, 2.0f, 0.5f, 1.5f}, g2 = {0.5f, 1.0f, 3.0f, 2.0f},
+                           gf = {1.0f, 0.75f, 1.25f, 2.5f};
   for (size_t i = 0; i < C; ++i) {
-    P[L.wte + C + i] = x[i];  // token 1
-    P[k.ln1_w + i] = g1[i], P[k.ln2_w + i] = g2[i], P[L.lnf_w + i] = gf[i];
-    P[k.attn_w + (2 * C + i) * C + i] = 1.0;  // the v rows of c_attn
-    P[k.proj_w + i * C + i] = 1.0;
-    P[k.fc_w + i * C + i] = 1.0, P[k.fc_w + (C + i) * C + i] = -1.0;
-    P[k.fc2_w + i * FF + i] = 1.0, P[k.fc2_w + i * FF + C + i] = -1.0;
-    P[L.head + i * C + i] = 1.0;
+    g.wte.weight(1, i) = x[i];  // token 1
+    k.sublayer[0].norm.a_2(i) = g1[i], k.sublayer[1].norm.a_2(i) = g2[i], g.ln_f.a_2(i) = gf[i];
+    k.self_attn.linears[2].weight(i, i) = 1.0f;  // v
+    k.self_attn.linears[3].weight(i, i) = 1.0f;  // out
+    k.feed_forward.w_1.weight(i, i) = 1.0f, k.feed_forward.w_1.weight(C + i, i) = -1.0f;
+    k.feed_forward.w_2.weight(i, i) = 1.0f, k.feed_forward.w_2.weight(i, C + i) = -1.0f;
+    g.lm_head(i, i) = 1.0f;
   }
-  SeqBatch b;
-  b.B = 1, b.T = 1, b.x = {1}, b.y = {kPad};
-  GptWork<double> w;
-  Rng rng(0);
-  gpt_forward(c, L, P.data(), w, b, false, rng);
-  // the course's LayerNorm, as gpt_forward calls it (a changed eps moves the output by less than tol)
-  auto norm = [&](size_t weight, size_t bias) {
-    return [&, weight, bias](const std::vector<double>& v) {
-      std::vector<double> y(C), mean(1), rstd(1);
-      layernorm_forward(y.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias, int64_t(1),
-                        int64_t(C), 1e-6);
-      return y;
+  ITensor idx = ITensor::from_shape({1, 1});
+  idx(0, 0) = 1;
+  const Tensor out = g.forward(idx);
+  const std::vector<float> logits(out.begin(), out.end());
+  // the model's own LayerNorms, as its forward calls them (a changed eps moves the output by less than tol)
+  auto norm = [&](const AnnotatedLayerNorm& ln) {
+    return [&ln](const std::vector<float>& v) {
+      Tensor t = Tensor::from_shape({1, 1, v.size()});
+      std::copy(v.begin(), v.end(), t.begin());
+      const Tensor y = ln(t);
+      return std::vector<float>(y.begin(), y.end());
     };
   };
-  return block_wiring(x, w.logits, norm(k.ln1_w, k.ln1_b), norm(k.ln2_w, k.ln2_b), norm(L.lnf_w, L.lnf_b), 1e-4);
+  return block_wiring(x, logits, norm(k.sublayer[0].norm), norm(k.sublayer[1].norm), norm(g.ln_f), 1e-4);
+}
+
+// ---------------------------------------------------------------- --check-grads
+std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers) {
+  // the modules' GPT in float (as ch11's check): each loss() copies the moved params into it
+  Gpt m(tiny, seed, 1);
+  const SeqBatch b = make_seq_batch(numbers);
+  auto loss = [&]() { return m.forward(b, false); };
+  loss();
+  m.zero_grad();
+  m.backward();
+  const std::vector<double> ours(m.grads.begin(), m.grads.end());
+  return fd_rows(m.layout.specs, m.params.data(), ours, loss, 2, kFdStepFloat, kFdToleranceFloat, kFdFloorFloat);
 }
 
 }  // namespace ts::train

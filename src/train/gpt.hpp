@@ -15,13 +15,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "exact/rng.hpp"
 #include "train/adam.hpp"
 #include "train/gradcheck.hpp"
 #include "train/model.hpp"
 #include "train/ops.hpp"
+#include "transformer/gpt.hpp"
 
 namespace ts::train {
 
@@ -105,7 +109,28 @@ template <class F>
 void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
                   F scale);
 
+// ---------------------------------------------------------------- the module it trains
+// The modules' GPT (src/transformer/gpt.hpp) of a config: the same sizes, settings and dropout.
+GPTConfig module_config(const GptConfig& cfg);
+// Every tensor of g beside its offset in L, the flat layout the checkpoint and Adam keep:
+// c_attn's (3C,C) rows are the q, k, v Linears' weights (and biases), in that order; the
+// sublayers' norms are ln_1 and ln_2; lm_head only when untied.
+std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L);
+// A GPT of cfg holding params (L's layout), dropout off: what generation and the probes run.
+GPT gpt_module(const GptConfig& cfg, const GptLayout& L, const std::vector<float>& params);
+
+// The loss of ch12, per position: -log softmax(logits_n)[y_n] where y_n != <pad>, else 0
+// logits (N,V), y (N) -> (N)
+std::vector<double> token_losses(const Tensor& logits, const std::vector<int64_t>& y);
+// its backward for loss = scale * sum_n loss_n: dlogits_n = scale (softmax(logits_n) - onehot(y_n)),
+// 0 where y_n = <pad>   (N,V)
+Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y, float scale);
+// token_losses's file and line, from the compiler
+std::string token_losses_site();
+
 // The model, its gradients and its threads: forward, zero_grad, backward, as torch's loop.
+// params is the flat layout (checkpoints, Adam); each step copies it into the modules' GPT of
+// every batch part, whose forward keeps what its backward needs (transformer/gpt.hpp).
 class Gpt {
  public:
   GptConfig cfg;
@@ -115,20 +140,30 @@ class Gpt {
   // GPT-2's init: N(0, 0.02) weights, c_proj weights N(0, 0.02 / sqrt(2 N)), zero biases,
   // LayerNorm 1 and 0; from the course's seeded generator
   Gpt(const GptConfig& c, uint64_t seed, int threads);
-  // loss = mean cross-entropy over the answer tokens of b (the batch in kBatchParts parts, which
-  // the threads take: results do not depend on the thread count)
+  // loss = mean cross-entropy over the answer tokens of b (the batch in kBatchParts parts, each
+  // through its own GPT module, which the threads take: results do not depend on the thread count)
   double forward(const SeqBatch& b, bool training);
   void zero_grad();
-  void backward();  // d loss / d params of the last forward into grads
+  void backward();  // d loss / d params of the last forward into grads (the parts' sums in part order)
   int64_t correct() const { return correct_; }  // argmax == target over the answer tokens
   int64_t tokens() const { return tokens_; }
   int threads() const { return threads_; }
+  // The modules' GPT holding params, dropout off (generation, probes)
+  GPT module() const { return gpt_module(cfg, layout, params); }
 
  private:
-  int threads_ = 1;                    // threads that take the batch's parts (results do not depend on it)
-  std::vector<GptWork<float>> work_;  // one per part (train/batch_parts.hpp)
-  std::vector<SeqBatch> parts_;
-  std::vector<Rng> rngs_;
+  int threads_ = 1;  // threads that take the batch's parts (results do not depend on it)
+  // One part of the batch: its own module and gradient module, where they sit in the flat
+  // layout, its dropout generator, its rows and its logits.
+  struct Part {
+    GPT model, grads;
+    std::vector<std::pair<Tensor*, size_t>> slots, gslots;
+    Generator generator;
+    SeqBatch batch;
+    Tensor logits;  // (B,T,V) of the last forward
+  };
+  std::vector<std::unique_ptr<Part>> parts_;  // kBatchParts (heap: the slots stay put)
+  int64_t used_ = 0;                          // parts the last forward used
   int64_t correct_ = 0, tokens_ = 0;
 };
 
@@ -157,7 +192,8 @@ void load_gpt(const std::string& dir, Gpt& m, Adam& adam);
 std::string gpt_block_wiring();
 
 // ---------------------------------------------------------------- --check-grads
-// every parameter tensor of a tiny model (double) vs central differences, h = 1e-5
+// every parameter tensor of a tiny model (the modules' GPT, float) vs central differences,
+// h = kFdStepFloat (train/gradcheck.hpp)
 std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers);
 
 }  // namespace ts::train

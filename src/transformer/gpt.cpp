@@ -113,6 +113,8 @@ Tensor GPT::forward(const ITensor& idx, std::vector<KVCache>* caches) {
   return logits;
 }
 
+// the line below: GPT::backward's own, for gpt_backward_site()
+static const CodeSite kBackwardSite{__FILE__, __LINE__ + 1, "GPT::backward"};
 void GPT::backward(const Tensor& dlogits, GPT& grad) const {
   TS_CODE_SITE();
   const int64_t C = config.n_embd, V = config.vocab_size;
@@ -133,6 +135,10 @@ void GPT::backward(const Tensor& dlogits, GPT& grad) const {
     float* pos = grad.wpe.weight.data() + (n % T) * C;
     for (int64_t c = 0; c < C; ++c) row[c] += d.data()[n * C + c], pos[c] += d.data()[n * C + c];
   }
+}
+
+std::string gpt_backward_site() {
+  return code_site_path(kBackwardSite.file) + ":" + std::to_string(kBackwardSite.line) + " " + kBackwardSite.func;
 }
 
 void GPT::train(bool on) {

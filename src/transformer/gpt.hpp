@@ -83,6 +83,9 @@ struct GPT {
   struct Saved { ITensor idx; Tensor x, xf; } saved;
 };
 
+// GPT::backward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::backward"
+std::string gpt_backward_site();
+
 // Every parameter of grads set to 0 (grads: a GPT that holds another's gradients).
 void zero_grad(GPT& grads);
 
