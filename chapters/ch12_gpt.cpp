@@ -12,7 +12,7 @@
 // Run:     ./build/ch12_gpt                                # train, evaluate, sample, time the cache
 //          ./build/ch12_gpt --save ckpt && ./build/ch12_gpt --load ckpt --prompt 1234 --temperature 0.8
 //          ./build/ch12_gpt --check-grads                  # every gradient vs finite differences
-//          ./build/ch12_gpt --steps 100 --beam 4           # beam search with a KvCache per beam
+//          ./build/ch12_gpt --steps 100 --beam 4           # beam search with a KV cache per beam
 
 #include <algorithm>
 #include <chrono>
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     show_held_out(ch, model, exact, wrong, seconds_since(t_eval));
     if (number >= 0) show_completion(ch, model, number, sampler, ch.seed, !no_cache);
     if (beam > 0) {
-      // beam search: a KvCache per beam, copied from its parent when the beams are pruned
+      // beam search: a KVCache per block per beam, copied from its parent when the beams are pruned
       const BeamOptions opt{beam, length_penalty, 0};  // max_len: until the context is full (GptBeams)
       const auto& held = number_split().held_out;
       const int64_t n = number >= 0 ? number : held[0];
@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
                       vocab.words);
       std::vector<std::vector<int64_t>> greedy;
       Rng rng(0);
-      for (int64_t h : held) greedy.push_back(generate(model, encode_prompt(h), cfg.ctx, Sampler{}, rng));
+      GPT g = model.module();  // the modules' GPT, fed through its caches
+      for (int64_t h : held) greedy.push_back(generate(g, encode_prompt(h), cfg.ctx, Sampler{}, rng));
       const auto beamK = beam_complete(model, held, opt);
       show_beam_vs_greedy(
           ch, held, greedy, beam == 1 ? beamK : beam_complete(model, held, {1, length_penalty, 0}), beamK, opt,
@@ -160,8 +161,8 @@ int main(int argc, char** argv) {
           [&](const std::vector<int64_t>& t) { return vocab.decode(t); });
       show_beam_cache_check(ch, check_gpt_cache(model, std::vector<int64_t>(held.begin(), held.begin() + 10),
                                                 {std::max<int64_t>(beam, 4), length_penalty, 0}),
-                            "gpt_step", "gpt_forward", gpt_step_site(model), gpt_reorder_site(),
-                            mask_breaks_cache(gpt_mask(cfg, cfg.ctx), cfg.ctx, gpt_mask_site()));
+                            "GptBeams", "forward", kv_cache_append_site(), gpt_reorder_site(),
+                            mask_breaks_cache(gpt_mask(cfg, cfg.ctx), cfg.ctx, gpt_causal_mask_site()));
     }
 
     // ---------------------------------------------------------------- 4) sampling

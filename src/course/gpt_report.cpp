@@ -19,7 +19,6 @@
 #include "course/three_kinds.hpp"
 #include "exact/compare.hpp"
 #include "train/beam_models.hpp"
-#include "train/gpt_ops.hpp"
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
@@ -359,8 +358,9 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
   std::vector<float> logits(static_cast<size_t>(V)), pick;
   std::vector<int64_t> prefix;
   double best = -1;
-  KvCache cache = make_kv_cache(m);
-  for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+  GPT g = m.module();
+  GptCache cache = g.make_caches();
+  logits = next_logits(g, cache, ids);  // the prompt, its keys and values cached
   Rng unused(0);
   while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
     SampleTrace t;
@@ -370,7 +370,7 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
     if (entropy > best) best = entropy, pick = logits, prefix = ids;
     if (next == v.end) break;
     ids.push_back(next);
-    gpt_step(m, cache, next, logits.data());
+    logits = next_logits(g, cache, {next});
   }
   Rng rng(seed);
   SampleTrace t;
@@ -463,13 +463,14 @@ void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t sampl
   table += fmt::format("{:<22} {:>12} ", "", "exact match");
   for (int64_t n : probe) table += fmt::format(" {:>5}", n);
   table += "\n";
+  GPT g = m.module();
   for (size_t i = 0; i < settings.size(); ++i) {
     const double match = held_out_exact_match(m, settings[i], seed);
     table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * match);
     for (int64_t n : probe) {
       Rng rng(seed + 1000 * i + uint64_t(n));
       std::set<std::vector<int64_t>> distinct;
-      for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(m, encode_prompt(n), m.cfg.ctx, settings[i], rng));
+      for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(g, encode_prompt(n), m.cfg.ctx, settings[i], rng));
       table += fmt::format(" {:>5}", distinct.size());
     }
     table += "\n";
@@ -487,13 +488,13 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
   const int64_t V = m.cfg.vocab;
   double maxdiff = 0, scale = 0;  // max |cached - recomputed|, max |recomputed| over the logits compared
   int64_t compared = 0, differ = 0, numbers = 0;
+  GPT g = m.module();  // one forward, with the caches and without
   for (size_t i = 0; i < held.size(); i += 25, ++numbers) {
     std::vector<int64_t> ids = encode_prompt(held[i]);
-    KvCache cache = make_kv_cache(m);
-    std::vector<float> logits(static_cast<size_t>(V));
-    for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+    GptCache cache = g.make_caches();
+    std::vector<float> logits = next_logits(g, cache, ids);  // the prompt, cached
     while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
-      const std::vector<float> full = gpt_last_logits(m, ids);
+      const std::vector<float> full = last_logits(g, ids);  // every position again
       for (int64_t j = 0; j < V; ++j) maxdiff = std::max(maxdiff, double(std::abs(full[size_t(j)] - logits[size_t(j)])));
       scale = std::max(scale, max_abs(full.data(), full.size()));
       ++compared;
@@ -502,7 +503,7 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
       differ += a != b;
       if (b == seq_vocab().end) break;
       ids.push_back(b);
-      gpt_step(m, cache, b, logits.data());
+      logits = next_logits(g, cache, {b});
     }
   }
   // float rounding grows with the logits: kRoundingGrowth float epsilons x max(1, max |logit|)
@@ -511,8 +512,9 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
   ch.show("max |logits(cached) - logits(recomputed)|", fmt::format("{:.3e}", maxdiff),
           trf("{k} generation steps of {n} held-out numbers, greedy", fmt::arg("k", compared), fmt::arg("n", numbers)),
           Shown::Info);
-  // under NOT OK, what the run measured: the mask gpt_forward built (a mask no cache reproduces), else the two codes
-  const std::string mask = ok ? "" : mask_breaks_cache(gpt_mask(m.cfg, m.cfg.ctx), m.cfg.ctx, gpt_mask_site());
+  // under NOT OK, what the run measured: the mask the forward builds (a mask no cache reproduces), else
+  // the code only the cached forward runs
+  const std::string mask = ok ? "" : mask_breaks_cache(gpt_mask(m.cfg, m.cfg.ctx), m.cfg.ctx, gpt_causal_mask_site());
   const std::string differ_words =
       trf("cached and recomputed logits differ by up to {d:.3e} (more than {tol:.2g} = {g:g} float epsilons x max(1, "
           "max |logit| {s:.3g})) and {bad} of {k} greedy tokens differ",
@@ -525,10 +527,13 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
                                         fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale), fmt::arg("k", compared))
                                   : !mask.empty()
                                         ? differ_words + ": " + mask
-                                        : differ_words + trf(", with the causal mask a cache reproduces: {step} no "
-                                                             "longer computes what gpt_forward (src/train/gpt.cpp) "
-                                                             "computes; one of the two was edited without the other",
-                                                             fmt::arg("step", gpt_step_site(m)))));
+                                        : differ_words + trf(", with the causal mask a cache reproduces: the "
+                                                             "forward with a cache no longer computes what the same "
+                                                             "forward computes without one; look at what only the "
+                                                             "cached call runs: {append} and the positions "
+                                                             "past..past+T in {forward}",
+                                                             fmt::arg("append", kv_cache_append_site()),
+                                                             fmt::arg("forward", gpt_forward_site()))));
 }
 
 void show_cache_speed(Chapter& ch, const Gpt& m) {
@@ -540,14 +545,15 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
   std::vector<double> cached(static_cast<size_t>(T), 1e9), full(static_cast<size_t>(T), 1e9);
   std::vector<float> logits(static_cast<size_t>(V));
   const int reps = 30;
+  GPT g = m.module();
   for (int r = 0; r < reps; ++r) {
-    KvCache cache = make_kv_cache(m);
+    GptCache cache = g.make_caches();
     for (int64_t t = 0; t < T; ++t) {
       auto t0 = Clock::now();
-      gpt_step(m, cache, ids[size_t(t)], logits.data());
+      logits = next_logits(g, cache, {ids[size_t(t)]});
       cached[size_t(t)] = std::min(cached[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
       t0 = Clock::now();
-      const auto l = gpt_last_logits(m, std::vector<int64_t>(ids.begin(), ids.begin() + t + 1));
+      const auto l = last_logits(g, std::vector<int64_t>(ids.begin(), ids.begin() + t + 1));
       full[size_t(t)] = std::min(full[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
     }
   }

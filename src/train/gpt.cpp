@@ -128,19 +128,17 @@ GptLayout make_gpt_layout(const GptConfig& cfg) {
 }
 
 // ---------------------------------------------------------------- forward
-// the line below: gpt_mask's own, for gpt_mask_site()
-static const CodeSite kGptMaskSite{__FILE__, __LINE__ + 1, "gpt_mask"};
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
-  std::vector<float> m(static_cast<size_t>(T * T), 0.0f);
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t s = 0; s < T; ++s) m[size_t(t * T + s)] = cfg.causal && s > t ? 1.0f : 0.0f;  // query t sees 0..t
+  // the mask GPT::forward builds (transformer/gpt.cpp gpt_causal_mask), true = keep -> 1 = hide
+  const BTensor keep = gpt_causal_mask(T, 0, cfg.causal);  // (1,T,T)
+  std::vector<float> m(keep.size());
+  for (size_t i = 0; i < keep.size(); ++i) m[i] = keep.data()[i] ? 0.0f : 1.0f;
   return m;
 }
 
 static std::string site_words(const CodeSite& s) {
   return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func;
 }
-std::string gpt_mask_site() { return site_words(kGptMaskSite); }
 std::string make_seq_batch_site() { return site_words(kSeqBatchSite); }
 std::string make_gpt_layout_site() { return site_words(kLayoutSite); }
 
@@ -155,8 +153,6 @@ static void gelu_forward_of(double* y, const double* x, int64_t n) { gelu_forwar
 static void gelu_backward_of(float* dx, const float* dy, const float* x, int64_t n) { gelu_backward_fast(dx, dy, x, n); }
 static void gelu_backward_of(double* dx, const double* dy, const double* x, int64_t n) { gelu_backward(dx, dy, x, n); }
 
-// the line below + 1: gpt_forward's own, for gpt_forward_site()
-static const CodeSite kForwardSite{__FILE__, __LINE__ + 2, "gpt_forward"};
 template <class F>
 F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, bool training,
               Rng& rng) {
@@ -215,7 +211,6 @@ F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& 
   return sum;
 }
 
-std::string gpt_forward_site() { return site_words(kForwardSite); }
 
 // ---------------------------------------------------------------- backward
 template <class F>
@@ -457,66 +452,21 @@ void Gpt::backward() {
 }
 
 // ---------------------------------------------------------------- generation with a KV cache
-KvCache make_kv_cache(const Gpt& m) {
-  KvCache c;
-  c.k.assign(size_t(m.cfg.layers * m.cfg.ctx * m.cfg.d_model), 0.0f);
-  c.v = c.k;
-  return c;
+static ITensor row_of(const std::vector<int64_t>& ids) {
+  ITensor idx = ITensor::from_shape({1, ids.size()});
+  std::copy(ids.begin(), ids.end(), idx.begin());
+  return idx;
 }
 
-void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits) {
-  TS_CODE_SITE();
-  const GptConfig& cfg = m.cfg;
-  const GptLayout& L = m.layout;
-  const float* P = m.params.data();
-  const int64_t C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff, pos = cache.len, S = pos + 1;
-  if (pos >= cfg.ctx) throw std::invalid_argument(fmt::format("gpt_step: the context of {} tokens is full", cfg.ctx));
-  const float eps = 1e-6f, scale = float(1.0 / std::sqrt(double(D)));
-  // one token: every product is a matrix-vector product (matvec, train/gpt_ops.hpp), W read once
-  const auto buf = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n)); };
-  std::vector<float> x = buf(C), ln = buf(C), qkv = buf(3 * C), ctx = buf(C), out = buf(C), fc = buf(FF), act = buf(FF),
-                     p = buf(S);
-  float mean = 0, rstd = 0;
-  embedding_forward(x.data(), &token, P + L.wte, P + L.wpe + pos * C, 1, 1, C, 1.0f);
-  for (int64_t l = 0; l < cfg.layers; ++l) {
-    const GptLayout::Block& b = L.h[size_t(l)];
-    float* kc = cache.k.data() + l * cfg.ctx * C;  // (H, T_ctx, D)
-    float* vc = cache.v.data() + l * cfg.ctx * C;
-    // 1) x = x + c_proj(attention(ln_1(x)))
-    layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln1_w, P + b.ln1_b, 1, C, eps);
-    matvec(qkv.data(), ln.data(), P + b.attn_w, P + b.attn_b, 3 * C, C);  // (3C)
-    // append this token's key and value to the cache, then attend over all S of them
-    for (int64_t h = 0; h < H; ++h) {
-      std::copy_n(qkv.data() + C + h * D, D, kc + (h * cfg.ctx + pos) * D);
-      std::copy_n(qkv.data() + 2 * C + h * D, D, vc + (h * cfg.ctx + pos) * D);
-    }
-    for (int64_t h = 0; h < H; ++h)
-      attend_cached(ctx.data() + h * D, p.data(), qkv.data() + h * D, kc + h * cfg.ctx * D, vc + h * cfg.ctx * D, S, D,
-                    scale);
-    matvec(out.data(), ctx.data(), P + b.proj_w, P + b.proj_b, C, C);
-    residual_forward(x.data(), x.data(), out.data(), C);
-    // 2) x = x + c_proj(gelu(c_fc(ln_2(x))))
-    layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln2_w, P + b.ln2_b, 1, C, eps);
-    matvec(fc.data(), ln.data(), P + b.fc_w, P + b.fc_b, FF, C);
-    gelu_forward_fast(act.data(), fc.data(), FF);
-    matvec(out.data(), act.data(), P + b.fc2_w, P + b.fc2_b, C, FF);
-    residual_forward(x.data(), x.data(), out.data(), C);
-  }
-  // 3) logits = ln_f(x) W^T   (V): the largest product, V rows split over the threads
-  layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + L.lnf_w, P + L.lnf_b, 1, C, eps);
-  matvec(logits, ln.data(), P + L.head, static_cast<const float*>(nullptr), cfg.vocab, C);
-  ++cache.len;
+std::vector<float> next_logits(GPT& g, GptCache& cache, const std::vector<int64_t>& ids) {
+  // logits = GPT(ids, caches)   (1,n,V): the cache supplies positions 0..len-1
+  const Tensor l = g.forward(row_of(ids), &cache);
+  return std::vector<float>(l.end() - g.config.vocab_size, l.end());
 }
 
-std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids) {
-  SeqBatch b;
-  b.B = 1, b.T = static_cast<int64_t>(ids.size());
-  b.x = ids;
-  b.y.assign(ids.size(), kPad);
-  GptWork<float> w;
-  Rng unused(0);
-  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
-  return std::vector<float>(w.logits.end() - m.cfg.vocab, w.logits.end());
+std::vector<float> last_logits(GPT& g, const std::vector<int64_t>& ids) {
+  const Tensor l = g.forward(row_of(ids));  // (1,T,V), every position again
+  return std::vector<float>(l.end() - g.config.vocab_size, l.end());
 }
 
 // ---------------------------------------------------------------- checkpoints

@@ -70,15 +70,13 @@ struct GptLayout {
 };
 GptLayout make_gpt_layout(const GptConfig& cfg);
 
-// The attention mask of a sequence of T tokens, (T,T), 1 = hide: with cfg.causal query t sees
-// keys 0..t (hides s > t); without, nothing is hidden. gpt_forward uses it for every row.
+// The attention mask the modules' GPT builds for a sequence of T tokens (gpt_causal_mask, read
+// back), as (T,T) 1 = hide: with cfg.causal query t sees keys 0..t; without, nothing is hidden.
+// Where to edit it: gpt_causal_mask_site() (transformer/gpt.hpp).
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
-// gpt_mask's file and line, from the compiler: "src/train/gpt.cpp:LINE gpt_mask"
-std::string gpt_mask_site();
-// the same for make_seq_batch (the targets), make_gpt_layout (the head's storage), gpt_forward
+// the same for make_seq_batch (the targets), make_gpt_layout (the head's storage)
 std::string make_seq_batch_site();
 std::string make_gpt_layout_site();
-std::string gpt_forward_site();
 
 // Everything one forward keeps for its backward (one per thread).
 template <class F>
@@ -168,16 +166,14 @@ class Gpt {
 };
 
 // ---------------------------------------------------------------- generation
-// The keys and values every layer computed for the tokens so far: (layers, H, T_ctx, D) each.
-struct KvCache {
-  int64_t len = 0;
-  std::vector<float> k, v;
-};
-KvCache make_kv_cache(const Gpt& m);
-// Feeds one token at position cache.len, appends its keys and values, writes logits (V).
-void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits);
+// Generation runs the modules' GPT with its cache argument (transformer/gpt.hpp): one KVCache per
+// block; each forward appends the new positions' keys and values and attends over all of them.
+using GptCache = std::vector<KVCache>;
+// logits (V) of the last of `ids` fed at positions len..len+n through g, appended to the cache
+// (the prompt in one forward, then one token per call)
+std::vector<float> next_logits(GPT& g, GptCache& cache, const std::vector<int64_t>& ids);
 // The logits (V) of the last position, recomputing the whole prefix (no cache).
-std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids);
+std::vector<float> last_logits(GPT& g, const std::vector<int64_t>& ids);
 
 // ---------------------------------------------------------------- checkpoints (safetensors, as ch11)
 // DIR/model.safetensors (nanoGPT's keys) + DIR/optimizer.safetensors (Adam's moments)

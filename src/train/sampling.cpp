@@ -80,31 +80,37 @@ std::string sample_next_site() {
   return code_site_path(kSampleSite.file) + ":" + std::to_string(kSampleSite.line) + " " + kSampleSite.func;
 }
 
-std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,
+std::vector<int64_t> generate(GPT& g, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,
                               Rng& rng, bool use_cache) {
-  const int64_t end = seq_vocab().end, V = m.cfg.vocab;
+  const int64_t end = seq_vocab().end, V = g.config.vocab_size, ctx = g.config.block_size;
   std::vector<int64_t> ids = prompt, out;
-  std::vector<float> logits(static_cast<size_t>(V));
-  KvCache cache = make_kv_cache(m);
-  if (use_cache)
-    for (int64_t id : prompt) gpt_step(m, cache, id, logits.data());
-  for (int64_t i = 0; i < max_new && static_cast<int64_t>(ids.size()) <= m.cfg.ctx; ++i) {
-    if (!use_cache) logits = gpt_last_logits(m, ids);
+  GptCache cache = g.make_caches();
+  std::vector<float> logits;
+  if (use_cache) logits = next_logits(g, cache, prompt);  // the prompt's keys and values, cached
+  for (int64_t i = 0; i < max_new && static_cast<int64_t>(ids.size()) <= ctx; ++i) {
+    if (!use_cache) logits = last_logits(g, ids);
     const int64_t next = sample_next(logits.data(), V, s, rng);
     if (next == end) break;
     out.push_back(next);
     ids.push_back(next);
-    if (use_cache && static_cast<int64_t>(ids.size()) <= m.cfg.ctx) gpt_step(m, cache, next, logits.data());
+    if (use_cache && static_cast<int64_t>(ids.size()) <= ctx) logits = next_logits(g, cache, {next});
   }
   return out;
+}
+
+std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,
+                              Rng& rng, bool use_cache) {
+  GPT g = m.module();
+  return generate(g, prompt, max_new, s, rng, use_cache);
 }
 
 double held_out_exact_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong) {
   const auto& held = number_split().held_out;
   Rng rng(seed);
   int64_t exact = 0;
+  GPT g = m.module();  // one module for every number
   for (int64_t n : held) {
-    const bool ok = seq_vocab().decode(generate(m, encode_prompt(n), m.cfg.ctx, s, rng)) == number_to_words(n);
+    const bool ok = seq_vocab().decode(generate(g, encode_prompt(n), m.cfg.ctx, s, rng)) == number_to_words(n);
     exact += ok;
     if (!ok && wrong) wrong->push_back(n);
   }

@@ -87,6 +87,8 @@ GPT::GPT(const GPTConfig& c)
   if (!c.tied) lm_head = zeros({size_t(c.vocab_size), size_t(c.n_embd)});
 }
 
+// the line below: GPT::forward's own, for gpt_forward_site()
+static const CodeSite kForwardSite{__FILE__, __LINE__ + 1, "GPT::forward"};
 Tensor GPT::forward(const ITensor& idx, std::vector<KVCache>* caches) {
   TS_CODE_SITE();
   if (idx.dimension() != 2) fail("GPT.forward: idx must be (B,T)");
@@ -135,6 +137,10 @@ void GPT::backward(const Tensor& dlogits, GPT& grad) const {
     float* pos = grad.wpe.weight.data() + (n % T) * C;
     for (int64_t c = 0; c < C; ++c) row[c] += d.data()[n * C + c], pos[c] += d.data()[n * C + c];
   }
+}
+
+std::string gpt_forward_site() {
+  return code_site_path(kForwardSite.file) + ":" + std::to_string(kForwardSite.line) + " " + kForwardSite.func;
 }
 
 std::string gpt_backward_site() {

@@ -83,6 +83,8 @@ struct GPT {
   struct Saved { ITensor idx; Tensor x, xf; } saved;
 };
 
+// GPT::forward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::forward"
+std::string gpt_forward_site();
 // GPT::backward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::backward"
 std::string gpt_backward_site();
 
