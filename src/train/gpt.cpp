@@ -1,5 +1,6 @@
-// train/gpt.cpp: see gpt.hpp. The forward reads top to bottom as GPT-2's blocks; the backward
-// calls each op's *_backward in the reverse order (src/train/ops.hpp, gpt_ops.hpp).
+// train/gpt.cpp: see gpt.hpp. What training adds to the modules' GPT (src/transformer/gpt.cpp):
+// the task as sequences, the flat layout and its init, the loss, the batch parts, generation's
+// cache calls, checkpoints and the measured wiring.
 #include "train/gpt.hpp"
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 #include "train/batch_parts.hpp"
-#include "train/gpt_ops.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
 #include "train/wiring.hpp"
@@ -127,7 +127,7 @@ GptLayout make_gpt_layout(const GptConfig& cfg) {
   return L;
 }
 
-// ---------------------------------------------------------------- forward
+// ---------------------------------------------------------------- the mask and the sites
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
   // the mask GPT::forward builds (transformer/gpt.cpp gpt_causal_mask), true = keep -> 1 = hide
   const BTensor keep = gpt_causal_mask(T, 0, cfg.causal);  // (1,T,T)
@@ -141,144 +141,6 @@ static std::string site_words(const CodeSite& s) {
 }
 std::string make_seq_batch_site() { return site_words(kSeqBatchSite); }
 std::string make_gpt_layout_site() { return site_words(kLayoutSite); }
-
-template <class F>
-static void fit(std::vector<F>& v, int64_t n) {
-  v.resize(size_t(n));
-}
-
-// GELU: on the SIMD route in float (training), the plain loops in double (--check-grads)
-static void gelu_forward_of(float* y, const float* x, int64_t n) { gelu_forward_fast(y, x, n); }
-static void gelu_forward_of(double* y, const double* x, int64_t n) { gelu_forward(y, x, n); }
-static void gelu_backward_of(float* dx, const float* dy, const float* x, int64_t n) { gelu_backward_fast(dx, dy, x, n); }
-static void gelu_backward_of(double* dx, const double* dy, const double* x, int64_t n) { gelu_backward(dx, dy, x, n); }
-
-template <class F>
-F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, bool training,
-              Rng& rng) {
-  TS_CODE_SITE();
-  const int64_t B = b.B, T = b.T, N = B * T, C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff,
-                V = cfg.vocab;
-  const double p_drop = training ? cfg.dropout : 0.0;
-  const F eps = F(1e-6), scale = F(1.0 / std::sqrt(double(D)));
-  if (T > cfg.ctx) throw std::invalid_argument(fmt::format("gpt_forward: T = {} > context {}", T, cfg.ctx));
-  w.B = B, w.T = T;
-  // the causal mask (B,T,T), 1 = hide, the same for every row of the batch
-  const std::vector<float> mask = gpt_mask(cfg, T);
-  fit(w.mask, B * T * T);
-  for (int64_t i = 0; i < B; ++i) std::copy(mask.begin(), mask.end(), w.mask.begin() + i * T * T);
-  // 1) x = dropout(wte[ids] + wpe[t])   (B*T,C)
-  fit(w.emb, N * C), fit(w.emb_keep, N * C), fit(w.x0, N * C);
-  embedding_forward(w.emb.data(), b.x.data(), P + L.wte, P + L.wpe, N, T, C, F(1));
-  dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb.data(), N * C, p_drop, training, rng);
-  w.blocks.resize(size_t(cfg.layers));
-  const F* x = w.x0.data();
-  for (int64_t l = 0; l < cfg.layers; ++l) {
-    const GptLayout::Block& p = L.h[size_t(l)];
-    auto& k = w.blocks[size_t(l)];
-    for (auto* v : {&k.ln1, &k.ctx, &k.attn, &k.attn_keep, &k.attn_d, &k.x_mid, &k.ln2, &k.mlp, &k.mlp_keep, &k.mlp_d,
-                    &k.x_out, &k.q, &k.k, &k.v, &k.ctxh})
-      fit(*v, N * C);
-    fit(k.ln1_mean, N), fit(k.ln1_rstd, N), fit(k.ln2_mean, N), fit(k.ln2_rstd, N);
-    fit(k.qkv, N * 3 * C), fit(k.p, B * H * T * T), fit(k.keep, B * H * T * T), fit(k.fc, N * FF), fit(k.act, N * FF);
-    // 2) x = x + c_proj(attention(ln_1(x)))
-    layernorm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, P + p.ln1_w, P + p.ln1_b, N, C, eps);
-    linear_forward(k.qkv.data(), k.ln1.data(), P + p.attn_w, P + p.attn_b, N, C, 3 * C);       // (B,T,3C)
-    split_qkv(k.q.data(), k.k.data(), k.v.data(), k.qkv.data(), B, T, H, D);                     // (B,H,T,D) x3
-    attention_forward(k.ctxh.data(), k.p.data(), k.keep.data(), k.q.data(), k.k.data(), k.v.data(), w.mask.data(), B,
-                      H, T, T, D, scale, p_drop, training, rng);                                 // (B,H,T,D)
-    merge_heads(k.ctx.data(), k.ctxh.data(), B, T, H, D);                                        // (B,T,C)
-    linear_forward(k.attn.data(), k.ctx.data(), P + p.proj_w, P + p.proj_b, N, C, C);
-    dropout_forward(k.attn_d.data(), k.attn_keep.data(), k.attn.data(), N * C, p_drop, training, rng);
-    residual_forward(k.x_mid.data(), x, k.attn_d.data(), N * C);
-    // 3) x = x + c_proj(gelu(c_fc(ln_2(x))))
-    layernorm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.x_mid.data(), P + p.ln2_w, P + p.ln2_b, N,
-                      C, eps);
-    linear_forward(k.fc.data(), k.ln2.data(), P + p.fc_w, P + p.fc_b, N, C, FF);                // (B,T,F)
-    gelu_forward_of(k.act.data(), k.fc.data(), N * FF);
-    linear_forward(k.mlp.data(), k.act.data(), P + p.fc2_w, P + p.fc2_b, N, FF, C);              // (B,T,C)
-    dropout_forward(k.mlp_d.data(), k.mlp_keep.data(), k.mlp.data(), N * C, p_drop, training, rng);
-    residual_forward(k.x_out.data(), k.x_mid.data(), k.mlp_d.data(), N * C);
-    x = k.x_out.data();
-  }
-  // 4) logits = ln_f(x) W^T   (B,T,V);  5) cross-entropy on the answer tokens (y != <pad>)
-  fit(w.lnf, N * C), fit(w.lnf_mean, N), fit(w.lnf_rstd, N), fit(w.logits, N * V), fit(w.probs, N * V), fit(w.loss, N);
-  layernorm_forward(w.lnf.data(), w.lnf_mean.data(), w.lnf_rstd.data(), x, P + L.lnf_w, P + L.lnf_b, N, C, eps);
-  lm_head_forward(w.logits.data(), w.lnf.data(), P + L.head, N, C, V);
-  cross_entropy_forward(w.loss.data(), w.probs.data(), w.logits.data(), b.y.data(), N, V, kPad, F(0));
-  F sum = 0;
-  for (F v : w.loss) sum += v;
-  return sum;
-}
-
-
-// ---------------------------------------------------------------- backward
-template <class F>
-void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, F scale) {
-  TS_CODE_SITE();
-  const int64_t B = w.B, T = w.T, N = B * T, C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff,
-                V = cfg.vocab;
-  const F att_scale = F(1.0 / std::sqrt(double(D)));
-  F* G = w.grads.data();
-  auto& d = w.d;
-  // a gradient buffer of n zeros, reusing its storage from the last step
-  auto zeros = [](std::vector<F>& v, int64_t n) -> std::vector<F>& {
-    v.assign(size_t(n), F(0));
-    return v;
-  };
-  // 5) cross-entropy, 4) the LM head and ln_f
-  d.dloss.assign(size_t(N), scale);
-  zeros(d.dlogits, N * V), zeros(d.dlnf, N * C), zeros(d.dx, N * C);
-  cross_entropy_backward(d.dlogits.data(), w.probs.data(), b.y.data(), d.dloss.data(), N, V, kPad, F(0));
-  lm_head_backward(d.dlnf.data(), G + L.head, d.dlogits.data(), w.lnf.data(), P + L.head, N, C, V);
-  const F* x_last = cfg.layers ? w.blocks.back().x_out.data() : w.x0.data();
-  layernorm_backward(d.dx.data(), G + L.lnf_w, G + L.lnf_b, d.dlnf.data(), x_last, w.lnf_mean.data(),
-                     w.lnf_rstd.data(), P + L.lnf_w, N, C);
-  // dx: the gradient of the residual stream, block by block from the last
-  for (int64_t l = cfg.layers - 1; l >= 0; --l) {
-    const GptLayout::Block& p = L.h[size_t(l)];
-    auto& k = w.blocks[size_t(l)];
-    const F* x_in = l ? w.blocks[size_t(l - 1)].x_out.data() : w.x0.data();
-    // 3) x_out = x_mid + dropout(mlp):  dx_mid = dx + (the mlp branch's gradient)
-    zeros(d.dmlp, N * C), zeros(d.dact, N * FF), zeros(d.dfc, N * FF), zeros(d.dln2, N * C);
-    d.dx_mid = d.dx;
-    dropout_backward(d.dmlp.data(), d.dx.data(), k.mlp_keep.data(), N * C);
-    linear_backward(d.dact.data(), G + p.fc2_w, G + p.fc2_b, d.dmlp.data(), k.act.data(), P + p.fc2_w, N, FF, C);
-    gelu_backward_of(d.dfc.data(), d.dact.data(), k.fc.data(), N * FF);
-    linear_backward(d.dln2.data(), G + p.fc_w, G + p.fc_b, d.dfc.data(), k.ln2.data(), P + p.fc_w, N, C, FF);
-    layernorm_backward(d.dx_mid.data(), G + p.ln2_w, G + p.ln2_b, d.dln2.data(), k.x_mid.data(), k.ln2_mean.data(),
-                       k.ln2_rstd.data(), P + p.ln2_w, N, C);
-    // 2) x_mid = x_in + dropout(attn):  dx_in = dx_mid + (the attention branch's gradient)
-    for (auto* v : {&d.dattn, &d.dctx, &d.dctxh, &d.dq, &d.dk, &d.dv, &d.dln1}) zeros(*v, N * C);
-    zeros(d.dqkv, N * 3 * C);
-    d.dx_in = d.dx_mid;
-    dropout_backward(d.dattn.data(), d.dx_mid.data(), k.attn_keep.data(), N * C);
-    linear_backward(d.dctx.data(), G + p.proj_w, G + p.proj_b, d.dattn.data(), k.ctx.data(), P + p.proj_w, N, C, C);
-    merge_heads_backward(d.dctxh.data(), d.dctx.data(), B, T, H, D);
-    attention_backward(d.dq.data(), d.dk.data(), d.dv.data(), d.dctxh.data(), k.q.data(), k.k.data(), k.v.data(),
-                       k.p.data(), k.keep.data(), B, H, T, T, D, att_scale);
-    split_qkv_backward(d.dqkv.data(), d.dq.data(), d.dk.data(), d.dv.data(), B, T, H, D);
-    linear_backward(d.dln1.data(), G + p.attn_w, G + p.attn_b, d.dqkv.data(), k.ln1.data(), P + p.attn_w, N, C,
-                    3 * C);
-    layernorm_backward(d.dx_in.data(), G + p.ln1_w, G + p.ln1_b, d.dln1.data(), x_in, k.ln1_mean.data(),
-                       k.ln1_rstd.data(), P + p.ln1_w, N, C);
-    std::swap(d.dx, d.dx_in);
-  }
-  // 1) x0 = dropout(wte[ids] + wpe[t])
-  zeros(d.demb, N * C);
-  dropout_backward(d.demb.data(), d.dx.data(), w.emb_keep.data(), N * C);
-  embedding_backward(G + L.wte, d.demb.data(), b.x.data(), N, C, F(1));
-  positions_backward(G + L.wpe, d.demb.data(), B, T, C);
-}
-
-template float gpt_forward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
-                                  bool, Rng&);
-template double gpt_forward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
-                                    const SeqBatch&, bool, Rng&);
-template void gpt_backward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
-                                  float);
-template void gpt_backward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
-                                   const SeqBatch&, double);
 
 // ---------------------------------------------------------------- the module it trains
 GPTConfig module_config(const GptConfig& c) {

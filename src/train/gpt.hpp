@@ -1,17 +1,13 @@
-// train/gpt.hpp: ch12's decoder-only Transformer, GPT-2's layout at a small size, trainable
-// by hand like ch11's model (introduced in ch12).
-//
-//   x = wte[ids] + wpe[0..T)                                  (B,T,C) token + learned position
-//   N blocks:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))   pre-LN, as GPT-2
-//     attn: c_attn (3C,C) -> q, k, v; causal softmax(q k^T / sqrt(D)) v; c_proj (C,C)
-//     mlp:  c_fc (F,C) -> GELU -> c_proj (C,F)
-//   logits = ln_f(x) W^T,  W = wte (tied, as GPT-2) or its own lm_head (V,C)
-// Parameter names are nanoGPT's state_dict keys (transformer.h.0.attn.c_attn.weight, ...).
-// The LayerNorm is the course's (article 002, ch06: unbiased std, eps 1e-6), so src/train/ops
-// serves both models; dropout sits where GPT-2 has it (embeddings, attention weights, the two
-// sublayer outputs).
-// The task is ch11's, written as one sequence:  2 0 4 8 = two thousand forty eight <end>
-// and the loss counts only the answer: the targets of the prompt positions are <pad>.
+// train/gpt.hpp: what training adds to ch12's decoder-only Transformer (introduced in ch12). The
+// model itself is the modules' GPT (src/transformer/gpt.hpp: wte + wpe, N pre-LN blocks of the
+// course's attention and a GELU feed-forward, ln_f, the head tied to wte), written once; here:
+//   the task as one sequence:  2 0 4 8 = two thousand forty eight <end>, the loss counting only
+//     the answer (the prompt positions' targets are <pad>)
+//   the flat layout the checkpoint and Adam keep, with nanoGPT's state_dict keys
+//     (transformer.h.0.attn.c_attn.weight, ...: c_attn (3C,C) holds the q, k, v Linears' rows),
+//     and GPT-2's init
+//   the loss (token_losses), the batch in parts (train/batch_parts.hpp), generation's cache calls,
+//   checkpoints, and what the chapter measures on the module (wiring, --check-grads).
 #pragma once
 
 #include <cstdint>
@@ -77,35 +73,6 @@ std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
 // the same for make_seq_batch (the targets), make_gpt_layout (the head's storage)
 std::string make_seq_batch_site();
 std::string make_gpt_layout_site();
-
-// Everything one forward keeps for its backward (one per thread).
-template <class F>
-struct GptWork {
-  int64_t B = 0, T = 0;
-  std::vector<F> mask;                    // (B,T,T) 1 = hide: the causal mask
-  std::vector<F> emb, emb_keep, x0;       // (B*T,C)
-  struct Block {
-    std::vector<F> ln1, ln1_mean, ln1_rstd, qkv, q, k, v, p, keep, ctxh, ctx, attn, attn_keep, attn_d, x_mid;
-    std::vector<F> ln2, ln2_mean, ln2_rstd, fc, act, mlp, mlp_keep, mlp_d, x_out;
-  };
-  std::vector<Block> blocks;
-  std::vector<F> lnf, lnf_mean, lnf_rstd, logits, probs, loss;
-  std::vector<F> grads;                  // (total)
-  // the backward's gradients of activations, kept from step to step: sized once, then only zeroed
-  struct Backward {
-    std::vector<F> dloss, dlogits, dlnf, dx, dx_mid, dx_in, dmlp, dact, dfc, dln2;  // (N), (N,V), (N,C), (N,F)
-    std::vector<F> dattn, dctx, dctxh, dq, dk, dv, dqkv, dln1, demb;                // (N,C), (N,3C)
-  } d;
-};
-
-// forward: fills w, returns the SUM of the per-token losses over the answer tokens
-template <class F>
-F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
-              bool training, Rng& rng);
-// backward: adds d(sum of losses * scale)/d(params) into w.grads
-template <class F>
-void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
-                  F scale);
 
 // ---------------------------------------------------------------- the module it trains
 // The modules' GPT (src/transformer/gpt.hpp) of a config: the same sizes, settings and dropout.
@@ -183,7 +150,7 @@ GptConfig gpt_checkpoint_config(const std::string& dir);
 void load_gpt(const std::string& dir, Gpt& m, Adam& adam);
 
 // ---------------------------------------------------------------- the block's wiring
-// Where gpt_forward puts a block's LayerNorms, measured on one token (train/wiring.hpp):
+// Where the modules' GPT puts a block's LayerNorms, measured on one token (train/wiring.hpp):
 // "pre-LN" (x + f(ln(x))), "post-LN" (ln(x + f(x))), or "" for neither.
 std::string gpt_block_wiring();
 
