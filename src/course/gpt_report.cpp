@@ -326,8 +326,8 @@ void show_held_out(Chapter& ch, const Gpt& m, double exact, const std::vector<in
   ch.show("held-out exact match",
           fmt::format("held-out exact match: {}/{} ({:.1f} %)", std::llround(exact * double(held.size())), held.size(),
                       100.0 * exact),
-          trf("greedy, one number at a time with the KV cache, in {s:.2f} s; a number counts only if every word "
-              "and the <end> are right",
+          trf("greedy with the KV cache, the numbers whose prompts have one length as one batch, in {s:.2f} s; a "
+              "number counts only if every word and the <end> are right",
               fmt::arg("s", seconds)),
           Shown::Article);
   std::vector<int64_t> show(wrong.begin(), wrong.begin() + std::min<size_t>(wrong.size(), 2));

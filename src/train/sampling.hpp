@@ -46,7 +46,9 @@ std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, 
                               Rng& rng, bool use_cache = true);
 
 // The share of the 500 held-out numbers whose completion of "N =" is exactly
-// number_to_words(N) with <end>; `wrong` (if given) receives the others.
+// number_to_words(N) with <end>; `wrong` (if given) receives the others. Greedy (which draws
+// nothing) runs the numbers whose prompts have one length as one batch through the caches;
+// a sampler draws from one generator, the numbers one at a time, in order.
 double held_out_exact_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong = nullptr);
 
 }  // namespace ts::train
