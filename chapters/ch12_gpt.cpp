@@ -4,7 +4,7 @@
 // Follows: article 002 §9.1.3 (the three kinds of Transformer: "decoder-only ... predicts the most
 //          likely next token, appends it to the prompt and repeats"), article 004 《GPT （一）》
 //          (train_step, Adam(0.001, beta_1=0.9, beta_2=0.98, epsilon=1e-9), its progress lines),
-//          on GPT-2's layout at a small size (src/train/gpt.hpp).
+//          on GPT-2's layout at a small size, composed from the course's modules (src/transformer/gpt.hpp).
 // Task:    ch11's numbers as one sequence: "2 0 4 8 = two thousand forty eight <end>"; the loss
 //          counts only the answer (the words and <end>), the same 500 held-out numbers as ch11.
 // Formula: x = wte[ids] + wpe[t];  N x { x = x + attn(ln_1(x)) (causal);  x = x + mlp(ln_2(x)) }
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 1) the model
     ch.section(_("Step 1: GPT-2's layout at a small size, and the task as one sequence"),
                _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N blocks, ln_f, lm_head"));
-    Gpt model(cfg, ch.seed, static_cast<int>(threads));  // token + position embeddings, N blocks, ln_f, LM head
+    Gpt model(cfg, ch.seed, static_cast<int>(threads));  // the modules' GPT, its weights flat for Adam
     Adam adam;
     if (!load_dir.empty()) load_or_usage(ch, load_dir, model, adam);
     adam.lr = lr;
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
           const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
           const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
           model.zero_grad();
-          model.backward();                                          // each op's *_backward, last op first
+          model.backward();                                          // each module's backward, last module first
           adam.update(model.params.data(), model.grads.data(), model.params.size());
           if (!std::isfinite(loss))
             throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),

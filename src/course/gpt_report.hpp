@@ -28,7 +28,7 @@ void show_grad_check(Chapter& ch, const train::GptConfig& cfg);
 // the sizes, the parameters per part and what tying the LM head saves; whether the head is
 // tied is measured (the logits move with wte's row of a token not in the input), not read from cfg
 void show_model(Chapter& ch, const train::Gpt& m);
-// the sequences of a batch with the targets the loss counts, measured from gpt_forward's
+// the sequences of a batch with the targets the loss counts, measured from token_losses'
 // per-position loss, and a verdict: the loss counts the answer's positions and no other
 void show_loss_mask(Chapter& ch, const train::Gpt& m, const train::SeqBatch& b);
 
