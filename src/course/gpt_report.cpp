@@ -209,7 +209,7 @@ void show_model(Chapter& ch, const Gpt& m) {
                  fmt::arg("n", thousands(head)), fmt::arg("pct", pct));
   if (tied != c.tied)  // the setting meant one thing, the storage does the other: say where
     said += trf(" The config says {cfg} (GptConfig::tied); the storage the head reads is set in {site}.",
-                fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", make_gpt_layout_site()));
+                fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", gpt_head_weight_site()));
   else if (tied && own_head)
     said += trf(" The layout still holds an lm_head weight the logits never read ({site}).",
                 fmt::arg("site", make_gpt_layout_site()));

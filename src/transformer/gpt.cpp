@@ -87,6 +87,10 @@ GPT::GPT(const GPTConfig& c)
   if (!c.tied) lm_head = zeros({size_t(c.vocab_size), size_t(c.n_embd)});
 }
 
+// the line below: GPT::head_weight's own, for gpt_head_weight_site()
+static const CodeSite kHeadSite{__FILE__, __LINE__ + 1, "GPT::head_weight"};
+const Tensor& GPT::head_weight() const { return config.tied ? wte.weight : lm_head; }
+
 // the line below: GPT::forward's own, for gpt_forward_site()
 static const CodeSite kForwardSite{__FILE__, __LINE__ + 1, "GPT::forward"};
 Tensor GPT::forward(const ITensor& idx, std::vector<KVCache>* caches) {
@@ -137,6 +141,10 @@ void GPT::backward(const Tensor& dlogits, GPT& grad) const {
     float* pos = grad.wpe.weight.data() + (n % T) * C;
     for (int64_t c = 0; c < C; ++c) row[c] += d.data()[n * C + c], pos[c] += d.data()[n * C + c];
   }
+}
+
+std::string gpt_head_weight_site() {
+  return code_site_path(kHeadSite.file) + ":" + std::to_string(kHeadSite.line) + " " + kHeadSite.func;
 }
 
 std::string gpt_forward_site() {
