@@ -1,13 +1,12 @@
 // bench_gpt: ch12's decoder-only model in make bench (rows of bench/report.py).
 //   gpt_train_step_64/T    the default GPT (2 blocks, C 64, 4 heads, F 256, tied head), B = 64,
-//                          forward + hand-written backward + Adam, T threads (bench_thread_counts()); the
+//                          forward + the modules' backward + Adam, T threads (bench_thread_counts()); the
 //                          PyTorch peer (bench/bench_pytorch.py) trains tests/twins/gpt_reference.py's
 //                          GPT on the same batch in eager mode
 //   gpt_gen_stories15m/T   generation at llama2.c's stories15M size (C 288, 6 blocks, 6 heads,
 //                          F 768, V 32000, context 256), random weights, batch 1: 256 tokens fed
-//                          one by one through the KV cache (gpt_step: matrix-vector products on
-//                          the SIMD route), greedy; T threads (the large weights' rows
-//                          split over the thread pool)
+//                          one by one through the modules' GPT with a KVCache per block
+//                          (GPT::forward, train/gpt.hpp next_logits), greedy; T threads
 // The bound of generation (each token reads every weight once: tokens/s <= bandwidth / weight
 // bytes) divides by bench_peak's mem_read_bw, measured the way bench_peak measures the FMA peak.
 #include <benchmark/benchmark.h>
@@ -49,15 +48,15 @@ static GptConfig stories15m() {
 }
 
 static void gpt_generate(benchmark::State& state) {
-  ts::set_num_threads(int(state.range(0)));  // the team matvec splits the LM head over, and OpenBLAS's
+  ts::set_num_threads(int(state.range(0)));  // the course's thread pool, and OpenBLAS's
   const Gpt m(stories15m(), 0, 1);
-  std::vector<float> logits(static_cast<size_t>(m.cfg.vocab));
+  ts::GPT g = m.module();
   Rng rng(0);
   for (auto _ : state) {
-    KvCache cache = make_kv_cache(m);
+    GptCache cache = g.make_caches();
     int64_t token = 1;
     for (int64_t t = 0; t < m.cfg.ctx; ++t) {
-      gpt_step(m, cache, token, logits.data());
+      const std::vector<float> logits = next_logits(g, cache, {token});
       token = sample_next(logits.data(), m.cfg.vocab, Sampler{}, rng);
     }
     benchmark::DoNotOptimize(token);

@@ -217,7 +217,7 @@ def gpt_train_step_64():
 def gpt_gen_stories15m():
     """ch12's generation at llama2.c's stories15M size (C 288, 6 blocks, 6 heads, F 768, V 32000, context 256),
     random weights, batch 1: 256 tokens fed one by one, each layer's keys and values kept in a preallocated
-    cache (PyTorch's own loop, as ch12's gpt_step), greedy."""
+    cache (PyTorch's own loop, as ch12 feeds GPT::forward with its caches), greedy."""
     from gpt_reference import GPT
     torch.manual_seed(0)
     C, H, N, V, T = 288, 6, 6, 32000, 256

@@ -4,7 +4,7 @@
 // Follows: article 002 §9.1.3 (the three kinds of Transformer: "decoder-only ... predicts the most
 //          likely next token, appends it to the prompt and repeats"), article 004 《GPT （一）》
 //          (train_step, Adam(0.001, beta_1=0.9, beta_2=0.98, epsilon=1e-9), its progress lines),
-//          on GPT-2's layout at a small size (src/train/gpt.hpp).
+//          on GPT-2's layout at a small size, composed from the course's modules (src/transformer/gpt.hpp).
 // Task:    ch11's numbers as one sequence: "2 0 4 8 = two thousand forty eight <end>"; the loss
 //          counts only the answer (the words and <end>), the same 500 held-out numbers as ch11.
 // Formula: x = wte[ids] + wpe[t];  N x { x = x + attn(ln_1(x)) (causal);  x = x + mlp(ln_2(x)) }
@@ -12,7 +12,7 @@
 // Run:     ./build/ch12_gpt                                # train, evaluate, sample, time the cache
 //          ./build/ch12_gpt --save ckpt && ./build/ch12_gpt --load ckpt --prompt 1234 --temperature 0.8
 //          ./build/ch12_gpt --check-grads                  # every gradient vs finite differences
-//          ./build/ch12_gpt --steps 100 --beam 4           # beam search with a KvCache per beam
+//          ./build/ch12_gpt --steps 100 --beam 4           # beam search with a KV cache per beam
 
 #include <algorithm>
 #include <chrono>
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 1) the model
     ch.section(_("Step 1: GPT-2's layout at a small size, and the task as one sequence"),
                _("article 002 §9.1.3 decoder-only; GPT-2: wte + wpe, N blocks, ln_f, lm_head"));
-    Gpt model(cfg, ch.seed, static_cast<int>(threads));  // token + position embeddings, N blocks, ln_f, LM head
+    Gpt model(cfg, ch.seed, static_cast<int>(threads));  // the modules' GPT, its weights flat for Adam
     Adam adam;
     if (!load_dir.empty()) load_or_usage(ch, load_dir, model, adam);
     adam.lr = lr;
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
           const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
           const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
           model.zero_grad();
-          model.backward();                                          // each op's *_backward, last op first
+          model.backward();                                          // each module's backward, last module first
           adam.update(model.params.data(), model.grads.data(), model.params.size());
           if (!std::isfinite(loss))
             throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     show_held_out(ch, model, exact, wrong, seconds_since(t_eval));
     if (number >= 0) show_completion(ch, model, number, sampler, ch.seed, !no_cache);
     if (beam > 0) {
-      // beam search: a KvCache per beam, copied from its parent when the beams are pruned
+      // beam search: a KVCache per block per beam, copied from its parent when the beams are pruned
       const BeamOptions opt{beam, length_penalty, 0};  // max_len: until the context is full (GptBeams)
       const auto& held = number_split().held_out;
       const int64_t n = number >= 0 ? number : held[0];
@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
                       vocab.words);
       std::vector<std::vector<int64_t>> greedy;
       Rng rng(0);
-      for (int64_t h : held) greedy.push_back(generate(model, encode_prompt(h), cfg.ctx, Sampler{}, rng));
+      GPT g = model.module();  // the modules' GPT, fed through its caches
+      for (int64_t h : held) greedy.push_back(generate(g, encode_prompt(h), cfg.ctx, Sampler{}, rng));
       const auto beamK = beam_complete(model, held, opt);
       show_beam_vs_greedy(
           ch, held, greedy, beam == 1 ? beamK : beam_complete(model, held, {1, length_penalty, 0}), beamK, opt,
@@ -160,8 +161,8 @@ int main(int argc, char** argv) {
           [&](const std::vector<int64_t>& t) { return vocab.decode(t); });
       show_beam_cache_check(ch, check_gpt_cache(model, std::vector<int64_t>(held.begin(), held.begin() + 10),
                                                 {std::max<int64_t>(beam, 4), length_penalty, 0}),
-                            "gpt_step", "gpt_forward", gpt_step_site(model), gpt_reorder_site(),
-                            mask_breaks_cache(gpt_mask(cfg, cfg.ctx), cfg.ctx, gpt_mask_site()));
+                            "GptBeams", "forward", kv_cache_append_site(), gpt_reorder_site(),
+                            mask_breaks_cache(gpt_mask(cfg, cfg.ctx), cfg.ctx, gpt_causal_mask_site()));
     }
 
     // ---------------------------------------------------------------- 4) sampling

@@ -131,7 +131,7 @@ TEST_CASE("beam: a cache that does not follow its parent is caught", "[beam][tra
   CHECK(both.maxdiff > 1e-3);
 }
 
-TEST_CASE("beam: ch12's KvCache per beam equals recomputing; beam 1 = greedy", "[beam][gpt]") {
+TEST_CASE("beam: ch12's KVCaches per beam equal recomputing; beam 1 = greedy", "[beam][gpt]") {
   GptConfig cfg;
   cfg.vocab = seq_vocab().size(), cfg.layers = 1, cfg.d_model = 16, cfg.heads = 2, cfg.d_ff = 32;
   const Gpt m(cfg, 5, 1);

@@ -4,9 +4,9 @@
 // fuses and threads. Required: max |fast - exact| <= 1e-4 on the encoder output (issue 5),
 // on small odd sizes (every tail of every loop), on the real BERT-base size, with masks,
 // at 1 and 2 threads, and with the --naive switches (MatmulPath::Naive, KernelPath::Naive).
-// The fast row kernels are checked against the torch-exact ones element by element, and ch12's
-// one-token kernels (train/gpt_ops.hpp: matvec, attend_cached, GELU on the route) against their
-// plain loops.
+// The fast row kernels are checked against the torch-exact ones element by element, and the
+// route's GELU gradient (PositionwiseFeedForward's backward when it matches gelu_slope, ch12)
+// against the plain loop.
 #include "catch_compat.hpp"
 
 #include <algorithm>
@@ -26,7 +26,7 @@
 #include "fast/isa.hpp"
 #include "fast/simd/route.hpp"
 #include "fast/thread_pool.hpp"
-#include "train/gpt_ops.hpp"
+#include "train/encoder_ops.hpp"
 #include "train/ops.hpp"
 #include "transformer/nn.hpp"
 
@@ -464,56 +464,15 @@ TEST_CASE("fast row kernels agree with the torch-exact kernels", "[fast_encoder]
   }
 }
 
-// ---- ch12's generation and training kernels (train/gpt_ops.hpp) beside their plain loops ----
-TEST_CASE("gpt: matvec equals matvec_plain on every route, 1 and 2 threads, every tail", "[fast_encoder][gpt]") {
-  FOR_EACH_ROUTE();
-  const int threads = GENERATE(1, 2);
-  ts::set_num_threads(threads);
-  INFO("threads " << threads);
-  for (int64_t K : {1, 15, 16, 17, 48, 288, 301})
-    for (int64_t N : {1, 3, 8, 9, 17, 1000, 3001}) {  // 3001 x 288: large enough to be split over the team
-      INFO("N " << N << " K " << K);
-      const ts::Tensor W = random_tensor({size_t(N), size_t(K)}, unsigned(N * 7 + K)),
-                       x = random_tensor({size_t(K)}, unsigned(K)), b = random_tensor({size_t(N)}, unsigned(N));
-      ts::Tensor want = ts::Tensor::from_shape({size_t(N)}), got = want;
-      ts::train::matvec_plain(want.data(), x.data(), W.data(), b.data(), N, K);
-      ts::train::matvec(got.data(), x.data(), W.data(), b.data(), N, K);
-      CHECK(max_abs_diff(got, want) <= 1e-6 * double(K) * 4);
-      ts::train::matvec_plain(want.data(), x.data(), W.data(), static_cast<const float*>(nullptr), N, K);
-      ts::train::matvec(got.data(), x.data(), W.data(), nullptr, N, K);
-      CHECK(max_abs_diff(got, want) <= 1e-6 * double(K) * 4);
-    }
-}
-
-TEST_CASE("gpt: attend_cached equals attention_forward for one query", "[fast_encoder][gpt]") {
-  FOR_EACH_ROUTE();
-  for (int64_t S : {1, 2, 17, 256})
-    for (int64_t D : {1, 16, 48}) {
-      INFO("S " << S << " D " << D);
-      const ts::Tensor q = random_tensor({size_t(D)}, 1), k = random_tensor({size_t(S), size_t(D)}, 2),
-                       v = random_tensor({size_t(S), size_t(D)}, 3);
-      std::vector<float> want(static_cast<size_t>(D)), got = want, p(static_cast<size_t>(S)), keep_p = p;
-      ts::train::Rng rng(0);
-      const float scale = 1.0f / std::sqrt(float(D));
-      ts::train::attention_forward(want.data(), p.data(), keep_p.data(), q.data(), k.data(), v.data(),
-                                   static_cast<const float*>(nullptr), 1, 1, 1, S, D, scale, 0.0, false, rng);
-      ts::train::attend_cached(got.data(), p.data(), q.data(), k.data(), v.data(), S, D, scale);
-      for (int64_t d = 0; d < D; ++d) CHECK(std::fabs(got[size_t(d)] - want[size_t(d)]) <= 1e-5);
-    }
-}
-
-TEST_CASE("gpt: GELU and its gradient on the route equal the plain loops", "[fast_encoder][gpt]") {
+// ---- the route's GELU gradient (ch12's feed-forward backward takes it) beside the plain loop ----
+TEST_CASE("gelu: the route's gelu_backward equals the plain loop", "[fast_encoder][gpt]") {
   FOR_EACH_ROUTE();
   for (int64_t n : {1, 7, 16, 17, 256, 1000}) {
     INFO("n " << n);
     const ts::Tensor x = random_tensor({size_t(n)}, unsigned(n), 3.0f), dy = random_tensor({size_t(n)}, 9);
     std::vector<float> want(size_t(n), 0.5f), got = want;  // the backward adds: start from the same values
-    ts::train::gelu_forward(want.data(), x.data(), n);
-    ts::train::gelu_forward_fast(got.data(), x.data(), n);
-    for (int64_t i = 0; i < n; ++i) CHECK(std::fabs(got[size_t(i)] - want[size_t(i)]) <= 2e-6);
-    std::fill(want.begin(), want.end(), 0.5f), std::fill(got.begin(), got.end(), 0.5f);
     ts::train::gelu_backward(want.data(), dy.data(), x.data(), n);
-    ts::train::gelu_backward_fast(got.data(), dy.data(), x.data(), n);
+    ts::simd::route().gelu_backward(x.data(), dy.data(), got.data(), n);
     for (int64_t i = 0; i < n; ++i) CHECK(std::fabs(got[size_t(i)] - want[size_t(i)]) <= 4e-6);
   }
 }

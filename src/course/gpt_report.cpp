@@ -19,7 +19,6 @@
 #include "course/three_kinds.hpp"
 #include "exact/compare.hpp"
 #include "train/beam_models.hpp"
-#include "train/gpt_ops.hpp"
 #include "train/numbers.hpp"
 #include "train/safetensors.hpp"
 #include "train/trainer.hpp"
@@ -75,51 +74,68 @@ void save_or_usage(const std::string& dir, const Gpt& m, const Adam& adam) {
 // ---------------------------------------------------------------- --check-grads
 void show_grad_check(Chapter& ch, const GptConfig& cfg) {
   ch.section(_("Gradient check: every parameter, hand-written backward vs finite differences"),
-             _("llm.c test_gpt2.c style; double precision, dropout off"));
+             _("llm.c test_gpt2.c style; the modules' GPT in float32, dropout off"));
   GptConfig tiny = cfg;
   tiny.layers = 2, tiny.d_model = 8, tiny.heads = 2, tiny.d_ff = 16, tiny.dropout = 0.0;
   const std::vector<int64_t> nums = {7, 42, 905, 2048};
   const auto rows = gpt_check_grads(tiny, ch.seed, nums);
   ch.say(trf("  tiny model: {N} blocks, d_model {C}, {H} heads, d_ff {F}, {head}; batch = {{7, 42, 905, 2048}}; "
-             "central differences, h = 1e-5",
+             "central differences, h = {h:g}",
              fmt::arg("N", tiny.layers), fmt::arg("C", tiny.d_model), fmt::arg("H", tiny.heads),
-             fmt::arg("F", tiny.d_ff), fmt::arg("head", tiny.tied ? _("tied head") : _("untied head"))));
+             fmt::arg("F", tiny.d_ff), fmt::arg("head", tiny.tied ? _("tied head") : _("untied head")),
+             fmt::arg("h", kFdStepFloat)));
   std::string table;
   size_t bad = 0;
+  std::string first_bad;  // the failing tensor the backward reaches first: the rows run backward from the end
   for (const auto& r : rows) {
     bad += !r.ok;
     table += fmt::format("{:<6} {:<36} maxdiff {:.2e} (max |grad| {:.2e})  first ours/fd: {:+.6e}/{:+.6e}\n",
                          r.ok ? "OK" : "NOT OK", r.name, r.maxdiff, r.maxgrad, r.ours[0], r.fd[0]);
   }
+  for (auto r = rows.rbegin(); r != rows.rend(); ++r)
+    if (!r->ok) {
+      first_bad = r->name;
+      break;
+    }
   table.pop_back();
   ch.show("check every gradient", table, _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
   ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
-                                                     "(maxdiff <= 1e-6 x max |grad|)",
-                                                     fmt::arg("n", rows.size()))
-                                               : trf("{bad} of {n} parameter tensors differ from finite differences: "
-                                                     "a *_backward (src/train/ops.cpp, gpt_ops.cpp) or gpt_backward "
-                                                     "(src/train/gpt.cpp) no longer matches its forward",
-                                                     fmt::arg("bad", bad), fmt::arg("n", rows.size()))));
+                                                     "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
+                                                     fmt::arg("n", rows.size()), fmt::arg("tol", kFdToleranceFloat),
+                                                     fmt::arg("floor", kFdFloorFloat))
+                                               : trf("{bad} of {n} parameter tensors differ from finite differences; "
+                                                     "the backward reaches {name} first: look at that module's "
+                                                     "backward ({file}, called by {site})",
+                                                     fmt::arg("bad", bad), fmt::arg("n", rows.size()),
+                                                     fmt::arg("name", first_bad), fmt::arg("file", annotated_source()),
+                                                     fmt::arg("site", gpt_backward_site()))));
 }
 
 // ---------------------------------------------------------------- the model and the task
-// The activation gelu_forward computes, named by probing it: GELU(-1) = -0.1587, ReLU(-1) = 0.
-static std::string activation_name() {
-  const float x[2] = {-1.0f, 1.0f};
-  float y[2];
-  gelu_forward(y, x, 2);
-  if (std::abs(y[0] + 0.158655f) < 1e-4f && std::abs(y[1] - 0.841345f) < 1e-4f) return "GELU";
-  if (y[0] == 0.0f && y[1] == 1.0f) return "ReLU";
-  return fmt::format("f (f(-1) = {:.4f}, f(1) = {:.4f})", y[0], y[1]);
+// The activation the model's feed-forward computes, named by probing it: one channel in, one
+// out, act(-1) and act(1) through the model's own mlp. GELU(-1) = -0.1587, ReLU(-1) = 0.
+static std::string activation_name(const GPT& g) {
+  if (g.h.empty()) return "-";
+  PositionwiseFeedForward mlp = g.h[0].feed_forward;
+  mlp.w_1.weight.fill(0.0f), mlp.w_1.bias.fill(0.0f), mlp.w_2.weight.fill(0.0f), mlp.w_2.bias.fill(0.0f);
+  const size_t C = mlp.w_1.weight.shape()[1];
+  mlp.w_1.weight(0, 0) = 1.0f, mlp.w_2.weight(0, 0) = 1.0f;  // h_0 = x_0, y_0 = act(h_0)
+  Tensor x = zeros({1, 2, C});
+  x(0, 0, 0) = -1.0f, x(0, 1, 0) = 1.0f;
+  const Tensor y = mlp(x);
+  const float a = y(0, 0, 0), b = y(0, 1, 0);
+  if (std::abs(a + 0.158655f) < 1e-4f && std::abs(b - 0.841345f) < 1e-4f) return "GELU";
+  if (a == 0.0f && b == 1.0f) return "ReLU";
+  return fmt::format("f (f(-1) = {:.4f}, f(1) = {:.4f})", a, b);
 }
 
-// What the mask gpt_forward uses hides, read from the mask itself (T = the context).
+// What the mask the forward builds hides, read from the mask itself (T = the context).
 static std::string mask_words(const GptConfig& c) {
-  const std::vector<float> m = gpt_mask(c, c.ctx);
+  const BTensor m = gpt_causal_mask(c.ctx, 0, c.causal);  // (1,T,T) true = keep
   int64_t hidden = 0, causal = 0;
   for (int64_t t = 0; t < c.ctx; ++t)
     for (int64_t s = 0; s < c.ctx; ++s) {
-      const bool hide = m[size_t(t * c.ctx + s)] != 0.0f;
+      const bool hide = !m(0, size_t(t), size_t(s));
       hidden += hide, causal += hide == (s > t);
     }
   if (causal == c.ctx * c.ctx) return _("causal mask: query t sees keys 0..t");
@@ -128,22 +144,27 @@ static std::string mask_words(const GptConfig& c) {
              fmt::arg("all", c.ctx * c.ctx));
 }
 
+// ids (one row) -> the modules' logits (T*V)
+static std::vector<float> logits_of(GPT& g, const std::vector<int64_t>& input) {
+  ITensor idx = ITensor::from_shape({1, input.size()});
+  std::copy(input.begin(), input.end(), idx.begin());
+  const Tensor l = g.forward(idx);
+  return std::vector<float>(l.begin(), l.end());
+}
+
 // Whether the LM head reads wte, measured: wte's row of <end> (a token the input "7 =" does not
 // hold, so it enters the forward only through a head that reads wte) is moved, and the largest
 // move of any logit is returned: 0 means the head reads storage of its own.
 static double head_moves_with_wte(const Gpt& m, const std::vector<int64_t>& input, int64_t token) {
-  SeqBatch b;
-  b.B = 1, b.T = static_cast<int64_t>(input.size()), b.x = input, b.y.assign(input.size(), kPad);
-  GptWork<float> w;
-  Rng unused(0);
-  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
-  const std::vector<float> before = w.logits;
+  GPT g = m.module();
+  const std::vector<float> before = logits_of(g, input);
   std::vector<float> P = m.params;
   const int64_t C = m.cfg.d_model;
   for (int64_t c = 0; c < C; ++c) P[m.layout.wte + size_t(token * C + c)] += 0.5f * float((c * 7 % 11) - 5) / 5.0f;
-  gpt_forward(m.cfg, m.layout, P.data(), w, b, false, unused);
+  GPT moved_wte = gpt_module(m.cfg, m.layout, P);
+  const std::vector<float> after = logits_of(moved_wte, input);
   double moved = 0;
-  for (size_t i = 0; i < before.size(); ++i) moved = std::max(moved, double(std::abs(w.logits[i] - before[i])));
+  for (size_t i = 0; i < before.size(); ++i) moved = std::max(moved, double(std::abs(after[i] - before[i])));
   return moved;
 }
 
@@ -169,7 +190,7 @@ void show_model(Chapter& ch, const Gpt& m) {
                "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}, {mask}", c.heads,
               fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
               fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
-              fmt::arg("act", activation_name()), fmt::arg("ln", wiring_words(gpt_block_wiring())),
+              fmt::arg("act", activation_name(m.module())), fmt::arg("ln", wiring_words(gpt_block_wiring())),
               fmt::arg("mask", mask_words(c))),
           Shown::Info);
   const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (tied ? head : 0);
@@ -188,7 +209,7 @@ void show_model(Chapter& ch, const Gpt& m) {
                  fmt::arg("n", thousands(head)), fmt::arg("pct", pct));
   if (tied != c.tied)  // the setting meant one thing, the storage does the other: say where
     said += trf(" The config says {cfg} (GptConfig::tied); the storage the head reads is set in {site}.",
-                fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", make_gpt_layout_site()));
+                fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", gpt_head_weight_site()));
   else if (tied && own_head)
     said += trf(" The layout still holds an lm_head weight the logits never read ({site}).",
                 fmt::arg("site", make_gpt_layout_site()));
@@ -197,10 +218,12 @@ void show_model(Chapter& ch, const Gpt& m) {
 
 void show_loss_mask(Chapter& ch, const Gpt& m, const SeqBatch& b) {
   const SeqVocab& v = seq_vocab();
-  // which positions the loss counts, measured: gpt_forward's per-position loss, 0 where skipped
-  GptWork<float> w;
-  Rng unused(0);
-  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
+  // which positions the loss counts, measured: the training loss's per-position value on the
+  // model's logits, 0 where skipped
+  GPT g = m.module();
+  ITensor idx = ITensor::from_shape({size_t(b.B), size_t(b.T)});
+  std::copy(b.x.begin(), b.x.end(), idx.begin());
+  const std::vector<double> loss = token_losses(g.forward(idx), b.y);
   std::string table;
   int64_t real = 0, answer = 0, counted = 0, counted_answer = 0, counted_prompt = 0, counted_pad = 0, target_prompt = 0;
   for (int64_t i = 0; i < b.B; ++i) {
@@ -209,7 +232,7 @@ void show_loss_mask(Chapter& ch, const Gpt& m, const SeqBatch& b) {
     for (int64_t t = 0; t < b.T; ++t) {
       const size_t at = size_t(i * b.T + t);
       const int64_t xi = b.x[at], yi = b.y[at];
-      const bool counts = w.loss[at] != 0.0f;
+      const bool counts = loss[at] != 0.0;
       if (xi == kPad) {
         counted_pad += counts;
         continue;
@@ -229,13 +252,13 @@ void show_loss_mask(Chapter& ch, const Gpt& m, const SeqBatch& b) {
   }
   table.pop_back();
   ch.show("x = seq[:-1], y = seq[1:]", table,
-          trf("'.' = a position whose loss gpt_forward gives 0: the loss skips it. Of the {real} real positions, {a} "
+          trf("'.' = a position whose loss token_losses gives 0: the loss skips it. Of the {real} real positions, {a} "
               "predict an answer token (a word or <end>), {p} a token of the prompt (a digit or '=')",
               fmt::arg("real", real), fmt::arg("a", answer), fmt::arg("p", real - answer)),
           Shown::Info);
   const bool ok = counted_answer == answer && counted_prompt == 0 && counted_pad == 0;
   // under NOT OK, which side: targets that are not <pad> at the prompt's positions are make_seq_batch's
-  const std::string where = target_prompt > 0 ? make_seq_batch_site() : gpt_forward_site();
+  const std::string where = target_prompt > 0 ? make_seq_batch_site() : token_losses_site();
   ch.say("  " + ch.verdict(ok, ok ? trf("the loss counts exactly the {a} positions that predict the answer; the {p} "
                                         "that predict the prompt are skipped: the model is given the prompt, not "
                                         "asked for it",
@@ -303,8 +326,8 @@ void show_held_out(Chapter& ch, const Gpt& m, double exact, const std::vector<in
   ch.show("held-out exact match",
           fmt::format("held-out exact match: {}/{} ({:.1f} %)", std::llround(exact * double(held.size())), held.size(),
                       100.0 * exact),
-          trf("greedy, one number at a time with the KV cache, in {s:.2f} s; a number counts only if every word "
-              "and the <end> are right",
+          trf("greedy with the KV cache, the numbers whose prompts have one length as one batch, in {s:.2f} s; a "
+              "number counts only if every word and the <end> are right",
               fmt::arg("s", seconds)),
           Shown::Article);
   std::vector<int64_t> show(wrong.begin(), wrong.begin() + std::min<size_t>(wrong.size(), 2));
@@ -334,8 +357,9 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
   std::vector<float> logits(static_cast<size_t>(V)), pick;
   std::vector<int64_t> prefix;
   double best = -1;
-  KvCache cache = make_kv_cache(m);
-  for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+  GPT g = m.module();
+  GptCache cache = g.make_caches();
+  logits = next_logits(g, cache, ids);  // the prompt, its keys and values cached
   Rng unused(0);
   while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
     SampleTrace t;
@@ -345,7 +369,7 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
     if (entropy > best) best = entropy, pick = logits, prefix = ids;
     if (next == v.end) break;
     ids.push_back(next);
-    gpt_step(m, cache, next, logits.data());
+    logits = next_logits(g, cache, {next});
   }
   Rng rng(seed);
   SampleTrace t;
@@ -438,13 +462,14 @@ void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t sampl
   table += fmt::format("{:<22} {:>12} ", "", "exact match");
   for (int64_t n : probe) table += fmt::format(" {:>5}", n);
   table += "\n";
+  GPT g = m.module();
   for (size_t i = 0; i < settings.size(); ++i) {
     const double match = held_out_exact_match(m, settings[i], seed);
     table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * match);
     for (int64_t n : probe) {
       Rng rng(seed + 1000 * i + uint64_t(n));
       std::set<std::vector<int64_t>> distinct;
-      for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(m, encode_prompt(n), m.cfg.ctx, settings[i], rng));
+      for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(g, encode_prompt(n), m.cfg.ctx, settings[i], rng));
       table += fmt::format(" {:>5}", distinct.size());
     }
     table += "\n";
@@ -462,13 +487,13 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
   const int64_t V = m.cfg.vocab;
   double maxdiff = 0, scale = 0;  // max |cached - recomputed|, max |recomputed| over the logits compared
   int64_t compared = 0, differ = 0, numbers = 0;
+  GPT g = m.module();  // one forward, with the caches and without
   for (size_t i = 0; i < held.size(); i += 25, ++numbers) {
     std::vector<int64_t> ids = encode_prompt(held[i]);
-    KvCache cache = make_kv_cache(m);
-    std::vector<float> logits(static_cast<size_t>(V));
-    for (int64_t id : ids) gpt_step(m, cache, id, logits.data());
+    GptCache cache = g.make_caches();
+    std::vector<float> logits = next_logits(g, cache, ids);  // the prompt, cached
     while (static_cast<int64_t>(ids.size()) < m.cfg.ctx) {
-      const std::vector<float> full = gpt_last_logits(m, ids);
+      const std::vector<float> full = last_logits(g, ids);  // every position again
       for (int64_t j = 0; j < V; ++j) maxdiff = std::max(maxdiff, double(std::abs(full[size_t(j)] - logits[size_t(j)])));
       scale = std::max(scale, max_abs(full.data(), full.size()));
       ++compared;
@@ -477,7 +502,7 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
       differ += a != b;
       if (b == seq_vocab().end) break;
       ids.push_back(b);
-      gpt_step(m, cache, b, logits.data());
+      logits = next_logits(g, cache, {b});
     }
   }
   // float rounding grows with the logits: kRoundingGrowth float epsilons x max(1, max |logit|)
@@ -486,8 +511,9 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
   ch.show("max |logits(cached) - logits(recomputed)|", fmt::format("{:.3e}", maxdiff),
           trf("{k} generation steps of {n} held-out numbers, greedy", fmt::arg("k", compared), fmt::arg("n", numbers)),
           Shown::Info);
-  // under NOT OK, what the run measured: the mask gpt_forward built (a mask no cache reproduces), else the two codes
-  const std::string mask = ok ? "" : mask_breaks_cache(gpt_mask(m.cfg, m.cfg.ctx), m.cfg.ctx, gpt_mask_site());
+  // under NOT OK, what the run measured: the mask the forward builds (a mask no cache reproduces), else
+  // the code only the cached forward runs
+  const std::string mask = ok ? "" : mask_breaks_cache(gpt_mask(m.cfg, m.cfg.ctx), m.cfg.ctx, gpt_causal_mask_site());
   const std::string differ_words =
       trf("cached and recomputed logits differ by up to {d:.3e} (more than {tol:.2g} = {g:g} float epsilons x max(1, "
           "max |logit| {s:.3g})) and {bad} of {k} greedy tokens differ",
@@ -500,10 +526,13 @@ void show_cache_check(Chapter& ch, const Gpt& m) {
                                         fmt::arg("g", kRoundingGrowth), fmt::arg("s", scale), fmt::arg("k", compared))
                                   : !mask.empty()
                                         ? differ_words + ": " + mask
-                                        : differ_words + trf(", with the causal mask a cache reproduces: {step} no "
-                                                             "longer computes what gpt_forward (src/train/gpt.cpp) "
-                                                             "computes; one of the two was edited without the other",
-                                                             fmt::arg("step", gpt_step_site(m)))));
+                                        : differ_words + trf(", with the causal mask a cache reproduces: the "
+                                                             "forward with a cache no longer computes what the same "
+                                                             "forward computes without one; look at what only the "
+                                                             "cached call runs: {append} and the positions "
+                                                             "past..past+T in {forward}",
+                                                             fmt::arg("append", kv_cache_append_site()),
+                                                             fmt::arg("forward", gpt_forward_site()))));
 }
 
 void show_cache_speed(Chapter& ch, const Gpt& m) {
@@ -515,14 +544,15 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
   std::vector<double> cached(static_cast<size_t>(T), 1e9), full(static_cast<size_t>(T), 1e9);
   std::vector<float> logits(static_cast<size_t>(V));
   const int reps = 30;
+  GPT g = m.module();
   for (int r = 0; r < reps; ++r) {
-    KvCache cache = make_kv_cache(m);
+    GptCache cache = g.make_caches();
     for (int64_t t = 0; t < T; ++t) {
       auto t0 = Clock::now();
-      gpt_step(m, cache, ids[size_t(t)], logits.data());
+      logits = next_logits(g, cache, {ids[size_t(t)]});
       cached[size_t(t)] = std::min(cached[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
       t0 = Clock::now();
-      const auto l = gpt_last_logits(m, std::vector<int64_t>(ids.begin(), ids.begin() + t + 1));
+      const auto l = last_logits(g, std::vector<int64_t>(ids.begin(), ids.begin() + t + 1));
       full[size_t(t)] = std::min(full[size_t(t)], std::chrono::duration<double>(Clock::now() - t0).count());
     }
   }

@@ -28,7 +28,7 @@ void show_grad_check(Chapter& ch, const train::GptConfig& cfg);
 // the sizes, the parameters per part and what tying the LM head saves; whether the head is
 // tied is measured (the logits move with wte's row of a token not in the input), not read from cfg
 void show_model(Chapter& ch, const train::Gpt& m);
-// the sequences of a batch with the targets the loss counts, measured from gpt_forward's
+// the sequences of a batch with the targets the loss counts, measured from token_losses'
 // per-position loss, and a verdict: the loss counts the answer's positions and no other
 void show_loss_mask(Chapter& ch, const train::Gpt& m, const train::SeqBatch& b);
 
@@ -53,7 +53,8 @@ void show_sampling_step(Chapter& ch, const train::Gpt& m, int64_t n, const train
 // per setting (a fixed list, and the user's sampler): held-out exact match, and distinct
 // outputs over `samples` samples of a few numbers
 void show_settings(Chapter& ch, const train::Gpt& m, const train::Sampler& user, int64_t samples, uint64_t seed);
-// the cached step (gpt_step) against the full forward on the run's own model, as a verdict
+// the forward with a KVCache per block, one token at a time, against the same forward over the
+// whole prefix, on the run's own model, as a verdict
 void show_cache_check(Chapter& ch, const train::Gpt& m);
 // tokens/s with and without the cache, per sequence length
 void show_cache_speed(Chapter& ch, const train::Gpt& m);

@@ -165,13 +165,14 @@ void show_masks(Chapter& ch, const ModelConfig& ed, const Gpt& gpt, const Classi
   draw(ch, trf("{name}, cross-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", cross)), cross_m,
        b.T, b.S, tgt, src);
 
-  // 2) decoder-only: gpt_forward's mask (B,T,T) over prompt and answer
+  // 2) decoder-only: the mask GPT::forward builds (gpt_causal_mask, the same for every row), (B,T,T)
   const SeqBatch sb = make_seq_batch({short_n, long_n});
-  GptWork<float> gw;
-  gpt_forward<float>(gpt.cfg, gpt.layout, gpt.params.data(), gw, sb, /*training=*/false, rng);
+  const std::vector<float> causal = gpt_mask(gpt.cfg, sb.T);
+  std::vector<float> gmask;
+  for (int64_t i = 0; i < sb.B; ++i) gmask.insert(gmask.end(), causal.begin(), causal.end());
   std::vector<std::string> seq;
   for (int64_t t = 0; t < sb.T; ++t) seq.push_back(seq_vocab().words[size_t(sb.x[size_t(t)])]);
-  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "gpt_forward", gw.mask, sb.x, seq);
+  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "GPT::forward", gmask, sb.x, seq);
 
   // 3) encoder-only: EncoderClassifier::padding_mask (B,T,T), as classifier_forward ran it
   const ClsBatch cb = make_cls_batch({short_n, long_n});

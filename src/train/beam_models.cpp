@@ -1,5 +1,5 @@
 // train/beam_models.cpp: ch11's module (ch10's EncoderDecoder) one row at a time with a
-// DecoderLayerCache per layer per beam, ch12's GPT with a KvCache per beam, and both recomputing
+// DecoderLayerCache per layer per beam, ch12's GPT with a KVCache per block per beam, and both recomputing
 // every prefix (the reference).
 #include "train/beam_models.hpp"
 
@@ -135,28 +135,35 @@ std::vector<std::vector<int64_t>> beam_translate(const Model<float>& m, const st
 }
 
 // ================================================================ ch12
-GptBeams::GptBeams(const Gpt& m, int64_t number) : m_(m), prompt_(encode_prompt(number)) {
-  std::vector<float> logits(static_cast<size_t>(m.cfg.vocab));
-  beams_.push_back(make_kv_cache(m));
-  for (size_t j = 0; j + 1 < prompt_.size(); ++j) gpt_step(m, beams_[0], prompt_[j], logits.data());
+GptBeams::GptBeams(std::shared_ptr<GPT> g, int64_t number)
+    : g_(std::move(g)), prompt_(encode_prompt(number)) {
+  // the prompt but its last token: its keys and values into the first beam's caches, one forward
+  beams_.push_back(g_->make_caches());
+  if (prompt_.size() > 1) next_logits(*g_, beams_[0], std::vector<int64_t>(prompt_.begin(), prompt_.end() - 1));
 }
+GptBeams::GptBeams(const Gpt& m, int64_t number) : GptBeams(std::make_shared<GPT>(m.module()), number) {}
 
+int64_t GptBeams::vocab() const { return g_->config.vocab_size; }
 int64_t GptBeams::end_id() const { return seq_vocab().end; }
 
-int64_t GptBeams::max_len() const { return m_.cfg.ctx - static_cast<int64_t>(prompt_.size()) + 1; }
+int64_t GptBeams::max_len() const { return g_->config.block_size - static_cast<int64_t>(prompt_.size()) + 1; }
 
 std::vector<double> GptBeams::log_probs(const std::vector<std::vector<int64_t>>& prefixes) {
   // the prompt but its last token is in the cache: feed that token first, then the beam's
-  return cached_log_probs(beams_, prefixes, prompt_.back(), vocab(),
-                          [&](KvCache& c, int64_t token, float* logits) { gpt_step(m_, c, token, logits); });
+  return cached_log_probs(beams_, prefixes, prompt_.back(), vocab(), [&](GptCache& c, int64_t token, float* logits) {
+    const std::vector<float> l = next_logits(*g_, c, {token});  // the modules' forward with the beam's caches
+    std::copy(l.begin(), l.end(), logits);
+  });
 }
 
 // the line below: GptBeams::reorder's own
 const CodeSite kGptReorderSite{__FILE__, __LINE__ + 1, "GptBeams::reorder"};
 void GptBeams::reorder(const std::vector<int64_t>& parent) { reorder_caches(beams_, parent); }
 
-GptRecompute::GptRecompute(const Gpt& m, int64_t number) : m_(m), prompt_(encode_prompt(number)) {}
+GptRecompute::GptRecompute(std::shared_ptr<GPT> g, int64_t number) : g_(std::move(g)), prompt_(encode_prompt(number)) {}
+GptRecompute::GptRecompute(const Gpt& m, int64_t number) : GptRecompute(std::make_shared<GPT>(m.module()), number) {}
 
+int64_t GptRecompute::vocab() const { return g_->config.vocab_size; }
 int64_t GptRecompute::end_id() const { return seq_vocab().end; }
 
 std::vector<double> GptRecompute::log_probs(const std::vector<std::vector<int64_t>>& prefixes) {
@@ -164,7 +171,7 @@ std::vector<double> GptRecompute::log_probs(const std::vector<std::vector<int64_
   for (const auto& pre : prefixes) {
     std::vector<int64_t> ids = prompt_;
     ids.insert(ids.end(), pre.begin(), pre.end());
-    const std::vector<float> logits = gpt_last_logits(m_, ids);
+    const std::vector<float> logits = last_logits(*g_, ids);
     const std::vector<double> row = log_softmax_row(logits.data(), vocab());
     out.insert(out.end(), row.begin(), row.end());
   }
@@ -173,26 +180,13 @@ std::vector<double> GptRecompute::log_probs(const std::vector<std::vector<int64_
 
 std::vector<std::vector<int64_t>> beam_complete(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt) {
   std::vector<std::vector<int64_t>> out;
+  const auto g = std::make_shared<GPT>(m.module());  // one module for every number
   for (int64_t n : numbers) {
-    GptBeams beams(m, n);
+    GptBeams beams(g, n);
     opt.max_len = beams.max_len();
     out.push_back(beam_search(beams, opt).best().tokens);
   }
   return out;
-}
-
-std::string gpt_step_site(const Gpt& m) {
-  std::vector<const CodeSite*> sites;
-  {
-    CodeSiteRecorder rec(sites);
-    KvCache c = make_kv_cache(m);
-    std::vector<float> logits(static_cast<size_t>(m.cfg.vocab));
-    gpt_step(m, c, 1, logits.data());
-  }
-  for (const CodeSite* s : sites)
-    if (code_site_name(s->func).find("gpt_step") != std::string::npos)
-      return code_site_path(s->file) + ":" + std::to_string(s->line) + " gpt_step";
-  return "src/train/gpt.cpp gpt_step";
 }
 
 std::string translation_reorder_site() { return site(kTranslationReorderSite); }
@@ -230,7 +224,8 @@ CacheCheck check_translation_cache(const Model<float>& m, const std::vector<int6
 }
 
 CacheCheck check_gpt_cache(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt) {
-  return check_cache<GptBeams, GptRecompute>(m, numbers, opt, [](const GptBeams& b) { return b.max_len(); });
+  const auto g = std::make_shared<GPT>(m.module());  // one module, cached and recomputing
+  return check_cache<GptBeams, GptRecompute>(g, numbers, opt, [](const GptBeams& b) { return b.max_len(); });
 }
 
 }  // namespace ts::train

@@ -8,7 +8,8 @@
 //   DecoderLayerCache per layer (self-attention keys/values appended; the memory's keys and
 //   values projected at the first step, then kept)
 //   pruning: beam i's caches become a copy of its parent's
-// ch12 (GptBeams): one KvCache (train/gpt.hpp) per beam, fed by gpt_step; the prompt is fed once.
+// ch12 (GptBeams), through the modules' GPT (transformer/gpt.hpp): one KVCache per block per beam,
+// handed to GPT::forward with the beam's new token; the prompt is fed once.
 #pragma once
 
 #include <cstdint>
@@ -73,35 +74,35 @@ std::vector<std::vector<int64_t>> beam_translate(const Model<float>& m, const st
 // ---------------------------------------------------------------- ch12: the GPT
 class GptBeams : public BeamModel {
  public:
-  GptBeams(const Gpt& m, int64_t number);  // feeds the prompt "N =" but its last token
-  int64_t vocab() const override { return m_.cfg.vocab; }
+  GptBeams(std::shared_ptr<GPT> g, int64_t number);  // feeds the prompt "N =" but its last token
+  GptBeams(const Gpt& m, int64_t number);            // the same through m.module()
+  int64_t vocab() const override;
   int64_t end_id() const override;
   std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
   void reorder(const std::vector<int64_t>& parent) override;
-  int64_t max_len() const;  // steps until the context (ctx tokens) is full, as generate() stops
+  int64_t max_len() const;  // steps until the context (block_size tokens) is full, as generate() stops
 
  private:
-  const Gpt& m_;
+  std::shared_ptr<GPT> g_;
   std::vector<int64_t> prompt_;
-  std::vector<KvCache> beams_;
+  std::vector<GptCache> beams_;  // one cache (a KVCache per block) per beam
 };
 
 class GptRecompute : public BeamModel {
  public:
+  GptRecompute(std::shared_ptr<GPT> g, int64_t number);
   GptRecompute(const Gpt& m, int64_t number);
-  int64_t vocab() const override { return m_.cfg.vocab; }
+  int64_t vocab() const override;
   int64_t end_id() const override;
   std::vector<double> log_probs(const std::vector<std::vector<int64_t>>& prefixes) override;
   void reorder(const std::vector<int64_t>&) override {}
 
  private:
-  const Gpt& m_;
+  std::shared_ptr<GPT> g_;
   std::vector<int64_t> prompt_;
 };
 
 std::vector<std::vector<int64_t>> beam_complete(const Gpt& m, const std::vector<int64_t>& numbers, BeamOptions opt);
-// gpt_step's file and line as the compiler gave them (its TS_CODE_SITE, recorded while it runs)
-std::string gpt_step_site(const Gpt& m);
 
 // ---------------------------------------------------------------- the cache check
 // Searches of width opt.K on `numbers`, the cached model beside the one that recomputes

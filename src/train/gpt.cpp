@@ -1,5 +1,6 @@
-// train/gpt.cpp: see gpt.hpp. The forward reads top to bottom as GPT-2's blocks; the backward
-// calls each op's *_backward in the reverse order (src/train/ops.hpp, gpt_ops.hpp).
+// train/gpt.cpp: see gpt.hpp. What training adds to the modules' GPT (src/transformer/gpt.cpp):
+// the task as sequences, the flat layout and its init, the loss, the batch parts, generation's
+// cache calls, checkpoints and the measured wiring.
 #include "train/gpt.hpp"
 
 #include <algorithm>
@@ -12,10 +13,10 @@
 #include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 #include "train/batch_parts.hpp"
-#include "train/gpt_ops.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
 #include "train/wiring.hpp"
+#include "transformer/grad.hpp"
 
 namespace ts::train {
 
@@ -126,163 +127,105 @@ GptLayout make_gpt_layout(const GptConfig& cfg) {
   return L;
 }
 
-// ---------------------------------------------------------------- forward
-// the line below: gpt_mask's own, for gpt_mask_site()
-static const CodeSite kGptMaskSite{__FILE__, __LINE__ + 1, "gpt_mask"};
+// ---------------------------------------------------------------- the mask and the sites
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
-  std::vector<float> m(static_cast<size_t>(T * T), 0.0f);
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t s = 0; s < T; ++s) m[size_t(t * T + s)] = cfg.causal && s > t ? 1.0f : 0.0f;  // query t sees 0..t
+  // the mask GPT::forward builds (transformer/gpt.cpp gpt_causal_mask), true = keep -> 1 = hide
+  const BTensor keep = gpt_causal_mask(T, 0, cfg.causal);  // (1,T,T)
+  std::vector<float> m(keep.size());
+  for (size_t i = 0; i < keep.size(); ++i) m[i] = keep.data()[i] ? 0.0f : 1.0f;
   return m;
 }
 
 static std::string site_words(const CodeSite& s) {
   return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func;
 }
-std::string gpt_mask_site() { return site_words(kGptMaskSite); }
 std::string make_seq_batch_site() { return site_words(kSeqBatchSite); }
 std::string make_gpt_layout_site() { return site_words(kLayoutSite); }
 
-template <class F>
-static void fit(std::vector<F>& v, int64_t n) {
-  v.resize(size_t(n));
+// ---------------------------------------------------------------- the module it trains
+GPTConfig module_config(const GptConfig& c) {
+  GPTConfig g;
+  g.vocab_size = c.vocab, g.block_size = c.ctx, g.n_layer = c.layers, g.n_embd = c.d_model, g.n_head = c.heads;
+  g.d_ff = c.d_ff, g.dropout = c.dropout, g.tied = c.tied, g.causal = c.causal;
+  return g;
 }
 
-// GELU: on the SIMD route in float (training), the plain loops in double (--check-grads)
-static void gelu_forward_of(float* y, const float* x, int64_t n) { gelu_forward_fast(y, x, n); }
-static void gelu_forward_of(double* y, const double* x, int64_t n) { gelu_forward(y, x, n); }
-static void gelu_backward_of(float* dx, const float* dy, const float* x, int64_t n) { gelu_backward_fast(dx, dy, x, n); }
-static void gelu_backward_of(double* dx, const double* dy, const double* x, int64_t n) { gelu_backward(dx, dy, x, n); }
-
-// the line below + 1: gpt_forward's own, for gpt_forward_site()
-static const CodeSite kForwardSite{__FILE__, __LINE__ + 2, "gpt_forward"};
-template <class F>
-F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, bool training,
-              Rng& rng) {
-  TS_CODE_SITE();
-  const int64_t B = b.B, T = b.T, N = B * T, C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff,
-                V = cfg.vocab;
-  const double p_drop = training ? cfg.dropout : 0.0;
-  const F eps = F(1e-6), scale = F(1.0 / std::sqrt(double(D)));
-  if (T > cfg.ctx) throw std::invalid_argument(fmt::format("gpt_forward: T = {} > context {}", T, cfg.ctx));
-  w.B = B, w.T = T;
-  // the causal mask (B,T,T), 1 = hide, the same for every row of the batch
-  const std::vector<float> mask = gpt_mask(cfg, T);
-  fit(w.mask, B * T * T);
-  for (int64_t i = 0; i < B; ++i) std::copy(mask.begin(), mask.end(), w.mask.begin() + i * T * T);
-  // 1) x = dropout(wte[ids] + wpe[t])   (B*T,C)
-  fit(w.emb, N * C), fit(w.emb_keep, N * C), fit(w.x0, N * C);
-  embedding_forward(w.emb.data(), b.x.data(), P + L.wte, P + L.wpe, N, T, C, F(1));
-  dropout_forward(w.x0.data(), w.emb_keep.data(), w.emb.data(), N * C, p_drop, training, rng);
-  w.blocks.resize(size_t(cfg.layers));
-  const F* x = w.x0.data();
-  for (int64_t l = 0; l < cfg.layers; ++l) {
-    const GptLayout::Block& p = L.h[size_t(l)];
-    auto& k = w.blocks[size_t(l)];
-    for (auto* v : {&k.ln1, &k.ctx, &k.attn, &k.attn_keep, &k.attn_d, &k.x_mid, &k.ln2, &k.mlp, &k.mlp_keep, &k.mlp_d,
-                    &k.x_out, &k.q, &k.k, &k.v, &k.ctxh})
-      fit(*v, N * C);
-    fit(k.ln1_mean, N), fit(k.ln1_rstd, N), fit(k.ln2_mean, N), fit(k.ln2_rstd, N);
-    fit(k.qkv, N * 3 * C), fit(k.p, B * H * T * T), fit(k.keep, B * H * T * T), fit(k.fc, N * FF), fit(k.act, N * FF);
-    // 2) x = x + c_proj(attention(ln_1(x)))
-    layernorm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, P + p.ln1_w, P + p.ln1_b, N, C, eps);
-    linear_forward(k.qkv.data(), k.ln1.data(), P + p.attn_w, P + p.attn_b, N, C, 3 * C);       // (B,T,3C)
-    split_qkv(k.q.data(), k.k.data(), k.v.data(), k.qkv.data(), B, T, H, D);                     // (B,H,T,D) x3
-    attention_forward(k.ctxh.data(), k.p.data(), k.keep.data(), k.q.data(), k.k.data(), k.v.data(), w.mask.data(), B,
-                      H, T, T, D, scale, p_drop, training, rng);                                 // (B,H,T,D)
-    merge_heads(k.ctx.data(), k.ctxh.data(), B, T, H, D);                                        // (B,T,C)
-    linear_forward(k.attn.data(), k.ctx.data(), P + p.proj_w, P + p.proj_b, N, C, C);
-    dropout_forward(k.attn_d.data(), k.attn_keep.data(), k.attn.data(), N * C, p_drop, training, rng);
-    residual_forward(k.x_mid.data(), x, k.attn_d.data(), N * C);
-    // 3) x = x + c_proj(gelu(c_fc(ln_2(x))))
-    layernorm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.x_mid.data(), P + p.ln2_w, P + p.ln2_b, N,
-                      C, eps);
-    linear_forward(k.fc.data(), k.ln2.data(), P + p.fc_w, P + p.fc_b, N, C, FF);                // (B,T,F)
-    gelu_forward_of(k.act.data(), k.fc.data(), N * FF);
-    linear_forward(k.mlp.data(), k.act.data(), P + p.fc2_w, P + p.fc2_b, N, FF, C);              // (B,T,C)
-    dropout_forward(k.mlp_d.data(), k.mlp_keep.data(), k.mlp.data(), N * C, p_drop, training, rng);
-    residual_forward(k.x_out.data(), k.x_mid.data(), k.mlp_d.data(), N * C);
-    x = k.x_out.data();
+std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L) {
+  std::vector<std::pair<Tensor*, size_t>> out;
+  const size_t C = size_t(g.config.n_embd);
+  out.emplace_back(&g.wte.weight, L.wte);
+  out.emplace_back(&g.wpe.weight, L.wpe);
+  for (size_t l = 0; l < g.h.size(); ++l) {
+    const GptLayout::Block& p = L.h[l];
+    Block& b = g.h[l];
+    out.emplace_back(&b.sublayer[0].norm.a_2, p.ln1_w);
+    out.emplace_back(&b.sublayer[0].norm.b_2, p.ln1_b);
+    for (size_t j = 0; j < 3; ++j) {  // c_attn = [q; k; v]   (3C,C), (3C)
+      out.emplace_back(&b.self_attn.linears[j].weight, p.attn_w + j * C * C);
+      out.emplace_back(&b.self_attn.linears[j].bias, p.attn_b + j * C);
+    }
+    out.emplace_back(&b.self_attn.linears[3].weight, p.proj_w);  // c_proj
+    out.emplace_back(&b.self_attn.linears[3].bias, p.proj_b);
+    out.emplace_back(&b.sublayer[1].norm.a_2, p.ln2_w);
+    out.emplace_back(&b.sublayer[1].norm.b_2, p.ln2_b);
+    out.emplace_back(&b.feed_forward.w_1.weight, p.fc_w);  // c_fc
+    out.emplace_back(&b.feed_forward.w_1.bias, p.fc_b);
+    out.emplace_back(&b.feed_forward.w_2.weight, p.fc2_w);  // mlp.c_proj
+    out.emplace_back(&b.feed_forward.w_2.bias, p.fc2_b);
   }
-  // 4) logits = ln_f(x) W^T   (B,T,V);  5) cross-entropy on the answer tokens (y != <pad>)
-  fit(w.lnf, N * C), fit(w.lnf_mean, N), fit(w.lnf_rstd, N), fit(w.logits, N * V), fit(w.probs, N * V), fit(w.loss, N);
-  layernorm_forward(w.lnf.data(), w.lnf_mean.data(), w.lnf_rstd.data(), x, P + L.lnf_w, P + L.lnf_b, N, C, eps);
-  lm_head_forward(w.logits.data(), w.lnf.data(), P + L.head, N, C, V);
-  cross_entropy_forward(w.loss.data(), w.probs.data(), w.logits.data(), b.y.data(), N, V, kPad, F(0));
-  F sum = 0;
-  for (F v : w.loss) sum += v;
-  return sum;
+  out.emplace_back(&g.ln_f.a_2, L.lnf_w);
+  out.emplace_back(&g.ln_f.b_2, L.lnf_b);
+  if (!g.config.tied) out.emplace_back(&g.lm_head, L.head);
+  return out;
 }
 
-std::string gpt_forward_site() { return site_words(kForwardSite); }
+static void copy_in(const std::vector<std::pair<Tensor*, size_t>>& slots, const std::vector<float>& params) {
+  for (const auto& [t, off] : slots) std::copy_n(params.data() + off, t->size(), t->data());
+}
 
-// ---------------------------------------------------------------- backward
-template <class F>
-void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* P, GptWork<F>& w, const SeqBatch& b, F scale) {
-  TS_CODE_SITE();
-  const int64_t B = w.B, T = w.T, N = B * T, C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff,
-                V = cfg.vocab;
-  const F att_scale = F(1.0 / std::sqrt(double(D)));
-  F* G = w.grads.data();
-  auto& d = w.d;
-  // a gradient buffer of n zeros, reusing its storage from the last step
-  auto zeros = [](std::vector<F>& v, int64_t n) -> std::vector<F>& {
-    v.assign(size_t(n), F(0));
-    return v;
-  };
-  // 5) cross-entropy, 4) the LM head and ln_f
-  d.dloss.assign(size_t(N), scale);
-  zeros(d.dlogits, N * V), zeros(d.dlnf, N * C), zeros(d.dx, N * C);
-  cross_entropy_backward(d.dlogits.data(), w.probs.data(), b.y.data(), d.dloss.data(), N, V, kPad, F(0));
-  lm_head_backward(d.dlnf.data(), G + L.head, d.dlogits.data(), w.lnf.data(), P + L.head, N, C, V);
-  const F* x_last = cfg.layers ? w.blocks.back().x_out.data() : w.x0.data();
-  layernorm_backward(d.dx.data(), G + L.lnf_w, G + L.lnf_b, d.dlnf.data(), x_last, w.lnf_mean.data(),
-                     w.lnf_rstd.data(), P + L.lnf_w, N, C);
-  // dx: the gradient of the residual stream, block by block from the last
-  for (int64_t l = cfg.layers - 1; l >= 0; --l) {
-    const GptLayout::Block& p = L.h[size_t(l)];
-    auto& k = w.blocks[size_t(l)];
-    const F* x_in = l ? w.blocks[size_t(l - 1)].x_out.data() : w.x0.data();
-    // 3) x_out = x_mid + dropout(mlp):  dx_mid = dx + (the mlp branch's gradient)
-    zeros(d.dmlp, N * C), zeros(d.dact, N * FF), zeros(d.dfc, N * FF), zeros(d.dln2, N * C);
-    d.dx_mid = d.dx;
-    dropout_backward(d.dmlp.data(), d.dx.data(), k.mlp_keep.data(), N * C);
-    linear_backward(d.dact.data(), G + p.fc2_w, G + p.fc2_b, d.dmlp.data(), k.act.data(), P + p.fc2_w, N, FF, C);
-    gelu_backward_of(d.dfc.data(), d.dact.data(), k.fc.data(), N * FF);
-    linear_backward(d.dln2.data(), G + p.fc_w, G + p.fc_b, d.dfc.data(), k.ln2.data(), P + p.fc_w, N, C, FF);
-    layernorm_backward(d.dx_mid.data(), G + p.ln2_w, G + p.ln2_b, d.dln2.data(), k.x_mid.data(), k.ln2_mean.data(),
-                       k.ln2_rstd.data(), P + p.ln2_w, N, C);
-    // 2) x_mid = x_in + dropout(attn):  dx_in = dx_mid + (the attention branch's gradient)
-    for (auto* v : {&d.dattn, &d.dctx, &d.dctxh, &d.dq, &d.dk, &d.dv, &d.dln1}) zeros(*v, N * C);
-    zeros(d.dqkv, N * 3 * C);
-    d.dx_in = d.dx_mid;
-    dropout_backward(d.dattn.data(), d.dx_mid.data(), k.attn_keep.data(), N * C);
-    linear_backward(d.dctx.data(), G + p.proj_w, G + p.proj_b, d.dattn.data(), k.ctx.data(), P + p.proj_w, N, C, C);
-    merge_heads_backward(d.dctxh.data(), d.dctx.data(), B, T, H, D);
-    attention_backward(d.dq.data(), d.dk.data(), d.dv.data(), d.dctxh.data(), k.q.data(), k.k.data(), k.v.data(),
-                       k.p.data(), k.keep.data(), B, H, T, T, D, att_scale);
-    split_qkv_backward(d.dqkv.data(), d.dq.data(), d.dk.data(), d.dv.data(), B, T, H, D);
-    linear_backward(d.dln1.data(), G + p.attn_w, G + p.attn_b, d.dqkv.data(), k.ln1.data(), P + p.attn_w, N, C,
-                    3 * C);
-    layernorm_backward(d.dx_in.data(), G + p.ln1_w, G + p.ln1_b, d.dln1.data(), x_in, k.ln1_mean.data(),
-                       k.ln1_rstd.data(), P + p.ln1_w, N, C);
-    std::swap(d.dx, d.dx_in);
+GPT gpt_module(const GptConfig& cfg, const GptLayout& L, const std::vector<float>& params) {
+  GPTConfig c = module_config(cfg);
+  c.dropout = 0.0;
+  GPT g(c);
+  copy_in(module_slots(g, L), params);
+  g.train(false);
+  return g;
+}
+
+// the line below: token_losses's own, for token_losses_site()
+static const CodeSite kLossSite{__FILE__, __LINE__ + 1, "token_losses"};
+std::vector<double> token_losses(const Tensor& logits, const std::vector<int64_t>& y) {
+  const size_t N = y.size(), V = logits.size() / std::max<size_t>(N, 1);
+  std::vector<double> loss(N, 0.0);
+  for (size_t n = 0; n < N; ++n) {
+    if (y[n] == kPad) continue;  // a prompt position or padding: the loss skips it
+    // loss_n = log sum_v exp(l_v - max) + max - l_y
+    const float* l = logits.data() + n * V;
+    const double mx = *std::max_element(l, l + V);
+    double sum = 0.0;
+    for (size_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
+    loss[n] = std::log(sum) + mx - double(l[size_t(y[n])]);
   }
-  // 1) x0 = dropout(wte[ids] + wpe[t])
-  zeros(d.demb, N * C);
-  dropout_backward(d.demb.data(), d.dx.data(), w.emb_keep.data(), N * C);
-  embedding_backward(G + L.wte, d.demb.data(), b.x.data(), N, C, F(1));
-  positions_backward(G + L.wpe, d.demb.data(), B, T, C);
+  return loss;
 }
+std::string token_losses_site() { return site_words(kLossSite); }
 
-template float gpt_forward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
-                                  bool, Rng&);
-template double gpt_forward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
-                                    const SeqBatch&, bool, Rng&);
-template void gpt_backward<float>(const GptConfig&, const GptLayout&, const float*, GptWork<float>&, const SeqBatch&,
-                                  float);
-template void gpt_backward<double>(const GptConfig&, const GptLayout&, const double*, GptWork<double>&,
-                                   const SeqBatch&, double);
+Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y, float scale) {
+  const size_t N = y.size(), V = logits.size() / std::max<size_t>(N, 1);
+  Tensor d = zeros(shape_of(logits));
+  for (size_t n = 0; n < N; ++n) {
+    if (y[n] == kPad) continue;
+    // dlogits_n = scale (softmax(l_n) - onehot(y_n))   (V)
+    const float* l = logits.data() + n * V;
+    float* dl = d.data() + n * V;
+    const double mx = *std::max_element(l, l + V);
+    double sum = 0.0;
+    for (size_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
+    for (size_t v = 0; v < V; ++v) dl[v] = float(double(scale) * std::exp(double(l[v]) - mx) / sum);
+    dl[y[n]] -= scale;
+  }
+  return d;
+}
 
 // ---------------------------------------------------------------- the model and its threads
 static float normal(Rng& rng, double stddev) {
@@ -301,119 +244,91 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_g
     for (size_t i = 0; i < s.numel; ++i)
       params[s.offset + i] = bias ? 0.0f : norm ? 1.0f : normal(rng, sd);
   }
-  // the batch in a fixed number of parts (train/batch_parts.hpp): one workspace and one dropout
-  // generator per part, whatever the thread count, so --threads never changes a result
+  // the batch in a fixed number of parts (train/batch_parts.hpp): one module, gradient module
+  // and dropout generator per part, whatever the thread count, so --threads never changes a result
   threads_ = std::max(1, threads);
-  work_.resize(size_t(kBatchParts));
-  for (size_t k = 0; k < work_.size(); ++k) rngs_.emplace_back(seed * 1000003ull + k + 1);
+  const GPT module(module_config(cfg));
+  for (int64_t k = 0; k < kBatchParts; ++k) {
+    auto p = std::make_unique<Part>();
+    p->model = module;
+    p->grads = module;
+    p->slots = module_slots(p->model, layout);
+    p->gslots = module_slots(p->grads, layout);
+    p->generator.manual_seed(seed * 1000003ull + uint64_t(k) + 1);
+    parts_.push_back(std::move(p));
+  }
   set_blas_threads(1);  // our threads take the parts; OpenBLAS's must not split a product's sums
 }
 
 double Gpt::forward(const SeqBatch& b, bool training) {
-  const int64_t K = batch_parts(b.B);
-  parts_.clear();
-  for (int64_t k = 0; k < K; ++k) {
-    const RowRange r = part_rows(b.B, k, K);
-    parts_.push_back(slice_seq_batch(b, r.r0, r.r1));
-  }
-  std::vector<double> sums(static_cast<size_t>(K));
+  const int64_t K = batch_parts(b.B), V = cfg.vocab;
+  used_ = K;
+  std::vector<double> sums(static_cast<size_t>(K), 0.0);
+  std::vector<int64_t> correct(static_cast<size_t>(K), 0);
   run_parts(K, threads_, [&](int64_t k) {
-    sums[size_t(k)] = gpt_forward(cfg, layout, params.data(), work_[size_t(k)], parts_[size_t(k)], training,
-                                  rngs_[size_t(k)]);
+    Part& p = *parts_[size_t(k)];
+    const RowRange r = part_rows(b.B, k, K);
+    p.batch = slice_seq_batch(b, r.r0, r.r1);
+    copy_in(p.slots, params);  // this step's weights (Adam or --load changed params)
+    p.model.train(training);
+    EnableGrad keep;                  // the modules keep what their backward needs
+    UseGenerator draws(p.generator);  // this part's dropout draws
+    // logits = GPT(x)   (B,T,V)
+    ITensor idx = ITensor::from_shape({size_t(p.batch.B), size_t(p.batch.T)});
+    std::copy(p.batch.x.begin(), p.batch.x.end(), idx.begin());
+    p.logits = p.model.forward(idx);
+    // loss: the sum of the answer positions' cross-entropies
+    const std::vector<double> loss = token_losses(p.logits, p.batch.y);
+    for (size_t n = 0; n < loss.size(); ++n) {
+      sums[size_t(k)] += loss[n];
+      if (p.batch.y[n] == kPad) continue;
+      const float* row = p.logits.data() + n * size_t(V);
+      correct[size_t(k)] += std::max_element(row, row + V) - row == p.batch.y[n];
+    }
   });
   double sum = 0;
   correct_ = 0;
-  for (int64_t k = 0; k < K; ++k) {
-    sum += sums[size_t(k)];
-    const auto& w = work_[size_t(k)];
-    const auto& y = parts_[size_t(k)].y;
-    for (size_t n = 0; n < y.size(); ++n) {
-      if (y[n] == kPad) continue;
-      const float* r = w.logits.data() + n * size_t(cfg.vocab);
-      correct_ += std::max_element(r, r + cfg.vocab) - r == y[n];
-    }
-  }
+  for (int64_t k = 0; k < K; ++k) sum += sums[size_t(k)], correct_ += correct[size_t(k)];  // part order
   tokens_ = b.answer_tokens();
   return sum / double(std::max<int64_t>(tokens_, 1));
 }
 
-void Gpt::zero_grad() { std::fill(grads.begin(), grads.end(), 0.0f); }
+void Gpt::zero_grad() {
+  for (auto& p : parts_) ts::zero_grad(p->grads);
+  std::fill(grads.begin(), grads.end(), 0.0f);
+}
 
 void Gpt::backward() {
-  const int64_t K = static_cast<int64_t>(parts_.size());
   const float scale = 1.0f / float(std::max<int64_t>(tokens_, 1));
-  run_parts(K, threads_, [&](int64_t k) {
-    auto& w = work_[size_t(k)];
-    w.grads.assign(layout.total, 0.0f);
-    gpt_backward(cfg, layout, params.data(), w, parts_[size_t(k)], scale);
+  run_parts(used_, threads_, [&](int64_t k) {
+    Part& p = *parts_[size_t(k)];
+    // d loss / d logits, then the modules' backwards into this part's gradient module
+    p.model.backward(token_losses_backward(p.logits, p.batch.y, scale), p.grads);
   });
   // part order: the same sums for a given seed at any thread count
-  std::vector<const std::vector<float>*> parts;
-  for (int64_t k = 0; k < K; ++k) parts.push_back(&work_[size_t(k)].grads);
-  add_parts(grads, parts);
+  for (int64_t k = 0; k < used_; ++k)
+    for (const auto& [g, off] : parts_[size_t(k)]->gslots) {
+      float* dst = grads.data() + off;
+      for (size_t i = 0; i < g->size(); ++i) dst[i] += g->data()[i];
+    }
 }
 
 // ---------------------------------------------------------------- generation with a KV cache
-KvCache make_kv_cache(const Gpt& m) {
-  KvCache c;
-  c.k.assign(size_t(m.cfg.layers * m.cfg.ctx * m.cfg.d_model), 0.0f);
-  c.v = c.k;
-  return c;
+static ITensor row_of(const std::vector<int64_t>& ids) {
+  ITensor idx = ITensor::from_shape({1, ids.size()});
+  std::copy(ids.begin(), ids.end(), idx.begin());
+  return idx;
 }
 
-void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits) {
-  TS_CODE_SITE();
-  const GptConfig& cfg = m.cfg;
-  const GptLayout& L = m.layout;
-  const float* P = m.params.data();
-  const int64_t C = cfg.d_model, H = cfg.heads, D = C / H, FF = cfg.d_ff, pos = cache.len, S = pos + 1;
-  if (pos >= cfg.ctx) throw std::invalid_argument(fmt::format("gpt_step: the context of {} tokens is full", cfg.ctx));
-  const float eps = 1e-6f, scale = float(1.0 / std::sqrt(double(D)));
-  // one token: every product is a matrix-vector product (matvec, train/gpt_ops.hpp), W read once
-  const auto buf = [](int64_t n) { return std::vector<float>(static_cast<size_t>(n)); };
-  std::vector<float> x = buf(C), ln = buf(C), qkv = buf(3 * C), ctx = buf(C), out = buf(C), fc = buf(FF), act = buf(FF),
-                     p = buf(S);
-  float mean = 0, rstd = 0;
-  embedding_forward(x.data(), &token, P + L.wte, P + L.wpe + pos * C, 1, 1, C, 1.0f);
-  for (int64_t l = 0; l < cfg.layers; ++l) {
-    const GptLayout::Block& b = L.h[size_t(l)];
-    float* kc = cache.k.data() + l * cfg.ctx * C;  // (H, T_ctx, D)
-    float* vc = cache.v.data() + l * cfg.ctx * C;
-    // 1) x = x + c_proj(attention(ln_1(x)))
-    layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln1_w, P + b.ln1_b, 1, C, eps);
-    matvec(qkv.data(), ln.data(), P + b.attn_w, P + b.attn_b, 3 * C, C);  // (3C)
-    // append this token's key and value to the cache, then attend over all S of them
-    for (int64_t h = 0; h < H; ++h) {
-      std::copy_n(qkv.data() + C + h * D, D, kc + (h * cfg.ctx + pos) * D);
-      std::copy_n(qkv.data() + 2 * C + h * D, D, vc + (h * cfg.ctx + pos) * D);
-    }
-    for (int64_t h = 0; h < H; ++h)
-      attend_cached(ctx.data() + h * D, p.data(), qkv.data() + h * D, kc + h * cfg.ctx * D, vc + h * cfg.ctx * D, S, D,
-                    scale);
-    matvec(out.data(), ctx.data(), P + b.proj_w, P + b.proj_b, C, C);
-    residual_forward(x.data(), x.data(), out.data(), C);
-    // 2) x = x + c_proj(gelu(c_fc(ln_2(x))))
-    layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + b.ln2_w, P + b.ln2_b, 1, C, eps);
-    matvec(fc.data(), ln.data(), P + b.fc_w, P + b.fc_b, FF, C);
-    gelu_forward_fast(act.data(), fc.data(), FF);
-    matvec(out.data(), act.data(), P + b.fc2_w, P + b.fc2_b, C, FF);
-    residual_forward(x.data(), x.data(), out.data(), C);
-  }
-  // 3) logits = ln_f(x) W^T   (V): the largest product, V rows split over the threads
-  layernorm_forward(ln.data(), &mean, &rstd, x.data(), P + L.lnf_w, P + L.lnf_b, 1, C, eps);
-  matvec(logits, ln.data(), P + L.head, static_cast<const float*>(nullptr), cfg.vocab, C);
-  ++cache.len;
+std::vector<float> next_logits(GPT& g, GptCache& cache, const std::vector<int64_t>& ids) {
+  // logits = GPT(ids, caches)   (1,n,V): the cache supplies positions 0..len-1
+  const Tensor l = g.forward(row_of(ids), &cache);
+  return std::vector<float>(l.end() - g.config.vocab_size, l.end());
 }
 
-std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids) {
-  SeqBatch b;
-  b.B = 1, b.T = static_cast<int64_t>(ids.size());
-  b.x = ids;
-  b.y.assign(ids.size(), kPad);
-  GptWork<float> w;
-  Rng unused(0);
-  gpt_forward(m.cfg, m.layout, m.params.data(), w, b, false, unused);
-  return std::vector<float>(w.logits.end() - m.cfg.vocab, w.logits.end());
+std::vector<float> last_logits(GPT& g, const std::vector<int64_t>& ids) {
+  const Tensor l = g.forward(row_of(ids));  // (1,T,V), every position again
+  return std::vector<float>(l.end() - g.config.vocab_size, l.end());
 }
 
 // ---------------------------------------------------------------- checkpoints
@@ -464,61 +379,64 @@ void load_gpt(const std::string& dir, Gpt& m, Adam& adam) {
   adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
 
-// ---------------------------------------------------------------- --check-grads
-std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers) {
-  const Gpt init(tiny, seed, 1);
-  const GptLayout& L = init.layout;
-  std::vector<double> P(init.params.begin(), init.params.end());
-  const SeqBatch b = make_seq_batch(numbers);
-  const double scale = 1.0 / double(b.answer_tokens());
-  GptWork<double> w;
-  Rng rng(0);
-  auto loss = [&]() { return gpt_forward(tiny, L, P.data(), w, b, false, rng) * scale; };
-  loss();
-  w.grads.assign(L.total, 0.0);
-  gpt_backward(tiny, L, P.data(), w, b, scale);
-  const std::vector<double> ours = w.grads;
-  return fd_rows(L.specs, P.data(), ours, loss, 2);
-}
-
 // ---------------------------------------------------------------- the block's wiring, measured
 std::string gpt_block_wiring() {
-  // one block of C = 4, one head, F = 2C, on one token; an untied head W = I, so the logits are
-  // ln_f(x_out). Attention over one key returns v = W_v ln_1(x): W_v = c_proj = I makes it an
-  // identity, and c_fc = [I; -I], c_proj = [I, -I] make the MLP one: act(h) - act(-h) = h.
-  // The norms' weights differ per channel, so ln_f still tells the wirings apart.
+  // one block of C = 4, one head, F = 2C, on one token, through the modules' GPT; an untied head
+  // W = I, so the logits are ln_f(x_out). Attention over one key returns v = W_v ln_1(x): W_v =
+  // W_out = I makes it an identity, and w_1 = [I; -I], w_2 = [I, -I] make the MLP one:
+  // act(h) - act(-h) = h. The norms' weights differ per channel, so ln_f still tells the wirings apart.
   GptConfig c;
   c.vocab = 4, c.ctx = 1, c.layers = 1, c.d_model = 4, c.heads = 1, c.d_ff = 8, c.dropout = 0.0, c.tied = false;
-  const GptLayout L = make_gpt_layout(c);
-  const GptLayout::Block& k = L.h[0];
-  const size_t C = 4, FF = 8;
-  const std::vector<double> x = {1.5, -0.5, 0.25, 2.0}, g1 = {1.0, 2.0, 0.5, 1.5}, g2 = {0.5, 1.0, 3.0, 2.0},
-                            gf = {1.0, 0.75, 1.25, 2.5};
-  std::vector<double> P(L.total, 0.0);
+  GPT g(module_config(c));
+  g.train(false);
+  Block& k = g.h[0];
+  const size_t C = 4;
+  const std::vector<float> x = {1.5f, -0.5f, 0.25f, 2.0f}, g1 = {1.0f, 2.0f, 0.5f, 1.5f}, g2 = {0.5f, 1.0f, 3.0f, 2.0f},
+                           gf = {1.0f, 0.75f, 1.25f, 2.5f};
   for (size_t i = 0; i < C; ++i) {
-    P[L.wte + C + i] = x[i];  // token 1
-    P[k.ln1_w + i] = g1[i], P[k.ln2_w + i] = g2[i], P[L.lnf_w + i] = gf[i];
-    P[k.attn_w + (2 * C + i) * C + i] = 1.0;  // the v rows of c_attn
-    P[k.proj_w + i * C + i] = 1.0;
-    P[k.fc_w + i * C + i] = 1.0, P[k.fc_w + (C + i) * C + i] = -1.0;
-    P[k.fc2_w + i * FF + i] = 1.0, P[k.fc2_w + i * FF + C + i] = -1.0;
-    P[L.head + i * C + i] = 1.0;
+    g.wte.weight(1, i) = x[i];  // token 1
+    k.sublayer[0].norm.a_2(i) = g1[i], k.sublayer[1].norm.a_2(i) = g2[i], g.ln_f.a_2(i) = gf[i];
+    k.self_attn.linears[2].weight(i, i) = 1.0f;  // v
+    k.self_attn.linears[3].weight(i, i) = 1.0f;  // out
+    k.feed_forward.w_1.weight(i, i) = 1.0f, k.feed_forward.w_1.weight(C + i, i) = -1.0f;
+    k.feed_forward.w_2.weight(i, i) = 1.0f, k.feed_forward.w_2.weight(i, C + i) = -1.0f;
+    g.lm_head(i, i) = 1.0f;
   }
-  SeqBatch b;
-  b.B = 1, b.T = 1, b.x = {1}, b.y = {kPad};
-  GptWork<double> w;
-  Rng rng(0);
-  gpt_forward(c, L, P.data(), w, b, false, rng);
-  // the course's LayerNorm, as gpt_forward calls it (a changed eps moves the output by less than tol)
-  auto norm = [&](size_t weight, size_t bias) {
-    return [&, weight, bias](const std::vector<double>& v) {
-      std::vector<double> y(C), mean(1), rstd(1);
-      layernorm_forward(y.data(), mean.data(), rstd.data(), v.data(), P.data() + weight, P.data() + bias, int64_t(1),
-                        int64_t(C), 1e-6);
-      return y;
+  ITensor idx = ITensor::from_shape({1, 1});
+  idx(0, 0) = 1;
+  const Tensor out = g.forward(idx);
+  const std::vector<float> logits(out.begin(), out.end());
+  // the model's own LayerNorms, as its forward calls them (a changed eps moves the output by less than tol)
+  auto norm = [&](const AnnotatedLayerNorm& ln) {
+    return [&ln](const std::vector<float>& v) {
+      Tensor t = Tensor::from_shape({1, 1, v.size()});
+      std::copy(v.begin(), v.end(), t.begin());
+      const Tensor y = ln(t);
+      return std::vector<float>(y.begin(), y.end());
     };
   };
-  return block_wiring(x, w.logits, norm(k.ln1_w, k.ln1_b), norm(k.ln2_w, k.ln2_b), norm(L.lnf_w, L.lnf_b), 1e-4);
+  return block_wiring(x, logits, norm(k.sublayer[0].norm), norm(k.sublayer[1].norm), norm(g.ln_f), 1e-4);
+}
+
+// ---------------------------------------------------------------- --check-grads
+std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers) {
+  // the modules' GPT in float (as ch11's check): each loss() copies the moved params into it.
+  // Weights of size ~0.3 instead of GPT-2's 0.02: the activations then reach the part of GELU
+  // (and of every other op) where a dropped term changes the gradient by more than float rounding
+  Gpt m(tiny, seed, 1);
+  Rng draw(seed * 31ull + 7);
+  for (const ParamSpec& s : m.layout.specs) {
+    const bool norm_weight = s.name.find("ln_") != std::string::npos && s.name.find(".weight") != std::string::npos;
+    for (size_t i = 0; i < s.numel; ++i)
+      m.params[s.offset + i] = float((norm_weight ? 1.0 : 0.0) + (draw.uniform() - 0.5));
+  }
+  const SeqBatch b = make_seq_batch(numbers);
+  auto loss = [&]() { return m.forward(b, false); };
+  loss();
+  m.zero_grad();
+  m.backward();
+  const std::vector<double> ours(m.grads.begin(), m.grads.end());
+  return fd_rows(m.layout.specs, m.params.data(), ours, loss, 2, kFdStepFloat, kFdToleranceFloat, kFdFloorFloat);
 }
 
 }  // namespace ts::train

@@ -1,27 +1,27 @@
-// train/gpt.hpp: ch12's decoder-only Transformer, GPT-2's layout at a small size, trainable
-// by hand like ch11's model (introduced in ch12).
-//
-//   x = wte[ids] + wpe[0..T)                                  (B,T,C) token + learned position
-//   N blocks:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))   pre-LN, as GPT-2
-//     attn: c_attn (3C,C) -> q, k, v; causal softmax(q k^T / sqrt(D)) v; c_proj (C,C)
-//     mlp:  c_fc (F,C) -> GELU -> c_proj (C,F)
-//   logits = ln_f(x) W^T,  W = wte (tied, as GPT-2) or its own lm_head (V,C)
-// Parameter names are nanoGPT's state_dict keys (transformer.h.0.attn.c_attn.weight, ...).
-// The LayerNorm is the course's (article 002, ch06: unbiased std, eps 1e-6), so src/train/ops
-// serves both models; dropout sits where GPT-2 has it (embeddings, attention weights, the two
-// sublayer outputs).
-// The task is ch11's, written as one sequence:  2 0 4 8 = two thousand forty eight <end>
-// and the loss counts only the answer: the targets of the prompt positions are <pad>.
+// train/gpt.hpp: what training adds to ch12's decoder-only Transformer (introduced in ch12). The
+// model itself is the modules' GPT (src/transformer/gpt.hpp: wte + wpe, N pre-LN blocks of the
+// course's attention and a GELU feed-forward, ln_f, the head tied to wte), written once; here:
+//   the task as one sequence:  2 0 4 8 = two thousand forty eight <end>, the loss counting only
+//     the answer (the prompt positions' targets are <pad>)
+//   the flat layout the checkpoint and Adam keep, with nanoGPT's state_dict keys
+//     (transformer.h.0.attn.c_attn.weight, ...: c_attn (3C,C) holds the q, k, v Linears' rows),
+//     and GPT-2's init
+//   the loss (token_losses), the batch in parts (train/batch_parts.hpp), generation's cache calls,
+//   checkpoints, and what the chapter measures on the module (wiring, --check-grads).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "exact/rng.hpp"
 #include "train/adam.hpp"
 #include "train/gradcheck.hpp"
 #include "train/params.hpp"
 #include "train/ops.hpp"
+#include "transformer/gpt.hpp"
 
 namespace ts::train {
 
@@ -66,46 +66,36 @@ struct GptLayout {
 };
 GptLayout make_gpt_layout(const GptConfig& cfg);
 
-// The attention mask of a sequence of T tokens, (T,T), 1 = hide: with cfg.causal query t sees
-// keys 0..t (hides s > t); without, nothing is hidden. gpt_forward uses it for every row.
+// The attention mask the modules' GPT builds for a sequence of T tokens (gpt_causal_mask, read
+// back), as (T,T) 1 = hide: with cfg.causal query t sees keys 0..t; without, nothing is hidden.
+// Where to edit it: gpt_causal_mask_site() (transformer/gpt.hpp).
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
-// gpt_mask's file and line, from the compiler: "src/train/gpt.cpp:LINE gpt_mask"
-std::string gpt_mask_site();
-// the same for make_seq_batch (the targets), make_gpt_layout (the head's storage), gpt_forward
+// the same for make_seq_batch (the targets), make_gpt_layout (the head's storage)
 std::string make_seq_batch_site();
 std::string make_gpt_layout_site();
-std::string gpt_forward_site();
 
-// Everything one forward keeps for its backward (one per thread).
-template <class F>
-struct GptWork {
-  int64_t B = 0, T = 0;
-  std::vector<F> mask;                    // (B,T,T) 1 = hide: the causal mask
-  std::vector<F> emb, emb_keep, x0;       // (B*T,C)
-  struct Block {
-    std::vector<F> ln1, ln1_mean, ln1_rstd, qkv, q, k, v, p, keep, ctxh, ctx, attn, attn_keep, attn_d, x_mid;
-    std::vector<F> ln2, ln2_mean, ln2_rstd, fc, act, mlp, mlp_keep, mlp_d, x_out;
-  };
-  std::vector<Block> blocks;
-  std::vector<F> lnf, lnf_mean, lnf_rstd, logits, probs, loss;
-  std::vector<F> grads;                  // (total)
-  // the backward's gradients of activations, kept from step to step: sized once, then only zeroed
-  struct Backward {
-    std::vector<F> dloss, dlogits, dlnf, dx, dx_mid, dx_in, dmlp, dact, dfc, dln2;  // (N), (N,V), (N,C), (N,F)
-    std::vector<F> dattn, dctx, dctxh, dq, dk, dv, dqkv, dln1, demb;                // (N,C), (N,3C)
-  } d;
-};
+// ---------------------------------------------------------------- the module it trains
+// The modules' GPT (src/transformer/gpt.hpp) of a config: the same sizes, settings and dropout.
+GPTConfig module_config(const GptConfig& cfg);
+// Every tensor of g beside its offset in L, the flat layout the checkpoint and Adam keep:
+// c_attn's (3C,C) rows are the q, k, v Linears' weights (and biases), in that order; the
+// sublayers' norms are ln_1 and ln_2; lm_head only when untied.
+std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L);
+// A GPT of cfg holding params (L's layout), dropout off: what generation and the probes run.
+GPT gpt_module(const GptConfig& cfg, const GptLayout& L, const std::vector<float>& params);
 
-// forward: fills w, returns the SUM of the per-token losses over the answer tokens
-template <class F>
-F gpt_forward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
-              bool training, Rng& rng);
-// backward: adds d(sum of losses * scale)/d(params) into w.grads
-template <class F>
-void gpt_backward(const GptConfig& cfg, const GptLayout& L, const F* params, GptWork<F>& w, const SeqBatch& b,
-                  F scale);
+// The loss of ch12, per position: -log softmax(logits_n)[y_n] where y_n != <pad>, else 0
+// logits (N,V), y (N) -> (N)
+std::vector<double> token_losses(const Tensor& logits, const std::vector<int64_t>& y);
+// its backward for loss = scale * sum_n loss_n: dlogits_n = scale (softmax(logits_n) - onehot(y_n)),
+// 0 where y_n = <pad>   (N,V)
+Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y, float scale);
+// token_losses's file and line, from the compiler
+std::string token_losses_site();
 
 // The model, its gradients and its threads: forward, zero_grad, backward, as torch's loop.
+// params is the flat layout (checkpoints, Adam); each step copies it into the modules' GPT of
+// every batch part, whose forward keeps what its backward needs (transformer/gpt.hpp).
 class Gpt {
  public:
   GptConfig cfg;
@@ -115,34 +105,42 @@ class Gpt {
   // GPT-2's init: N(0, 0.02) weights, c_proj weights N(0, 0.02 / sqrt(2 N)), zero biases,
   // LayerNorm 1 and 0; from the course's seeded generator
   Gpt(const GptConfig& c, uint64_t seed, int threads);
-  // loss = mean cross-entropy over the answer tokens of b (the batch in kBatchParts parts, which
-  // the threads take: results do not depend on the thread count)
+  // loss = mean cross-entropy over the answer tokens of b (the batch in kBatchParts parts, each
+  // through its own GPT module, which the threads take: results do not depend on the thread count)
   double forward(const SeqBatch& b, bool training);
   void zero_grad();
-  void backward();  // d loss / d params of the last forward into grads
+  void backward();  // d loss / d params of the last forward into grads (the parts' sums in part order)
   int64_t correct() const { return correct_; }  // argmax == target over the answer tokens
   int64_t tokens() const { return tokens_; }
   int threads() const { return threads_; }
+  // The modules' GPT holding params, dropout off (generation, probes)
+  GPT module() const { return gpt_module(cfg, layout, params); }
 
  private:
-  int threads_ = 1;                    // threads that take the batch's parts (results do not depend on it)
-  std::vector<GptWork<float>> work_;  // one per part (train/batch_parts.hpp)
-  std::vector<SeqBatch> parts_;
-  std::vector<Rng> rngs_;
+  int threads_ = 1;  // threads that take the batch's parts (results do not depend on it)
+  // One part of the batch: its own module and gradient module, where they sit in the flat
+  // layout, its dropout generator, its rows and its logits.
+  struct Part {
+    GPT model, grads;
+    std::vector<std::pair<Tensor*, size_t>> slots, gslots;
+    Generator generator;
+    SeqBatch batch;
+    Tensor logits;  // (B,T,V) of the last forward
+  };
+  std::vector<std::unique_ptr<Part>> parts_;  // kBatchParts (heap: the slots stay put)
+  int64_t used_ = 0;                          // parts the last forward used
   int64_t correct_ = 0, tokens_ = 0;
 };
 
 // ---------------------------------------------------------------- generation
-// The keys and values every layer computed for the tokens so far: (layers, H, T_ctx, D) each.
-struct KvCache {
-  int64_t len = 0;
-  std::vector<float> k, v;
-};
-KvCache make_kv_cache(const Gpt& m);
-// Feeds one token at position cache.len, appends its keys and values, writes logits (V).
-void gpt_step(const Gpt& m, KvCache& cache, int64_t token, float* logits);
+// Generation runs the modules' GPT with its cache argument (transformer/gpt.hpp): one KVCache per
+// block; each forward appends the new positions' keys and values and attends over all of them.
+using GptCache = std::vector<KVCache>;
+// logits (V) of the last of `ids` fed at positions len..len+n through g, appended to the cache
+// (the prompt in one forward, then one token per call)
+std::vector<float> next_logits(GPT& g, GptCache& cache, const std::vector<int64_t>& ids);
 // The logits (V) of the last position, recomputing the whole prefix (no cache).
-std::vector<float> gpt_last_logits(const Gpt& m, const std::vector<int64_t>& ids);
+std::vector<float> last_logits(GPT& g, const std::vector<int64_t>& ids);
 
 // ---------------------------------------------------------------- checkpoints (safetensors, as ch11)
 // DIR/model.safetensors (nanoGPT's keys) + DIR/optimizer.safetensors (Adam's moments)
@@ -152,12 +150,13 @@ GptConfig gpt_checkpoint_config(const std::string& dir);
 void load_gpt(const std::string& dir, Gpt& m, Adam& adam);
 
 // ---------------------------------------------------------------- the block's wiring
-// Where gpt_forward puts a block's LayerNorms, measured on one token (train/wiring.hpp):
+// Where the modules' GPT puts a block's LayerNorms, measured on one token (train/wiring.hpp):
 // "pre-LN" (x + f(ln(x))), "post-LN" (ln(x + f(x))), or "" for neither.
 std::string gpt_block_wiring();
 
 // ---------------------------------------------------------------- --check-grads
-// every parameter tensor of a tiny model (double) vs central differences, h = 1e-5
+// every parameter tensor of a tiny model (the modules' GPT, float) vs central differences,
+// h = kFdStepFloat (train/gradcheck.hpp)
 std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers);
 
 }  // namespace ts::train

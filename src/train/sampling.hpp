@@ -36,13 +36,19 @@ struct SampleTrace {
 int64_t sample_next(const float* logits, int64_t V, const Sampler& s, Rng& rng, SampleTrace* trace = nullptr);
 std::string sample_next_site();  // "src/train/sampling.cpp:LINE sample_next", from the compiler
 
-// prompt, then up to max_new tokens until <end> (not returned); use_cache false recomputes
-// the whole prefix for every token (gpt_last_logits) instead of gpt_step
+// prompt, then up to max_new tokens until <end> (not returned), through the modules' GPT g: the
+// prompt fills one KVCache per block in one forward, then each new token is fed alone
+// (next_logits); use_cache false recomputes the whole prefix for every token (last_logits)
+std::vector<int64_t> generate(GPT& g, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,
+                              Rng& rng, bool use_cache = true);
+// the same through m.module()
 std::vector<int64_t> generate(const Gpt& m, const std::vector<int64_t>& prompt, int64_t max_new, const Sampler& s,
                               Rng& rng, bool use_cache = true);
 
 // The share of the 500 held-out numbers whose completion of "N =" is exactly
-// number_to_words(N) with <end>; `wrong` (if given) receives the others.
+// number_to_words(N) with <end>; `wrong` (if given) receives the others. Greedy (which draws
+// nothing) runs the numbers whose prompts have one length as one batch through the caches;
+// a sampler draws from one generator, the numbers one at a time, in order.
 double held_out_exact_match(const Gpt& m, const Sampler& s, uint64_t seed, std::vector<int64_t>* wrong = nullptr);
 
 }  // namespace ts::train

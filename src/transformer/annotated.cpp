@@ -15,6 +15,7 @@
 #include "exact/rng.hpp"
 #include "exact/stats.hpp"
 #include "exact/tensor_ops.hpp"
+#include "fast/simd/route.hpp"
 #include "transformer/grad.hpp"
 
 
@@ -419,6 +420,29 @@ static double gelu_slope(double x) {
   return Phi + x * phi;
 }
 
+// dh1 = da * gelu_slope(h1)   (n). The SIMD route's gelu_backward (erf to ~5e-7, src/fast/simd/)
+// when a probe of a few points finds it computes what gelu_slope does; else (an edit of
+// gelu_slope, or --naive) the plain loop above, so an edit is what runs.
+static void gelu_slope_times(float* dh1, const float* h1, size_t n) {
+  static constexpr int kProbe = 8;
+  static constexpr float kX[kProbe] = {-4.0f, -2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
+  const simd::Route& rt = simd::route();
+  bool same = matmul_path() == MatmulPath::Blas;
+  if (same) {
+    const float ones[kProbe] = {1, 1, 1, 1, 1, 1, 1, 1};
+    float got[kProbe] = {};
+    rt.gelu_backward(kX, ones, got, kProbe);
+    for (int i = 0; i < kProbe && same; ++i) same = std::fabs(double(got[i]) - gelu_slope(double(kX[i]))) <= 1e-5;
+  }
+  if (!same) {
+    for (size_t i = 0; i < n; ++i) dh1[i] = static_cast<float>(double(dh1[i]) * gelu_slope(double(h1[i])));
+    return;
+  }
+  std::vector<float> da(dh1, dh1 + n);
+  std::fill(dh1, dh1 + n, 0.0f);
+  rt.gelu_backward(h1, da.data(), dh1, int64_t(n));  // dh1 += da * slope(h1)
+}
+
 PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {
   w_1 = Linear(d_model, d_ff);
   w_2 = Linear(d_ff, d_model);
@@ -455,8 +479,7 @@ Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForwa
     for (size_t i = 0; i < dh1.size(); ++i)
       if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;
   if (activation == Activation::GELU)  // dh1 = da (Phi(h1) + h1 phi(h1))
-    for (size_t i = 0; i < dh1.size(); ++i)
-      dh1.data()[i] = static_cast<float>(double(dh1.data()[i]) * gelu_slope(double(saved.h1.data()[i])));
+    gelu_slope_times(dh1.data(), saved.h1.data(), dh1.size());
   return w_1.backward(saved.x, dh1, grad.w_1);
 }
 

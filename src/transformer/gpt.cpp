@@ -87,6 +87,12 @@ GPT::GPT(const GPTConfig& c)
   if (!c.tied) lm_head = zeros({size_t(c.vocab_size), size_t(c.n_embd)});
 }
 
+// the line below: GPT::head_weight's own, for gpt_head_weight_site()
+static const CodeSite kHeadSite{__FILE__, __LINE__ + 1, "GPT::head_weight"};
+const Tensor& GPT::head_weight() const { return config.tied ? wte.weight : lm_head; }
+
+// the line below: GPT::forward's own, for gpt_forward_site()
+static const CodeSite kForwardSite{__FILE__, __LINE__ + 1, "GPT::forward"};
 Tensor GPT::forward(const ITensor& idx, std::vector<KVCache>* caches) {
   TS_CODE_SITE();
   if (idx.dimension() != 2) fail("GPT.forward: idx must be (B,T)");
@@ -113,6 +119,8 @@ Tensor GPT::forward(const ITensor& idx, std::vector<KVCache>* caches) {
   return logits;
 }
 
+// the line below: GPT::backward's own, for gpt_backward_site()
+static const CodeSite kBackwardSite{__FILE__, __LINE__ + 1, "GPT::backward"};
 void GPT::backward(const Tensor& dlogits, GPT& grad) const {
   TS_CODE_SITE();
   const int64_t C = config.n_embd, V = config.vocab_size;
@@ -133,6 +141,18 @@ void GPT::backward(const Tensor& dlogits, GPT& grad) const {
     float* pos = grad.wpe.weight.data() + (n % T) * C;
     for (int64_t c = 0; c < C; ++c) row[c] += d.data()[n * C + c], pos[c] += d.data()[n * C + c];
   }
+}
+
+std::string gpt_head_weight_site() {
+  return code_site_path(kHeadSite.file) + ":" + std::to_string(kHeadSite.line) + " " + kHeadSite.func;
+}
+
+std::string gpt_forward_site() {
+  return code_site_path(kForwardSite.file) + ":" + std::to_string(kForwardSite.line) + " " + kForwardSite.func;
+}
+
+std::string gpt_backward_site() {
+  return code_site_path(kBackwardSite.file) + ":" + std::to_string(kBackwardSite.line) + " " + kBackwardSite.func;
 }
 
 void GPT::train(bool on) {

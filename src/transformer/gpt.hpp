@@ -71,7 +71,7 @@ struct GPT {
   // gradient ADDED into grad (a GPT of the same config; tied: the head's into grad.wte)
   void backward(const Tensor& dlogits, GPT& grad) const;
   // The weight the logits read: wte.weight (tied) or lm_head.
-  const Tensor& head_weight() const { return config.tied ? wte.weight : lm_head; }
+  const Tensor& head_weight() const;
   void train(bool on);
   // Every parameter with its state_dict name (transformer.h.0.self_attn.linears.0.weight, ...),
   // wte first, lm_head.weight last (untied only).
@@ -82,6 +82,13 @@ struct GPT {
   // what the last forward kept for backward (EnableGrad only): the ids, ln_f's input and output
   struct Saved { ITensor idx; Tensor x, xf; } saved;
 };
+
+// GPT::head_weight's file and line (where the storage the head reads is chosen), the same way
+std::string gpt_head_weight_site();
+// GPT::forward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::forward"
+std::string gpt_forward_site();
+// GPT::backward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::backward"
+std::string gpt_backward_site();
 
 // Every parameter of grads set to 0 (grads: a GPT that holds another's gradients).
 void zero_grad(GPT& grads);

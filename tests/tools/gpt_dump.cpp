@@ -1,7 +1,7 @@
 // gpt_dump: writes what tests/twins/gpt_reference.py checks against PyTorch autograd
 // (introduced with ch12). usage: gpt_dump DIR [--quick]
-//   DIR/ops.safetensors       ch12's new ops (GELU, learned positions, fused q/k/v split, the
-//                             LM head): inputs, a random upstream gradient, our outputs and gradients
+//   DIR/ops.safetensors       the modules' GPT with no blocks (learned positions, ln_f, the tied
+//                             head): weights, a random upstream gradient, our logits and gradients
 //   DIR/init/, DIR/untied/    the C++-initialised default model (seed 3), tied and untied head,
 //                             as ch12 --save writes them
 //   DIR/batches.safetensors   20 batches (x.k, y.k), the prompt targets masked
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "train/gpt_ops.hpp"
 #include "train/sampling.hpp"
 #include "train/safetensors.hpp"
+#include "transformer/grad.hpp"
 
 #include "dump_values.hpp"
 
@@ -24,39 +24,44 @@ using namespace ts::train::dump;
 
 namespace {
 
+std::vector<float> values(const ts::Tensor& t) { return std::vector<float>(t.begin(), t.end()); }
+
 StFile op_cases() {
+  // The GPT's own code around its blocks (transformer/gpt.cpp), on a GPT of 0 blocks, V 7, C 4:
+  // logits = ln_f(wte[idx] + wpe[0..T)) wte^T (the tied head); the output and every gradient for a
+  // random upstream gradient. (The blocks' modules are tests/twins/module_reference.py's.)
   Rng rng(12);
   StFile f;
-  {  // GELU: x (40)
-    auto x = randn(rng, 40, 2.0f), dout = randn(rng, 40), y = zeros(40), dx = zeros(40);
-    gelu_forward(y.data(), x.data(), 40);
-    gelu_backward(dx.data(), dout.data(), x.data(), 40);
-    put_op(f, "gelu.", x, dx, {40}, y, dout, {40});
+  ts::GPTConfig c;
+  c.vocab_size = 7, c.block_size = 5, c.n_layer = 0, c.n_embd = 4, c.n_head = 1, c.d_ff = 4, c.tied = true;
+  ts::GPT g(c), grad(c);
+  g.train(false);
+  g.wte.weight = rand_tensor(rng, {7, 4});
+  g.wpe.weight = rand_tensor(rng, {5, 4});
+  g.ln_f.a_2 = rand_tensor(rng, {4});
+  g.ln_f.b_2 = rand_tensor(rng, {4});
+  const std::vector<int64_t> ids = {1, 6, 3, 0, 2, 6};  // (B,T) = (2,3): token 6 twice, 4 and 5 never
+  ts::ITensor idx = ts::ITensor::from_shape({2, 3});
+  std::copy(ids.begin(), ids.end(), idx.begin());
+  ts::zero_grad(grad);
+  const ts::Tensor dout = rand_tensor(rng, {2, 3, 7});
+  ts::Tensor out;
+  {
+    ts::EnableGrad on;
+    out = g.forward(idx);
+    g.backward(dout, grad);
   }
-  {  // learned positions: dout (2,3,4) -> dwpe rows 0..2 of a (5,4) table
-    auto dout = randn(rng, 24), dwpe = zeros(20);
-    positions_backward(dwpe.data(), dout.data(), 2, 3, 4);  // B = 2, T = 3
-    put(f, "positions.dout", dout, {2, 3, 4});
-    put(f, "positions.dwpe", dwpe, {5, 4});
-  }
-  {  // split_qkv: qkv (2,3,24), H = 2, D = 4
-    auto qkv = randn(rng, 144), dq = randn(rng, 48), dk = randn(rng, 48), dv = randn(rng, 48);
-    auto q = zeros(48), k = zeros(48), v = zeros(48), dqkv = zeros(144);
-    split_qkv(q.data(), k.data(), v.data(), qkv.data(), 2, 3, 2, 4);
-    split_qkv_backward(dqkv.data(), dq.data(), dk.data(), dv.data(), 2, 3, 2, 4);
-    put(f, "qkv.qkv", qkv, {2, 3, 24});
-    for (auto [n, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"dq", &dq}, {"dk", &dk}, {"dv", &dv}})
-      put(f, std::string("qkv.") + n, *t, {2, 2, 3, 4});
-    put(f, "qkv.dqkv", dqkv, {2, 3, 24});
-  }
-  {  // LM head: x (6,4), W (7,4)
-    auto x = randn(rng, 24), W = randn(rng, 28), dout = randn(rng, 42), out = zeros(42), dx = zeros(24), dW = zeros(28);
-    lm_head_forward(out.data(), x.data(), W.data(), 6, 4, 7);
-    lm_head_backward(dx.data(), dW.data(), dout.data(), x.data(), W.data(), 6, 4, 7);
-    put_op(f, "head.", x, dx, {6, 4}, out, dout, {6, 7});
-    put(f, "head.W", W, {7, 4});
-    put(f, "head.dW", dW, {7, 4});
-  }
+  put(f, "gpt0.idx", std::vector<float>(ids.begin(), ids.end()), {2, 3});
+  put(f, "gpt0.wte", values(g.wte.weight), {7, 4});
+  put(f, "gpt0.wpe", values(g.wpe.weight), {5, 4});
+  put(f, "gpt0.ln_f.weight", values(g.ln_f.a_2), {4});
+  put(f, "gpt0.ln_f.bias", values(g.ln_f.b_2), {4});
+  put(f, "gpt0.out", values(out), {2, 3, 7});
+  put(f, "gpt0.dout", values(dout), {2, 3, 7});
+  put(f, "gpt0.dwte", values(grad.wte.weight), {7, 4});
+  put(f, "gpt0.dwpe", values(grad.wpe.weight), {5, 4});
+  put(f, "gpt0.dln_f.weight", values(grad.ln_f.a_2), {4});
+  put(f, "gpt0.dln_f.bias", values(grad.ln_f.b_2), {4});
   return f;
 }
 

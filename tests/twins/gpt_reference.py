@@ -1,8 +1,9 @@
 """PyTorch side of ch12's checks (run: /usr/bin/python3 tests/twins/gpt_reference.py BUILD/gpt_dump [--quick]).
 
 Runs gpt_dump into a temporary folder, then checks what it wrote against torch autograd:
-  1. ch12's new ops (GELU, learned positions, the fused q/k/v split, the LM head) with the same
-     random upstream gradient: max |diff| <= 1e-5 * max |grad|;
+  1. the GPT's own code around its blocks (src/transformer/gpt.cpp with 0 blocks: wte[idx] +
+     wpe[t], ln_f, the tied head) with the same random upstream gradient: max |diff| <= 1e-5 *
+     max |grad| (the blocks' modules are module_reference.py's);
   2. the whole GPT at step 0, tied and untied head: the C++-initialised weights are LOADED from
      the safetensors ch12 --save writes (so the checkpoint format is tested too), the same batch,
      dropout off: per tensor max |diff| <= 1e-4 * max |grad|;
@@ -11,7 +12,7 @@ Runs gpt_dump into a temporary folder, then checks what it wrote against torch a
      numbers with the same greedy words.
 The twin is nanoGPT's GPT (token + learned position embeddings, pre-LN blocks with causal
 self-attention and a GELU MLP, ln_f, lm_head tied to wte) with the course's LayerNorm
-(article 002: unbiased std, eps 1e-6 inside the square root), as src/train/gpt.hpp says.
+(article 002: unbiased std, eps 1e-6 inside the square root), as src/transformer/gpt.hpp says.
 """
 import math
 import os
@@ -22,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from autograd_twin import (check_grads, check_losses, check_op, equal_words, leaf, load_safetensors,  # noqa: E402
+from autograd_twin import (check_grads, check_losses, equal_words, leaf, load_safetensors,  # noqa: E402
                            main_of, report)
 
 torch.set_num_threads(1)
@@ -109,24 +110,21 @@ def loss_fn(model, x, y, V):
 
 
 def check_ops(ops):
-    print("--- ch12's new ops vs torch autograd (random upstream gradient), <= 1e-5 x max |grad|")
-    g = lambda k: ops[k]  # noqa: E731
-    check_op(ops, "gelu.", "gelu", F.gelu)
-    wpe = leaf(torch.zeros(5, 4))
-    (wpe[torch.arange(3)].unsqueeze(0).expand(2, 3, 4)).backward(g("positions.dout"))
-    report("positions dwpe", g("positions.dwpe"), wpe.grad, 1e-5)
-    qkv = leaf(g("qkv.qkv"))
-    q, k, v = (t.view(2, 3, 2, 4).transpose(1, 2) for t in qkv.split(8, dim=2))
-    torch.autograd.backward([q, k, v], [g("qkv.dq"), g("qkv.dk"), g("qkv.dv")])
-    for n, t in (("q", q), ("k", k), ("v", v)):
-        report("split_qkv " + n, g("qkv." + n), t, 1e-5)
-    report("split_qkv dqkv", g("qkv.dqkv"), qkv.grad, 1e-5)
-    x, W = leaf(g("head.x")), leaf(g("head.W"))
-    out = F.linear(x, W)
-    out.backward(g("head.dout"))
-    report("lm_head out", g("head.out"), out, 1e-5)
-    report("lm_head dx", g("head.dx"), x.grad, 1e-5)
-    report("lm_head dW", g("head.dW"), W.grad, 1e-5)
+    print("--- the GPT around its blocks (0 blocks: wte[idx] + wpe[t], ln_f, tied head) vs torch autograd "
+          "(random upstream gradient), <= 1e-5 x max |grad|")
+    model = GPT(7, 5, 0, 4, 1, 4, True)
+    with torch.no_grad():
+        model.transformer.wte.weight.copy_(ops["gpt0.wte"])
+        model.transformer.wpe.weight.copy_(ops["gpt0.wpe"])
+        model.transformer.ln_f.weight.copy_(ops["gpt0.ln_f.weight"])
+        model.transformer.ln_f.bias.copy_(ops["gpt0.ln_f.bias"])
+    out = model(ops["gpt0.idx"].long())
+    out.backward(ops["gpt0.dout"])
+    report("logits", ops["gpt0.out"], out, 1e-5)
+    report("dwte (embedding and tied head)", ops["gpt0.dwte"], model.transformer.wte.weight.grad, 1e-5)
+    report("dwpe", ops["gpt0.dwpe"], model.transformer.wpe.weight.grad, 1e-5)
+    report("dln_f.weight", ops["gpt0.dln_f.weight"], model.transformer.ln_f.weight.grad, 1e-5)
+    report("dln_f.bias", ops["gpt0.dln_f.bias"], model.transformer.ln_f.bias.grad, 1e-5)
 
 
 def check_grads0(model, V, batches, grads0, label):
