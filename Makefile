@@ -77,9 +77,11 @@ test-clang: build
 ARM64_IN_TEST := $(if $(and $(filter x86_64,$(shell uname -m)),$(shell command -v dpkg)),test-arm64)
 # The Debian 13 chroot (make test-debian13) joins make test on a Debian host run as root where
 # the chroot is already made (its .ready marker): the build inside and the tests whose result
-# can differ there (scripts/debian13.sh), 23 minutes measured on 2 cores shared with 5 other
-# jobs (load 6-7). Making it from nothing adds about 15 minutes (debootstrap 2-3, deps.sh
-# inside 10 as apt logged it, the first build 3-4): `make test DEBIAN13_IN_TEST=test-debian13`
+# can differ there (scripts/debian13.sh): 23 minutes measured on 2 cores shared with 5 other
+# jobs (load 6-7); 44 minutes at load 5-13 after ch11/ch13 moved onto the modules (ctest 40, a
+# fresh build-debian13/ from a warm compiler cache 3.3). Making it from nothing adds about 15
+# minutes (debootstrap 2-3, deps.sh inside 10 as apt logged it, the first build 3-4): `make
+# test DEBIAN13_IN_TEST=test-debian13`
 # asks for that too (a fresh CI machine), `DEBIAN13_IN_TEST=` leaves it out.
 TS_DEBIAN13_ROOT ?= /var/cache/transformer-steps/debian13
 DEBIAN13_IN_TEST ?= $(if $(and $(wildcard $(TS_DEBIAN13_ROOT)/.ready),$(shell command -v dpkg),$(filter 0,$(shell id -u))),test-debian13)

@@ -81,16 +81,8 @@ __attribute__((target("avx2,fma"))) void vset_avx2(const float* a, const float* 
   vstore(out, vset(vload(a), vload(b), count));
 }
 
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-uint32_t to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+using ts::exact::vec8_portable::bits;  // a float's bits and back
+using ts::exact::vec8_portable::from_bits;
 
 std::vector<float> inputs() {
   const float inf = std::numeric_limits<float>::infinity();
@@ -150,7 +142,7 @@ TEST_CASE("vec8: the portable layer computes the AVX2 layer's bits, operation by
       apply_avx2(op, a, b, c, r_avx2);
       apply_portable(op, a, b, c, r_port);
       for (int k = 0; k < 8; ++k, ++compared) {
-        if (to_bits(r_avx2[k]) == to_bits(r_port[k])) continue;
+        if (bits(r_avx2[k]) == bits(r_port[k])) continue;
         // _mm256_fmadd_ps(a, b, c) is vfmadd132/213/231ps as the compiler allocates registers,
         // and x86 returns the NaN of the instruction's first operand: with two NaN inputs,
         // which one comes back is the compiler's choice (GCC and clang differ), not torch's.
@@ -160,8 +152,8 @@ TEST_CASE("vec8: the portable layer computes the AVX2 layer's bits, operation by
           continue;
         if (mismatches++ == 0)
           first = "lane " + std::to_string(k) + ": a=" + std::to_string(a[k]) + " b=" + std::to_string(b[k]) +
-                  " c=" + std::to_string(c[k]) + " avx2 bits " + std::to_string(to_bits(r_avx2[k])) +
-                  ", portable bits " + std::to_string(to_bits(r_port[k]));
+                  " c=" + std::to_string(c[k]) + " avx2 bits " + std::to_string(bits(r_avx2[k])) +
+                  ", portable bits " + std::to_string(bits(r_port[k]));
       }
     }
     INFO(compared << " lanes compared; first mismatch: " << first);

@@ -40,21 +40,14 @@
 
 // The vector code: AVX2 + FMA intrinsics on x86-64 (compiled for them whatever flags the
 // build passes, under GCC and clang), the same operations in plain C++ elsewhere (vec8.hpp).
-#if defined(__x86_64__)
-// In a generic build GCC notes that passing __m256 between functions changes the ABI
-// without -mavx. Every function that passes one is in this file, under TS_AVX2_BEGIN.
-#pragma GCC diagnostic ignored "-Wpsabi"
-TS_AVX2_BEGIN
-#endif
+TS_VEC8_BEGIN
 namespace ts {
 namespace exact {
 namespace {
 
-#if defined(__x86_64__)
-using namespace vec8_avx2;  // torch's Vectorized<float> on AVX2: 8 floats in a __m256
-#else
-using namespace vec8_portable;  // the same 8 floats and operations, in plain C++
-#endif
+// torch's Vectorized<float> on AVX2: 8 floats in a __m256 (x86-64), or the same 8 floats and
+// operations in plain C++
+using namespace vec8;
 constexpr int64_t kLanes = 8;
 
 // ---------------------------------------------------------------------------
@@ -541,6 +534,4 @@ const RowKernels exact_kernels = {exact::softmax_rows, exact::log_softmax_rows, 
 
 }  // namespace ts
 
-#if defined(__x86_64__)
-TS_AVX2_END
-#endif
+TS_VEC8_END

@@ -29,7 +29,7 @@
 //     3.5-ulp builds (Sleef_sinf8_u35) where 1.13 called the 1-ulp ones: exact::sleef_sin and
 //     sleef_cos (exact_kernels.cpp) take them under 2.6. Found by comparing the two torches'
 //     tables (a quarter of the values 1-2 ulp apart; SLEEF's scalar u35 build matches all but
-//     small lanes sharing a vector with large ones, vec8.hpp's sleef_trig8_u35). They stay
+//     small lanes sharing a vector with large ones, vec8.hpp's sleef_trig8). They stay
 //     8 lanes on an AVX-512 CPU: a lane's result does not change with lanes 8-15's values.
 // What is the same bits in both: x.sum(-1), x.mean(-1), ReLU, and the 8-lane softmax of a
 // CPU without AVX-512.
@@ -49,19 +49,12 @@
 
 // The vector code as in exact_kernels.cpp: AVX2 + FMA intrinsics on x86-64, the same
 // operations in plain C++ elsewhere (vec8.hpp), so the bits are the same on every CPU.
-#if defined(__x86_64__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-TS_AVX2_BEGIN
-#endif
+TS_VEC8_BEGIN
 namespace ts {
 namespace exact {
 namespace {
 
-#if defined(__x86_64__)
-using namespace vec8_avx2;
-#else
-using namespace vec8_portable;
-#endif
+using namespace vec8;
 constexpr int64_t kLanes = 8;  // one half of an AVX-512 Vectorized<float>
 
 // torch 2.x runs its AVX-512 softmax kernels here: the CPU has AVX-512 F, BW, VL and DQ
@@ -330,43 +323,25 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const fl
 // oneDNN 3.x's gelu_erf on AVX-512 (jit_uni_eltwise_injector, gelu_erf_minimax_approx):
 // erf(x / sqrt2) as one of 25 degree-5 minimax polynomials in |x|, the piece chosen by |x|'s
 // exponent and the top 2 bits of its mantissa; then GELU = (x (1 + sign(x) p(|x|))) * 0.5.
-// The coefficients, as oneDNN's table gives them (bits of floats), one row per degree, one
-// column per piece (piece 23: |x| past the bound, erf = 1; piece 24: infinities and NaN).
+// The coefficients, as oneDNN's table gives them (bits of floats): one line per degree, the
+// constant term's first, one column per piece (piece 23: |x| past the bound, erf = 1; piece
+// 24: infinities and NaN).
 constexpr uint32_t kGeluPol[6][25] = {
-    {0xa6f2cb94, 0x32827792, 0x3381cc0c, 0x34523d4a, 0x351ac44d, 0x35f36d88, 0x36ee8229, 0x37b8a3bb, 0x3867a213,
-     0x3940033b, 0x3a2a5a1d, 0x3ae35863, 0x3b7828f2, 0x3c08b14b, 0x3c515ed3, 0xbb503236, 0xbd8d8e5e, 0xbe8abcd9,
-     0xbf0c19a2, 0xbeccb328, 0x3e176ced, 0x3f470d99, 0x3f7abb28, 0x3f800000, 0x00000000},
-    {0x3f4c422a, 0x3f4c421f, 0x3f4c4207, 0x3f4c41cb, 0x3f4c413b, 0x3f4c3fad, 0x3f4c3a2f, 0x3f4c2d40, 0x3f4c146a,
-     0x3f4bc341, 0x3f4ad08c, 0x3f48f8cf, 0x3f45fac7, 0x3f404e07, 0x3f3b980f, 0x3f48dff3, 0x3f78b21b, 0x3fbb0704,
-     0x40019c32, 0x3fe536d6, 0x3f81331e, 0x3e6c8684, 0x3c98f936, 0x00000000, 0x3f800000},
-    {0xb62173f4, 0x3735e4cf, 0x37f2ff89, 0x388c23be, 0x3917535c, 0x39ab2ab0, 0x3a60fadb, 0x3af9b960, 0x3b6e5491,
-     0x3c0a4ec5, 0x3ca5aa8c, 0x3d2138d9, 0x3d8737d4, 0x3ddfb660, 0x3e0f27ab, 0x3d94004b, 0xbe0efdeb, 0xbf1d96c3,
-     0xbf89db58, 0xbf6d9897, 0xbef69fb8, 0xbdc4f8a8, 0xbbde6422, 0x00000000, 0x00000000},
-    {0xbe081a19, 0xbe084570, 0xbe08639b, 0xbe089837, 0xbe08f409, 0xbe09ab95, 0xbe0b66d0, 0xbe0e400a, 0xbe124df8,
-     0xbe1bde02, 0xbe2f19c9, 0xbe4931bf, 0xbe685fbc, 0xbe89c95f, 0xbe96cbca, 0xbe8044aa, 0xbe0550f2, 0x3dcfd6a1,
-     0x3e94c826, 0x3e79345f, 0x3decec91, 0x3ca46568, 0x3aa1e00a, 0x00000000, 0x00000000},
-    {0xba3d61db, 0x39f097a3, 0x3a5845dc, 0x3ab1fa35, 0x3b0cefb8, 0x3b653ab6, 0x3bcae527, 0x3c221712, 0x3c6c5840,
-     0x3cc0a703, 0x3d1dcc19, 0x3d63656d, 0x3d955907, 0x3dbf9910, 0x3dd53f69, 0x3db7dcef, 0x3d639ebe, 0xba6ede48,
-     0xbd22be69, 0xbd041cf1, 0xbc64f5ab, 0xbb097a32, 0xb8ebf380, 0x00000000, 0x00000000},
-    {0x3cb7d80c, 0x3c9b6050, 0x3c978d11, 0x3c92e850, 0x3c8d058b, 0x3c848454, 0x3c6cd623, 0x3c4c824b, 0x3c2a7935,
-     0x3be0b390, 0x3b0651ac, 0xbb232f53, 0xbbd42fa0, 0xbc2c5366, 0xbc492c9e, 0xbc2a7aa6, 0xbbd55d04, 0xba823a76,
-     0x3b102aa8, 0x3ae25a7e, 0x3a31f792, 0x38b84375, 0x3689bb5a, 0x00000000, 0x00000000},
+    {0xa6f2cb94, 0x32827792, 0x3381cc0c, 0x34523d4a, 0x351ac44d, 0x35f36d88, 0x36ee8229, 0x37b8a3bb, 0x3867a213, 0x3940033b, 0x3a2a5a1d, 0x3ae35863, 0x3b7828f2, 0x3c08b14b, 0x3c515ed3, 0xbb503236, 0xbd8d8e5e, 0xbe8abcd9, 0xbf0c19a2, 0xbeccb328, 0x3e176ced, 0x3f470d99, 0x3f7abb28, 0x3f800000, 0x00000000},
+    {0x3f4c422a, 0x3f4c421f, 0x3f4c4207, 0x3f4c41cb, 0x3f4c413b, 0x3f4c3fad, 0x3f4c3a2f, 0x3f4c2d40, 0x3f4c146a, 0x3f4bc341, 0x3f4ad08c, 0x3f48f8cf, 0x3f45fac7, 0x3f404e07, 0x3f3b980f, 0x3f48dff3, 0x3f78b21b, 0x3fbb0704, 0x40019c32, 0x3fe536d6, 0x3f81331e, 0x3e6c8684, 0x3c98f936, 0x00000000, 0x3f800000},
+    {0xb62173f4, 0x3735e4cf, 0x37f2ff89, 0x388c23be, 0x3917535c, 0x39ab2ab0, 0x3a60fadb, 0x3af9b960, 0x3b6e5491, 0x3c0a4ec5, 0x3ca5aa8c, 0x3d2138d9, 0x3d8737d4, 0x3ddfb660, 0x3e0f27ab, 0x3d94004b, 0xbe0efdeb, 0xbf1d96c3, 0xbf89db58, 0xbf6d9897, 0xbef69fb8, 0xbdc4f8a8, 0xbbde6422, 0x00000000, 0x00000000},
+    {0xbe081a19, 0xbe084570, 0xbe08639b, 0xbe089837, 0xbe08f409, 0xbe09ab95, 0xbe0b66d0, 0xbe0e400a, 0xbe124df8, 0xbe1bde02, 0xbe2f19c9, 0xbe4931bf, 0xbe685fbc, 0xbe89c95f, 0xbe96cbca, 0xbe8044aa, 0xbe0550f2, 0x3dcfd6a1, 0x3e94c826, 0x3e79345f, 0x3decec91, 0x3ca46568, 0x3aa1e00a, 0x00000000, 0x00000000},
+    {0xba3d61db, 0x39f097a3, 0x3a5845dc, 0x3ab1fa35, 0x3b0cefb8, 0x3b653ab6, 0x3bcae527, 0x3c221712, 0x3c6c5840, 0x3cc0a703, 0x3d1dcc19, 0x3d63656d, 0x3d955907, 0x3dbf9910, 0x3dd53f69, 0x3db7dcef, 0x3d639ebe, 0xba6ede48, 0xbd22be69, 0xbd041cf1, 0xbc64f5ab, 0xbb097a32, 0xb8ebf380, 0x00000000, 0x00000000},
+    {0x3cb7d80c, 0x3c9b6050, 0x3c978d11, 0x3c92e850, 0x3c8d058b, 0x3c848454, 0x3c6cd623, 0x3c4c824b, 0x3c2a7935, 0x3be0b390, 0x3b0651ac, 0xbb232f53, 0xbbd42fa0, 0xbc2c5366, 0xbc492c9e, 0xbc2a7aa6, 0xbbd55d04, 0xba823a76, 0x3b102aa8, 0x3ae25a7e, 0x3a31f792, 0x38b84375, 0x3689bb5a, 0x00000000, 0x00000000},
 };
 
-inline float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-inline uint32_t to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+// a float's bits and back (vec8.hpp's, on every CPU)
+using vec8_portable::bits;
+using vec8_portable::from_bits;
 
 // One lane of it; every step is one IEEE operation, so a scalar loop gives the vector's bits.
 inline float dnnl3_gelu_erf(float x) {
-  const uint32_t xb = to_bits(x);
+  const uint32_t xb = bits(x);
   const float ax = from_bits(xb & 0x7fffffffu);
   // piece = clamp((bits(|x|) + 0xc21fffff) >> 21, 1, 24), arithmetic shift of the 32-bit sum;
   // 23 past the bound 0x40b15cee (about 5.54), where erf(x / sqrt2) is 1 in float
@@ -375,7 +350,7 @@ inline float dnnl3_gelu_erf(float x) {
   if (from_bits(0x40b15ceeu) < ax) piece = 23;
   float p = from_bits(kGeluPol[5][piece]);
   for (int deg = 4; deg >= 0; --deg) p = std::fma(p, ax, from_bits(kGeluPol[deg][piece]));  // FMA: Horner
-  p = from_bits(to_bits(p) ^ (xb & 0x80000000u));  // erf's sign is x's
+  p = from_bits(bits(p) ^ (xb & 0x80000000u));  // erf's sign is x's
   return (x * (p + 1.0f)) * 0.5f;
 }
 
@@ -434,6 +409,4 @@ const RowKernels& torch_kernels() {
 
 }  // namespace ts
 
-#if defined(__x86_64__)
-TS_AVX2_END
-#endif
+TS_VEC8_END

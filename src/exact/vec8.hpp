@@ -15,8 +15,8 @@
 //                  is inf/NaN, and that path can round a small lane 1 ulp apart from the fast
 //                  one (PositionalEncoding's tables mix such lanes from position 125 on). Such
 //                  a vector goes through SLEEF's 4-lane FMA build (AdvSIMD on arm64, AVX2's
-//                  128-bit build on x86-64) three lanes at a time, the fourth lane holding a
-//                  value that sends the call down the slow path too
+//                  128-bit build on x86-64) three lanes at a time, the fourth lane holding the
+//                  vector's own lane that sends the call down the same path
 // exact_kernels.cpp uses vec8_avx2 on x86-64 and vec8_portable elsewhere (arm64);
 // tests/test_vec8.cpp checks the two give the same bits on x86, op by op, edge cases included.
 // The file including this one must be compiled with -ffp-contract=off (CMakeLists.txt).
@@ -174,46 +174,21 @@ inline V vswap(V v) {
 
 inline V sleef_expf8(V x) { return each(Sleef_expf1_u10purecfma, x); }
 inline V sleef_logf8(V x) { return each(Sleef_logf1_u10purecfma, x); }
-// SLEEF's 8-lane sinf/cosf (u10): the fast reduction (Cody-Waite) when every lane has
-// |x| < 125, else the slow one (Payne-Hanek) for all 8 lanes, NaN and inf counting as large.
-// The one-lane build decides per lane, so it serves the first case; in the second every lane
-// goes through the 4-lane build, three at a time next to a fourth that forces the slow path
-// (SLEEF computes lanes independently apart from that one branch).
+// SLEEF's 8-lane sinf/cosf branch on the whole vector; its lanes are computed independently
+// apart from that branch. The 1-ulp builds (u10, torch 1.13): the fast reduction (Cody-Waite)
+// when every lane has |x| < 125 (TRIGRANGEMAX2f), else the slow one (Payne-Hanek) for all 8
+// lanes. The 3.5-ulp builds (u35, torch 2.x) in three ways: every lane |x| < 125, else every
+// lane |x| < 39000 (TRIGRANGEMAXf), else the slow reduction. NaN and inf count as large in both.
+// The one-lane build decides per lane, so it serves the all-small case. Otherwise every lane
+// goes through the 4-lane build, three at a time, the fourth lane holding the vector's own lane
+// that decides its branch (a NaN if there is one, else the largest |x|): the 4-lane call then
+// takes the branch the 8-lane one took, for either build.
 // Checked: x86 against AVX2 by tests/test_vec8.cpp; arm64 against x86's AVX2 bits on 2 million
 // lanes of position * frequency, and by test_annotated's PositionalEncoding test under qemu.
 #if defined(TS_SLEEF_TRIG4)
 template <class F4>
 inline V sleef_trig8(float (*one)(float), F4 (*four)(F4), V x) {
-  constexpr float kTrigRangeMax = 125.0f;  // SLEEF's TRIGRANGEMAX2f
-  bool slow = false;
-  for (int i = 0; i < kLanes; ++i) slow = slow || !(std::fabs(x.f[i]) < kTrigRangeMax);
-  if (!slow) return each(one, x);
-  V r;
-  for (int i = 0; i < kLanes; i += 3) {
-    float in[4] = {1000.0f, 1000.0f, 1000.0f, 1000.0f}, out[4];
-    const int m = kLanes - i < 3 ? kLanes - i : 3;
-    for (int k = 0; k < m; ++k) in[k] = x.f[i + k];
-    F4 v;
-    std::memcpy(&v, in, sizeof in);
-    v = four(v);
-    std::memcpy(out, &v, sizeof out);
-    for (int k = 0; k < m; ++k) r.f[i + k] = out[k];
-  }
-  // inf and NaN give every bit set on x86 (AArch64 clears cosf's sign: another NaN)
-  for (int i = 0; i < kLanes; ++i)
-    if (!std::isfinite(x.f[i])) r.f[i] = from_bits(~0u);
-  return r;
-}
-inline V sleef_sinf8(V x) { return sleef_trig8(Sleef_sinf1_u10purecfma, TS_SLEEF_SINF4, x); }
-inline V sleef_cosf8(V x) { return sleef_trig8(Sleef_cosf1_u10purecfma, TS_SLEEF_COSF4, x); }
-// The 3.5-ulp builds (torch 2.x) branch on the whole vector too, in three ways: every lane
-// |x| < 125 (TRIGRANGEMAX2f), else every lane |x| < 39000 (TRIGRANGEMAXf), else the slow
-// reduction (inf and NaN count as large). So the fourth lane of each 4-lane call is not a
-// fixed large value but the vector's own lane that decides its branch (a NaN or inf if there
-// is one, else the largest |x|): the 4-lane call then takes the branch the 8-lane one took.
-template <class F4>
-inline V sleef_trig8_u35(float (*one)(float), F4 (*four)(F4), V x) {
-  constexpr float kTrigRangeMax2 = 125.0f;
+  constexpr float kTrigRangeMax2 = 125.0f;  // SLEEF's TRIGRANGEMAX2f
   int decider = 0;  // the lane with the largest |x|, NaN counting as larger than any
   bool slow = false;
   for (int i = 0; i < kLanes; ++i) {
@@ -234,12 +209,15 @@ inline V sleef_trig8_u35(float (*one)(float), F4 (*four)(F4), V x) {
     std::memcpy(out, &v, sizeof out);
     for (int k = 0; k < m; ++k) r.f[i + k] = out[k];
   }
+  // inf and NaN give every bit set on x86 (AArch64 clears cosf's sign: another NaN)
   for (int i = 0; i < kLanes; ++i)
     if (!std::isfinite(x.f[i])) r.f[i] = from_bits(~0u);
   return r;
 }
-inline V sleef_sinf8_u35(V x) { return sleef_trig8_u35(Sleef_sinf1_u35purecfma, TS_SLEEF_SINF4_U35, x); }
-inline V sleef_cosf8_u35(V x) { return sleef_trig8_u35(Sleef_cosf1_u35purecfma, TS_SLEEF_COSF4_U35, x); }
+inline V sleef_sinf8(V x) { return sleef_trig8(Sleef_sinf1_u10purecfma, TS_SLEEF_SINF4, x); }
+inline V sleef_cosf8(V x) { return sleef_trig8(Sleef_cosf1_u10purecfma, TS_SLEEF_COSF4, x); }
+inline V sleef_sinf8_u35(V x) { return sleef_trig8(Sleef_sinf1_u35purecfma, TS_SLEEF_SINF4_U35, x); }
+inline V sleef_cosf8_u35(V x) { return sleef_trig8(Sleef_cosf1_u35purecfma, TS_SLEEF_COSF4_U35, x); }
 #else
 // A CPU with neither build: lane by lane, 1 ulp off x86 where a vector mixes small and large lanes.
 inline V sleef_sinf8(V x) { return each(Sleef_sinf1_u10purecfma, x); }
@@ -339,4 +317,23 @@ inline V sleef_cosf8_u35(V x) { return Sleef_cosf8_u35(x); }
 
 }  // namespace ts::exact::vec8_avx2
 TS_AVX2_END
+#endif
+
+// ts::exact::vec8, the layer the kernel files compute with: vec8_avx2 on x86-64, vec8_portable
+// elsewhere. A kernel file puts its functions between TS_VEC8_BEGIN and TS_VEC8_END: on x86-64
+// they are compiled for AVX2 + FMA (TS_AVX2_BEGIN), and GCC's note that passing __m256 between
+// functions changes the ABI without -mavx (a generic build) is silenced, as every function that
+// passes one is in that file, between the two.
+#if defined(__x86_64__)
+namespace ts::exact {
+namespace vec8 = vec8_avx2;
+}
+#define TS_VEC8_BEGIN _Pragma("GCC diagnostic ignored \"-Wpsabi\"") TS_AVX2_BEGIN
+#define TS_VEC8_END TS_AVX2_END
+#else
+namespace ts::exact {
+namespace vec8 = vec8_portable;
+}
+#define TS_VEC8_BEGIN
+#define TS_VEC8_END
 #endif
