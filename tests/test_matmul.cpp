@@ -295,6 +295,52 @@ TEST_CASE("matmul: the process-wide path switch", "[matmul]") {
   CHECK(compare(run_case(*big), ref).bits == 0);
 }
 
+TEST_CASE("matmul: few-row products stream the weight, one running sum per output", "[matmul]") {
+  PathGuard guard;
+  std::mt19937 rng(31);
+  for (int64_t rows : {1, 2, 3, 8})
+    for (int64_t in_f : {1, 7, 8, 17, 64, 256})
+      for (int64_t out_f : {1, 5, 8, 13, 64, 100}) {
+        const std::vector<float> x = random_floats(rng, size_t(rows * in_f)), w = random_floats(rng, size_t(out_f * in_f)),
+                                 bias = random_floats(rng, size_t(out_f));
+        std::vector<float> got(size_t(rows * out_f));
+        ts::few_rows_linear(x.data(), rows, in_f, w.data(), out_f, bias.data(), got.data());
+        // the contract, element by element: bias + (sum over the inputs in order, each step fused where the CPU fuses)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < out_f; ++j) {
+            float s = 0.0f;
+            for (int64_t l = 0; l < in_f; ++l) {
+#if defined(__FMA__)
+              s = std::fma(w[size_t(j * in_f + l)], x[size_t(r * in_f + l)], s);
+#else
+              s = s + w[size_t(j * in_f + l)] * x[size_t(r * in_f + l)];
+#endif
+            }
+            const float want = bias[size_t(j)] + s;
+            CHECK(std::memcmp(&want, &got[size_t(r * out_f + j)], sizeof(float)) == 0);
+          }
+        // and close to the sgemm path linear() takes without the scope
+        ts::Tensor xt = ts::Tensor::from_shape({size_t(rows), size_t(in_f)}), wt = ts::Tensor::from_shape({size_t(out_f), size_t(in_f)}),
+                   bt = ts::Tensor::from_shape({size_t(out_f)});
+        std::copy(x.begin(), x.end(), xt.data());
+        std::copy(w.begin(), w.end(), wt.data());
+        std::copy(bias.begin(), bias.end(), bt.data());
+        const ts::Tensor blas = ts::linear(xt, wt, &bt);
+        ts::Tensor few;
+        {
+          const ts::FewRowsProducts scope;
+          CHECK(ts::few_rows_products());
+          few = ts::linear(xt, wt, &bt);
+        }
+        CHECK_FALSE(ts::few_rows_products());
+        for (size_t i = 0; i < few.size(); ++i) {
+          CHECK(few.data()[i] == got[i]);
+          CHECK(std::abs(few.data()[i] - blas.data()[i]) <= 1e-5f * (1.0f + float(in_f)));
+        }
+      }
+  CHECK_THROWS(ts::few_rows_linear(nullptr, ts::kFewRows + 1, 1, nullptr, 1, nullptr, nullptr));
+}
+
 }  // namespace
 
 namespace {

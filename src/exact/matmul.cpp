@@ -15,6 +15,7 @@
 #include "exact/torch_version.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -25,6 +26,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 // Torch's small-bmm loop is compiled for plain x86-64, which has no fused
 // multiply-add: every product is rounded before it is added. Our build uses
@@ -505,6 +510,77 @@ Tensor matmul_strided(const Strided& t1, const Strided& t2) {
 // 5) Tensor-level API
 // ================================================================================
 
+// ---- few-row products (FewRowsProducts) -------------------------------------------
+namespace {
+thread_local bool g_few_rows = false;
+
+// acc + a*b rounded once where the CPU fuses (as OpenBLAS's kernels do), else twice
+inline float madd(float a, float b, float acc) {
+#if defined(__FMA__)
+  return std::fma(a, b, acc);
+#else
+  return acc + a * b;
+#endif
+}
+}  // namespace
+
+FewRowsProducts::FewRowsProducts(bool on) : was_(g_few_rows) { g_few_rows = g_few_rows || on; }
+FewRowsProducts::~FewRowsProducts() { g_few_rows = was_; }
+bool few_rows_products() { return g_few_rows; }
+
+void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
+                     float* out) {
+  if (rows > kFewRows) fail("few_rows_linear: at most " + std::to_string(kFewRows) + " rows");
+  int64_t j = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  // 8 outputs at a time: load an 8x8 tile of w (8 outputs x 8 inputs), transpose it so that
+  // column l holds input l of the 8 outputs, and run each row's 8 sums one input at a time.
+  const int64_t in8 = in_f / 8 * 8;
+  for (; j + 8 <= out_f; j += 8) {
+    __m256 acc[kFewRows];
+    for (int64_t r = 0; r < rows; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t l = 0; l < in8; l += 8) {
+      const float* wp = w + j * in_f + l;
+      const __m256 r0 = _mm256_loadu_ps(wp), r1 = _mm256_loadu_ps(wp + in_f), r2 = _mm256_loadu_ps(wp + 2 * in_f),
+                   r3 = _mm256_loadu_ps(wp + 3 * in_f), r4 = _mm256_loadu_ps(wp + 4 * in_f),
+                   r5 = _mm256_loadu_ps(wp + 5 * in_f), r6 = _mm256_loadu_ps(wp + 6 * in_f),
+                   r7 = _mm256_loadu_ps(wp + 7 * in_f);
+      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+                   s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+                   s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                   s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      const __m256 col[8] = {_mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
+                             _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
+                             _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
+                             _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31)};
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * in_f + l;
+        for (int c = 0; c < 8; ++c) acc[r] = _mm256_fmadd_ps(col[c], _mm256_broadcast_ss(xr + c), acc[r]);
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      alignas(32) float sums[8];
+      _mm256_store_ps(sums, acc[r]);
+      for (int64_t jj = 0; jj < 8; ++jj) {
+        float s = sums[jj];
+        for (int64_t l = in8; l < in_f; ++l) s = madd(w[(j + jj) * in_f + l], x[r * in_f + l], s);
+        out[r * out_f + j + jj] = bias ? bias[j + jj] + s : s;
+      }
+    }
+  }
+#endif
+  for (; j < out_f; ++j) {  // the outputs left over (all of them without AVX2): one running sum each
+    for (int64_t r = 0; r < rows; ++r) {
+      float s = 0.0f;
+      for (int64_t l = 0; l < in_f; ++l) s = madd(w[j * in_f + l], x[r * in_f + l], s);
+      out[r * out_f + j] = bias ? bias[j] + s : s;
+    }
+  }
+}
+
 // x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   if (weight.dimension() != 2) fail("linear: weight must be (out,in)");
@@ -516,6 +592,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   if (bias && (bias->dimension() != 1 || int64_t(bias->shape()[0]) != out_f))
     fail("linear: bias must be (out)");
   const Strided w_t{weight.data(), {in_f, out_f}, {1, in_f}};  // weight.t(), no copy
+  const int64_t x_rows = int64_t(x.size()) / std::max<int64_t>(in_f, 1);
+  if (g_few_rows && matmul_path() == MatmulPath::Blas && x_rows <= kFewRows && in_f > 0) {
+    Shape out_shape = shape_of(x);
+    out_shape.back() = size_t(out_f);
+    Tensor out = Tensor::from_shape(out_shape);
+    few_rows_linear(x.data(), x_rows, in_f, weight.data(), out_f, bias ? bias->data() : nullptr, out.data());
+    return out;
+  }
 
   if (bias && (x.dimension() == 2 || x.dimension() == 3)) {
     // Fused: addmm(bias, x2d, weight.t()) -- C starts as the bias rows, beta = alpha = 1.
