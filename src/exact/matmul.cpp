@@ -531,52 +531,37 @@ bool few_rows_products() { return g_few_rows; }
 void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
                      float* out) {
   if (rows > kFewRows) fail("few_rows_linear: at most " + std::to_string(kFewRows) + " rows");
-  int64_t j = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * in_f;
+    float* o = out + r * out_f;
+    int64_t j = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  // 8 outputs at a time: load an 8x8 tile of w (8 outputs x 8 inputs), transpose it so that
-  // column l holds input l of the 8 outputs, and run each row's 8 sums one input at a time.
-  const int64_t in8 = in_f / 8 * 8;
-  for (; j + 8 <= out_f; j += 8) {
-    __m256 acc[kFewRows];
-    for (int64_t r = 0; r < rows; ++r) acc[r] = _mm256_setzero_ps();
-    for (int64_t l = 0; l < in8; l += 8) {
-      const float* wp = w + j * in_f + l;
-      const __m256 r0 = _mm256_loadu_ps(wp), r1 = _mm256_loadu_ps(wp + in_f), r2 = _mm256_loadu_ps(wp + 2 * in_f),
-                   r3 = _mm256_loadu_ps(wp + 3 * in_f), r4 = _mm256_loadu_ps(wp + 4 * in_f),
-                   r5 = _mm256_loadu_ps(wp + 5 * in_f), r6 = _mm256_loadu_ps(wp + 6 * in_f),
-                   r7 = _mm256_loadu_ps(wp + 7 * in_f);
-      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-      const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE),
-                   s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE),
-                   s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE),
-                   s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-      const __m256 col[8] = {_mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
-                             _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
-                             _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
-                             _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31)};
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* xr = x + r * in_f + l;
-        for (int c = 0; c < 8; ++c) acc[r] = _mm256_fmadd_ps(col[c], _mm256_broadcast_ss(xr + c), acc[r]);
+    // 8 outputs at a time, each a dot product of x with one contiguous row of w: 8 lanes of
+    // partial sums per output, the 8 outputs' lanes added together at the end (hadd tree).
+    const int64_t in8 = in_f / 8 * 8;
+    for (; j + 8 <= out_f; j += 8) {
+      const float* wj = w + j * in_f;
+      __m256 a[8];
+      for (int q = 0; q < 8; ++q) a[q] = _mm256_setzero_ps();
+      for (int64_t l = 0; l < in8; l += 8) {
+        const __m256 xv = _mm256_loadu_ps(xr + l);
+        for (int q = 0; q < 8; ++q) a[q] = _mm256_fmadd_ps(_mm256_loadu_ps(wj + q * in_f + l), xv, a[q]);
       }
-    }
-    for (int64_t r = 0; r < rows; ++r) {
+      const __m256 h0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+      const __m256 h1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
       alignas(32) float sums[8];
-      _mm256_store_ps(sums, acc[r]);
-      for (int64_t jj = 0; jj < 8; ++jj) {
-        float s = sums[jj];
-        for (int64_t l = in8; l < in_f; ++l) s = madd(w[(j + jj) * in_f + l], x[r * in_f + l], s);
-        out[r * out_f + j + jj] = bias ? bias[j + jj] + s : s;
+      _mm256_store_ps(sums, _mm256_add_ps(_mm256_permute2f128_ps(h0, h1, 0x20), _mm256_permute2f128_ps(h0, h1, 0x31)));
+      for (int64_t q = 0; q < 8; ++q) {
+        float sq = sums[q];
+        for (int64_t l = in8; l < in_f; ++l) sq = madd(wj[q * in_f + l], xr[l], sq);
+        o[j + q] = bias ? bias[j + q] + sq : sq;
       }
     }
-  }
 #endif
-  for (; j < out_f; ++j) {  // the outputs left over (all of them without AVX2): one running sum each
-    for (int64_t r = 0; r < rows; ++r) {
-      float s = 0.0f;
-      for (int64_t l = 0; l < in_f; ++l) s = madd(w[j * in_f + l], x[r * in_f + l], s);
-      out[r * out_f + j] = bias ? bias[j] + s : s;
+    for (; j < out_f; ++j) {  // the outputs left over (all of them without AVX2): one running sum each
+      float sq = 0.0f;
+      for (int64_t l = 0; l < in_f; ++l) sq = madd(w[j * in_f + l], xr[l], sq);
+      o[j] = bias ? bias[j] + sq : sq;
     }
   }
 }

@@ -75,12 +75,10 @@ void bmm_(BatchView out, CBatchView a, CBatchView b);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias);
 
 // While a FewRowsProducts lives (on this thread), linear() on the Blas path computes an input
-// of at most kFewRows rows by streaming the weight once (few_rows_linear below) instead of
-// calling sgemm, which repacks the whole weight on every call: a cached generation step is
-// one row. Only for callers that do not promise PyTorch's bits (GPT::forward with KV caches):
-// each output is bias + one running fused multiply-add sum over the inputs in order. That is
-// OpenBLAS 0.3.21's Haswell sgemm bit for bit at 1 to 3 rows and in <= 256 (measured), not at
-// 4+ rows nor on its SkylakeX core: a last-bit difference is the price, so no twin sees it.
+// of at most kFewRows rows by few_rows_linear below instead of calling sgemm, which repacks
+// the whole weight on every call (a cached generation step is one row). Only for callers that
+// do not promise PyTorch's bits (GPT::forward with KV caches): the sums run in another order
+// than sgemm's, so outputs may differ from linear()'s in the last bits.
 constexpr int64_t kFewRows = 8;
 class FewRowsProducts {
  public:
@@ -95,7 +93,8 @@ class FewRowsProducts {
 bool few_rows_products();
 
 // out (rows,out_f) = x (rows,in_f) @ w (out_f,in_f)^T (+ bias), all row-major contiguous,
-// rows <= kFewRows; out[r][j] = bias[j] + sum over l in order of x[r][l]*w[j][l] (fused).
+// rows <= kFewRows; each output is bias + a dot product of contiguous rows (8 partial sums
+// added at the end where AVX2 runs, else one running sum).
 void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
                      float* out);
 
