@@ -295,6 +295,44 @@ TEST_CASE("matmul: the process-wide path switch", "[matmul]") {
   CHECK(compare(run_case(*big), ref).bits == 0);
 }
 
+TEST_CASE("matmul: few-row products, close to sgemm's", "[matmul]") {
+  PathGuard guard;
+  std::mt19937 rng(31);
+  for (int64_t rows : {1, 2, 3, 8})
+    for (int64_t in_f : {1, 7, 8, 17, 64, 256})
+      for (int64_t out_f : {1, 5, 8, 13, 64, 100}) {
+        const std::vector<float> x = random_floats(rng, size_t(rows * in_f)), w = random_floats(rng, size_t(out_f * in_f)),
+                                 bias = random_floats(rng, size_t(out_f));
+        std::vector<float> got(size_t(rows * out_f));
+        ts::few_rows_linear(x.data(), rows, in_f, w.data(), out_f, bias.data(), got.data());
+        // and close to the sgemm path linear() takes without the scope
+        ts::Tensor xt = ts::Tensor::from_shape({size_t(rows), size_t(in_f)}), wt = ts::Tensor::from_shape({size_t(out_f), size_t(in_f)}),
+                   bt = ts::Tensor::from_shape({size_t(out_f)});
+        std::copy(x.begin(), x.end(), xt.data());
+        std::copy(w.begin(), w.end(), wt.data());
+        std::copy(bias.begin(), bias.end(), bt.data());
+        const ts::Tensor blas = ts::linear(xt, wt, &bt);
+        ts::Tensor few;
+        {
+          const ts::FewRowsProducts scope;
+          CHECK(ts::few_rows_products());
+          few = ts::linear(xt, wt, &bt);
+        }
+        CHECK_FALSE(ts::few_rows_products());
+        for (size_t i = 0; i < few.size(); ++i) {
+          CHECK(few.data()[i] == got[i]);
+          // two summation orders of the same in_f + 1 terms: each within in_f + 1 float epsilons
+          // of |bias| + sum |w||x| of the exact value (the classic worst-case bound)
+          const size_t r = i / size_t(out_f), j = i % size_t(out_f);
+          double mass = std::abs(double(bias[j]));
+          for (int64_t l = 0; l < in_f; ++l)
+            mass += std::abs(double(w[j * size_t(in_f) + size_t(l)]) * double(x[r * size_t(in_f) + size_t(l)]));
+          CHECK(std::abs(double(few.data()[i]) - double(blas.data()[i])) <= 2.0 * double(in_f + 1) * 1.2e-7 * mass);
+        }
+      }
+  CHECK_THROWS(ts::few_rows_linear(nullptr, ts::kFewRows + 1, 1, nullptr, 1, nullptr, nullptr));
+}
+
 }  // namespace
 
 namespace {

@@ -15,6 +15,7 @@
 #include "exact/torch_version.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -25,6 +26,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 // Torch's small-bmm loop is compiled for plain x86-64, which has no fused
 // multiply-add: every product is rounded before it is added. Our build uses
@@ -505,6 +510,62 @@ Tensor matmul_strided(const Strided& t1, const Strided& t2) {
 // 5) Tensor-level API
 // ================================================================================
 
+// ---- few-row products (FewRowsProducts) -------------------------------------------
+namespace {
+thread_local bool g_few_rows = false;
+
+// acc + a*b rounded once where the CPU fuses (as OpenBLAS's kernels do), else twice
+inline float madd(float a, float b, float acc) {
+#if defined(__FMA__)
+  return std::fma(a, b, acc);
+#else
+  return acc + a * b;
+#endif
+}
+}  // namespace
+
+FewRowsProducts::FewRowsProducts(bool on) : was_(g_few_rows) { g_few_rows = g_few_rows || on; }
+FewRowsProducts::~FewRowsProducts() { g_few_rows = was_; }
+bool few_rows_products() { return g_few_rows; }
+
+void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
+                     float* out) {
+  if (rows > kFewRows) fail("few_rows_linear: at most " + std::to_string(kFewRows) + " rows");
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * in_f;
+    float* o = out + r * out_f;
+    int64_t j = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    // 8 outputs at a time, each a dot product of x with one contiguous row of w: 8 lanes of
+    // partial sums per output, the 8 outputs' lanes added together at the end (hadd tree).
+    const int64_t in8 = in_f / 8 * 8;
+    for (; j + 8 <= out_f; j += 8) {
+      const float* wj = w + j * in_f;
+      __m256 a[8];
+      for (int q = 0; q < 8; ++q) a[q] = _mm256_setzero_ps();
+      for (int64_t l = 0; l < in8; l += 8) {
+        const __m256 xv = _mm256_loadu_ps(xr + l);
+        for (int q = 0; q < 8; ++q) a[q] = _mm256_fmadd_ps(_mm256_loadu_ps(wj + q * in_f + l), xv, a[q]);
+      }
+      const __m256 h0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+      const __m256 h1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+      alignas(32) float sums[8];
+      _mm256_store_ps(sums, _mm256_add_ps(_mm256_permute2f128_ps(h0, h1, 0x20), _mm256_permute2f128_ps(h0, h1, 0x31)));
+      for (int64_t q = 0; q < 8; ++q) {
+        float sq = sums[q];
+        for (int64_t l = in8; l < in_f; ++l) sq = madd(wj[q * in_f + l], xr[l], sq);
+        o[j + q] = bias ? bias[j + q] + sq : sq;
+      }
+    }
+#endif
+    for (; j < out_f; ++j) {  // the outputs left over (all of them without AVX2): one running sum each
+      float sq = 0.0f;
+      for (int64_t l = 0; l < in_f; ++l) sq = madd(w[j * in_f + l], xr[l], sq);
+      o[j] = bias ? bias[j] + sq : sq;
+    }
+  }
+}
+
 // x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   if (weight.dimension() != 2) fail("linear: weight must be (out,in)");
@@ -516,6 +577,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   if (bias && (bias->dimension() != 1 || int64_t(bias->shape()[0]) != out_f))
     fail("linear: bias must be (out)");
   const Strided w_t{weight.data(), {in_f, out_f}, {1, in_f}};  // weight.t(), no copy
+  const int64_t x_rows = int64_t(x.size()) / std::max<int64_t>(in_f, 1);
+  if (g_few_rows && matmul_path() == MatmulPath::Blas && x_rows <= kFewRows && in_f > 0) {
+    Shape out_shape = shape_of(x);
+    out_shape.back() = size_t(out_f);
+    Tensor out = Tensor::from_shape(out_shape);
+    few_rows_linear(x.data(), x_rows, in_f, weight.data(), out_f, bias ? bias->data() : nullptr, out.data());
+    return out;
+  }
 
   if (bias && (x.dimension() == 2 || x.dimension() == 3)) {
     // Fused: addmm(bias, x2d, weight.t()) -- C starts as the bias rows, beta = alpha = 1.

@@ -74,6 +74,30 @@ void bmm_(BatchView out, CBatchView a, CBatchView b);
 // x (...,in), weight (out,in), bias (out) or nullptr -> (...,out); nn.functional.linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias);
 
+// While a FewRowsProducts lives (on this thread), linear() on the Blas path computes an input
+// of at most kFewRows rows by few_rows_linear below instead of calling sgemm, which repacks
+// the whole weight on every call (a cached generation step is one row). Only for callers that
+// do not promise PyTorch's bits (GPT::forward with KV caches): the sums run in another order
+// than sgemm's, so outputs may differ from linear()'s in the last bits.
+constexpr int64_t kFewRows = 8;
+class FewRowsProducts {
+ public:
+  explicit FewRowsProducts(bool on = true);
+  ~FewRowsProducts();
+  FewRowsProducts(const FewRowsProducts&) = delete;
+  FewRowsProducts& operator=(const FewRowsProducts&) = delete;
+
+ private:
+  bool was_;
+};
+bool few_rows_products();
+
+// out (rows,out_f) = x (rows,in_f) @ w (out_f,in_f)^T (+ bias), all row-major contiguous,
+// rows <= kFewRows; each output is bias + a dot product of contiguous rows (8 partial sums
+// added at the end where AVX2 runs, else one running sum).
+void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
+                     float* out);
+
 // a (B,M,K), b (B,K,N) -> (B,M,N); torch.bmm.
 Tensor bmm(const Tensor& a, const Tensor& b);
 

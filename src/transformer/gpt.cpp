@@ -110,6 +110,8 @@ Tensor GPT::forward(const ITensor& idx, std::vector<KVCache>* caches) {
   x = drop(x);
   // 2) the causal mask over the cached past and the new positions   (1,T,P+T)
   const BTensor mask = gpt_causal_mask(int64_t(T), int64_t(past), config.causal);
+  // a cached step is a row or a few: its products stream each weight once (exact/matmul.hpp)
+  const FewRowsProducts few_rows(caches != nullptr);
   // 3) the N blocks, each with its own cache
   for (size_t l = 0; l < h.size(); ++l) x = h[l](x, &mask, caches ? &(*caches)[l] : nullptr);
   // 4) logits = ln_f(x) W^T   (B,T,V)
