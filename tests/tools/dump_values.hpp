@@ -13,7 +13,7 @@
 #include "fast/blas_core.hpp"
 #include "train/params.hpp"
 #include "train/numbers.hpp"
-#include "train/ops.hpp"
+#include "train/rng.hpp"
 #include "train/safetensors.hpp"
 
 namespace ts::train::dump {
