@@ -71,17 +71,6 @@ inline std::vector<int64_t> next_numbers(Epochs& epochs) {
   return epochs.next(&epoch, &batch);
 }
 
-// One op's input and output with their gradients: P.x and P.dx of the input's shape, P.dout and
-// P.out of the output's (the twin feeds P.x and P.dout to autograd and compares P.out and P.dx).
-inline void put_op(StFile& f, const std::string& p, const std::vector<float>& x, const std::vector<float>& dx,
-                   const std::vector<int64_t>& in_shape, const std::vector<float>& out,
-                   const std::vector<float>& dout, const std::vector<int64_t>& out_shape) {
-  put(f, p + "x", x, in_shape);
-  put(f, p + "dx", dx, in_shape);
-  put(f, p + "out", out, out_shape);
-  put(f, p + "dout", dout, out_shape);
-}
-
 // A dump tool's main: `NAME DIR [--quick]`. Writes DIR/ops.safetensors from ops(), then runs
 // body(DIR, quick) on the widest BLAS core this CPU runs. Usage error: exit 2; any error: one
 // line on stderr, exit 1.
