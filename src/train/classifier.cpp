@@ -11,6 +11,7 @@
 #include "base/code_site.hpp"
 #include "exact/rng.hpp"
 #include "transformer/grad.hpp"
+#include "train/loss.hpp"
 #include "train/numbers.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"

@@ -21,7 +21,7 @@
 
 #include "train/adam.hpp"
 #include "train/params.hpp"  // ParamSpec
-#include "train/ops.hpp"
+#include "train/rng.hpp"
 #include "train/safetensors.hpp"  // FileError
 #include "transformer/encoder_classifier.hpp"
 

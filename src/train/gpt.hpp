@@ -20,7 +20,7 @@
 #include "train/adam.hpp"
 #include "train/gradcheck.hpp"
 #include "train/params.hpp"
-#include "train/ops.hpp"
+#include "train/rng.hpp"
 #include "transformer/gpt.hpp"
 
 namespace ts::train {

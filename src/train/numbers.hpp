@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "train/ops.hpp"
+#include "train/rng.hpp"
 
 namespace ts::train {
 

@@ -13,7 +13,7 @@
 #include "fast/blas_core.hpp"
 #include "train/params.hpp"
 #include "train/numbers.hpp"
-#include "train/ops.hpp"
+#include "train/rng.hpp"
 #include "train/safetensors.hpp"
 
 namespace ts::train::dump {
@@ -69,17 +69,6 @@ inline void save_losses(const std::string& dir, const std::vector<float>& loss) 
 inline std::vector<int64_t> next_numbers(Epochs& epochs) {
   int64_t epoch = 0, batch = 0;
   return epochs.next(&epoch, &batch);
-}
-
-// One op's input and output with their gradients: P.x and P.dx of the input's shape, P.dout and
-// P.out of the output's (the twin feeds P.x and P.dout to autograd and compares P.out and P.dx).
-inline void put_op(StFile& f, const std::string& p, const std::vector<float>& x, const std::vector<float>& dx,
-                   const std::vector<int64_t>& in_shape, const std::vector<float>& out,
-                   const std::vector<float>& dout, const std::vector<int64_t>& out_shape) {
-  put(f, p + "x", x, in_shape);
-  put(f, p + "dx", dx, in_shape);
-  put(f, p + "out", out, out_shape);
-  put(f, p + "dout", dout, out_shape);
 }
 
 // A dump tool's main: `NAME DIR [--quick]`. Writes DIR/ops.safetensors from ops(), then runs

@@ -52,8 +52,9 @@ def leaf(t):
 
 
 def check_op(ops, p, name, fn):
-    """An op the dump tool ran (tests/tools/dump_values.hpp put_op): fn on ops[P.x], backward from
-    ops[P.dout]; reports NAME out against P.out and NAME dx against P.dx, <= 1e-5 x max. Gives x."""
+    """An op the dump tool ran (P.x, P.dout, P.out, P.dx, as classifier_dump writes them): fn on
+    ops[P.x], backward from ops[P.dout]; reports NAME out against P.out and NAME dx against P.dx,
+    <= 1e-5 x max. Gives x."""
     x = leaf(ops[p + "x"])
     out = fn(x)
     out.backward(ops[p + "dout"])
