@@ -12,6 +12,7 @@
 
 #include "base/code_site.hpp"
 #include "exact/matmul.hpp"
+#include "fast/simd/route.hpp"
 #include "train/batch_parts.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
@@ -233,7 +234,13 @@ static float normal(Rng& rng, double stddev) {
   return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
+// the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route)
+static void route_gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  simd::route().gelu_backward(x, dy, dx, n);
+}
+
 Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_gpt_layout(c)) {
+  set_gelu_backward_kernel(&route_gelu_backward);  // the modules' GELU backward may take the route (annotated.hpp)
   params.assign(layout.total, 0.0f);
   grads.assign(layout.total, 0.0f);
   Rng rng(seed * 7919ull + 17);

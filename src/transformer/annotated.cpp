@@ -5,6 +5,7 @@
 #include "base/errors.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -15,7 +16,6 @@
 #include "exact/rng.hpp"
 #include "exact/stats.hpp"
 #include "exact/tensor_ops.hpp"
-#include "fast/simd/route.hpp"
 #include "transformer/grad.hpp"
 
 
@@ -420,18 +420,22 @@ static double gelu_slope(double x) {
   return Phi + x * phi;
 }
 
-// dh1 = da * gelu_slope(h1)   (n). The SIMD route's gelu_backward (erf to ~5e-7, src/fast/simd/)
-// when a probe of a few points finds it computes what gelu_slope does; else (an edit of
-// gelu_slope, or --naive) the plain loop above, so an edit is what runs.
+static std::atomic<GeluBackwardKernel> g_gelu_backward_kernel{nullptr};
+void set_gelu_backward_kernel(GeluBackwardKernel kernel) { g_gelu_backward_kernel.store(kernel); }
+
+// dh1 = da * gelu_slope(h1)   (n). The installed kernel (train/gpt.cpp installs the SIMD route's
+// gelu_backward, erf to ~5e-7, src/fast/simd/) when a probe of a few points finds it computes what
+// gelu_slope does; else (none installed, an edit of gelu_slope, or --naive) the plain loop above,
+// so an edit is what runs.
 static void gelu_slope_times(float* dh1, const float* h1, size_t n) {
   static constexpr int kProbe = 8;
   static constexpr float kX[kProbe] = {-4.0f, -2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
-  const simd::Route& rt = simd::route();
-  bool same = matmul_path() == MatmulPath::Blas;
+  const GeluBackwardKernel kernel = g_gelu_backward_kernel.load();
+  bool same = kernel != nullptr && matmul_path() == MatmulPath::Blas;
   if (same) {
     const float ones[kProbe] = {1, 1, 1, 1, 1, 1, 1, 1};
     float got[kProbe] = {};
-    rt.gelu_backward(kX, ones, got, kProbe);
+    kernel(kX, ones, got, kProbe);
     for (int i = 0; i < kProbe && same; ++i) same = std::fabs(double(got[i]) - gelu_slope(double(kX[i]))) <= 1e-5;
   }
   if (!same) {
@@ -440,7 +444,7 @@ static void gelu_slope_times(float* dh1, const float* h1, size_t n) {
   }
   std::vector<float> da(dh1, dh1 + n);
   std::fill(dh1, dh1 + n, 0.0f);
-  rt.gelu_backward(h1, da.data(), dh1, int64_t(n));  // dh1 += da * slope(h1)
+  kernel(h1, da.data(), dh1, int64_t(n));  // dh1 += da * slope(h1)
 }
 
 PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {

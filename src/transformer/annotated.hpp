@@ -166,6 +166,13 @@ struct MultiHeadedAttention {
 enum class Activation { Identity, ReLU, GELU };
 const char* activation_name(Activation a);  // "no activation", "ReLU" or "GELU"
 
+// A faster kernel for GELU's backward, dx += dy * GELU'(x) over n floats, that a higher layer may
+// install (train/gpt.cpp installs the SIMD route's, src/fast/simd/, which this layer cannot
+// include); the backward uses it only while a probe finds it computes what gelu_slope does.
+// nullptr (the default): the plain loop beside the forward.
+using GeluBackwardKernel = void (*)(const float* x, const float* dy, float* dx, int64_t n);
+void set_gelu_backward_kernel(GeluBackwardKernel kernel);
+
 struct PositionwiseFeedForward {
   Linear w_1;  // C -> F
   Linear w_2;  // F -> C
