@@ -9,7 +9,9 @@ are put inline in one HTML file and laid out by headless Chromium (Debian packag
 <text> element's box (getBBox(), turned by its own transform, so a slanted label is a slanted
 box) and reports each pair of boxes that overlap by more than half a pixel, and each box that
 leaves the picture. Prints OK / NOT OK per figure, naming the two labels; exit 0 if all hold,
-1 if not, 77 (ctest: skipped) when there is no chromium to render with.
+1 if not, 77 (ctest: skipped) when there is no chromium to render with. A snap's wrapper
+(Ubuntu's `chromium-browser` deb, /snap/bin/*) does not count: where snapd does not run (WSL,
+containers, CI) it only says to install the snap, and it is not tried here.
 """
 import html
 import json
@@ -86,12 +88,30 @@ SCRIPT = r"""
 """.replace("%EPS%", str(EPS))
 
 
+def is_snap(path):
+    """A snap's command (a link to /usr/bin/snap) or a script that hands over to one (/snap/...)."""
+    if os.path.basename(os.path.realpath(path)) == "snap":
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"/snap/" in head
+
+
 def browser():
+    """(path, None), or (None, why there is none)."""
+    snaps = []
     for name in BROWSERS:
         path = shutil.which(name)
-        if path:
-            return path
-    return None
+        if path and is_snap(path):
+            snaps.append(path)
+        elif path:
+            return path, None
+    if snaps:
+        return None, f"{', '.join(snaps)}: a snap's wrapper, not used; install a deb of chromium or Google Chrome"
+    return None, "install the Debian package `chromium`, or run scripts/deps.sh all"
 
 
 def figures_of(arg):
@@ -136,10 +156,9 @@ def describe(p):
 
 def main():
     args = args_or_usage(__doc__, 1)
-    chrome = browser()
+    chrome, why = browser()
     if chrome is None:
-        print("figures_check: SKIPPED, no chromium to render the figures with "
-              "(install the Debian package `chromium`, or run scripts/deps.sh all)")
+        print(f"figures_check: SKIPPED, no chromium to render the figures with ({why})")
         return 77
     ok = True
     total = 0
