@@ -13,13 +13,13 @@ JOBS       ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 test-arm64 test-clang test-platforms fuzz transcripts bench clean help
+.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 debian13-start debian13-stage test-arm64 test-clang test-platforms fuzz transcripts bench clean help
 
 all: build
 
 help:
 	@echo "make walkthrough  install what the chapters need, build them (chapter 1 first), run every chapter in order"
-	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build, a generic x86-64 build and a clang + libc++ build"
+	@echo "make test         install deps, build, run unit + twin tests, the ASan/UBSan build, a generic x86-64 build, a clang + libc++ build, arm64 under qemu and (Debian, root) a Debian 13 chroot"
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
@@ -71,29 +71,39 @@ test-clang: build
 	@JOBS=$(JOBS) scripts/clang.sh $(CLANG_BUILD) $(BUILD)
 
 # make test (and so CI): Debian 12's GCC builds (ASan+UBSan, generic x86-64, the full Release
-# suite), the clang + libc++ build and, on an x86-64 Debian host, the arm64 cross build under
-# qemu-user (about 13 minutes cold on 2 cores; on an arm64 machine the suite above already runs
-# natively, so it is left out there).
+# suite), the clang + libc++ build, the Debian 13 stage below and, on an x86-64 Debian host,
+# the arm64 cross build under qemu-user (about 13 minutes cold on 2 cores; on an arm64 machine
+# the suite above already runs natively, so it is left out there).
 ARM64_IN_TEST := $(if $(and $(filter x86_64,$(shell uname -m)),$(shell command -v dpkg)),test-arm64)
-# The Debian 13 chroot (make test-debian13) joins make test on a Debian host run as root where
-# the chroot is already made (its .ready marker): the build inside and the tests whose result
-# can differ there (scripts/debian13.sh): 23 minutes measured on 2 cores shared with 5 other
-# jobs (load 6-7); 44 minutes at load 5-13 after ch11/ch13 moved onto the modules (ctest 40, a
-# fresh build-debian13/ from a warm compiler cache 3.3). Making it from nothing adds about 15
-# minutes (debootstrap 2-3, deps.sh inside 10 as apt logged it, the first build 3-4): `make
-# test DEBIAN13_IN_TEST=test-debian13`
-# asks for that too (a fresh CI machine), `DEBIAN13_IN_TEST=` leaves it out.
+# The Debian 13 stage (scripts/debian13.sh, TS_DEBIAN13_TESTS=lean): on a Debian host run as
+# root. Making the chroot (debootstrap, then scripts/deps.sh all inside: mostly downloading and
+# unpacking) starts in the background right after make deps (debian13-start) and overlaps the
+# builds and tests above; debian13-stage waits for it (its log: $(TS_DEBIAN13_ROOT).setup.log,
+# its failure fails make test with the log's end), then builds what the lean tests run inside
+# the chroot and runs them. Measured from nothing (2026-11-27, 2 cores shared, load 3-12): the
+# setup 4.3 minutes (1.5 of CPU, in the background), the build 9.4 and the tests 13, 12.6
+# minutes of CPU for the two: on 2 idle cores at least 6.3 minutes (not timed on a quiet
+# machine). DEBIAN13_IN_TEST= leaves it out.
 TS_DEBIAN13_ROOT ?= /var/cache/transformer-steps/debian13
-DEBIAN13_IN_TEST ?= $(if $(and $(wildcard $(TS_DEBIAN13_ROOT)/.ready),$(shell command -v dpkg),$(filter 0,$(shell id -u))),test-debian13)
-test: test-asan test-generic test-unit test-clang $(ARM64_IN_TEST) $(DEBIAN13_IN_TEST)
+DEBIAN13_IN_TEST ?= $(if $(and $(shell grep -qx 'ID=debian' /etc/os-release 2>/dev/null && echo y),$(filter 0,$(shell id -u))),debian13-stage)
+test: deps $(if $(DEBIAN13_IN_TEST),debian13-start) test-asan test-generic test-unit test-clang $(ARM64_IN_TEST) $(DEBIAN13_IN_TEST)
+
+debian13-start: deps
+	@TS_DEBIAN13_ROOT=$(TS_DEBIAN13_ROOT) scripts/debian13.sh start
+
+debian13-stage: debian13-start
+	@TS_DEBIAN13_ROOT=$(TS_DEBIAN13_ROOT) scripts/debian13.sh join
+	@TS_DEBIAN13_ROOT=$(TS_DEBIAN13_ROOT) TS_DEBIAN13_TESTS=lean JOBS=$(JOBS) scripts/debian13.sh test
 
 # Every platform run: clang + libc++, arm64 under qemu, Debian 13 in a chroot.
 test-platforms: test-clang test-arm64 test-debian13
 
 # Debian 13 in a debootstrap chroot (scripts/debian13.sh): made once and reused, its deps from
-# scripts/deps.sh; the unit tests, every chapter's twin against its PyTorch 2.6, the --lang zh tests.
+# scripts/deps.sh; the unit tests, every chapter's twin against its PyTorch 2.6, the --lang zh
+# tests (TS_DEBIAN13_TESTS=lean, the default; =platform: every twin and the docs samples too;
+# =all: the whole ctest).
 test-debian13:
-	@TS_DEBIAN13_ROOT=$(TS_DEBIAN13_ROOT) scripts/debian13.sh test
+	@TS_DEBIAN13_ROOT=$(TS_DEBIAN13_ROOT) JOBS=$(JOBS) scripts/debian13.sh test
 
 # arm64: a cross build (build-arm64/) run under qemu-user; every chapter's --plain output must
 # be byte-identical to this machine's build, and the unit tests pass (scripts/arm64.sh).
