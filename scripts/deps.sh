@@ -134,7 +134,7 @@ if [ "$tier" = all ] && ! have_browser; then
   for p in chromium chromium-browser; do
     known "$p" || update
     known "$p" || continue
-    apt-cache depends "$p" 2>/dev/null | grep -q '^ *Depends: snapd$' && continue
+    apt-cache depends "$p" 2>/dev/null | grep -Eq '^ *[|]?(Pre)?Depends: snapd$' && continue
     browser=$p; break
   done
   if [ -n "$browser" ]; then
