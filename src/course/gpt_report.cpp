@@ -25,6 +25,7 @@
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
 #include "course/settings.hpp"
+#include "course/train_knobs.hpp"
 
 namespace ts {
 
@@ -587,13 +588,14 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
 // ---------------------------------------------------------------- side by side with ch11
 void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max_steps) {
   const Ch11Settings s11 = ch11_defaults();  // ch11's defaults, the struct ch11 binds its flags to (course/settings.cpp)
-  ModelConfig cfg;
-  cfg.src_vocab = source_vocab().size(), cfg.tgt_vocab = target_vocab().size();
-  cfg.layers = s11.layers, cfg.d_model = s11.d_model, cfg.heads = s11.heads, cfg.d_ff = s11.d_ff;
-  cfg.dropout = s11.dropout, cfg.label_smoothing = s11.label_smoothing;
-  Trainer tr(init_model(cfg, ch.seed), int(s11.threads), ch.seed);
-  tr.adam().lr = s11.lr;
+  // ch11's model and Trainer built as ch11 and ch14 build them (course/train_knobs.hpp), not a copy here
+  Trainer tr = encdec_trainer(encdec_config(s11), s11, ch.seed);
   const int64_t batch = s11.batch;
+  // what the run uses, read back from the Trainer built above
+  Ch11Settings used = s11;
+  const ModelConfig& cfg = tr.model().cfg;
+  used.lr = tr.adam().lr, used.dropout = cfg.dropout, used.layers = cfg.layers, used.d_model = cfg.d_model;
+  used.heads = cfg.heads, used.d_ff = cfg.d_ff, used.label_smoothing = cfg.label_smoothing, used.threads = tr.threads();
   // the runner ch14 trains its three kinds with (train/until_target.hpp)
   const TargetRun run = train_encdec_until(tr, batch, ch.seed, TargetPlan{kCheckEvery, max_steps, kTarget});
   const RunSummary c11{tr.model().layout.total, run.steps, run.step_hit, run.seconds_hit, run.held_out};
@@ -609,10 +611,14 @@ void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max
       {"positions run per answer (mean)", {fmt::format("{:.2f}", pos11), fmt::format("{:.2f}", pos12)}}};
   ch.show("ch11 vs ch12 on the same task, seed and held-out numbers",
           compare_table({"ch11 encoder-decoder", "ch12 decoder-only"}, rows, 34, 22),
-          trf("ch11 trained here with its defaults from src/course/settings.cpp ({s}), stopped at {pct} %; both "
-              "checked every {every} steps, the seconds include those checks",
-              fmt::arg("s", describe(s11)),
-              fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery)),
+          describe(used) == describe(s11)
+              ? trf("ch11 trained here with its defaults from src/course/settings.cpp ({s}), stopped at {pct} %; both "
+                    "checked every {every} steps, the seconds include those checks",
+                    fmt::arg("s", describe(used)), fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery))
+              : trf("ch11 trained here with {s}, NOT its defaults from src/course/settings.cpp ({d}), stopped at {pct} "
+                    "%; both checked every {every} steps, the seconds include those checks",
+                    fmt::arg("s", describe(used)), fmt::arg("d", describe(s11)), fmt::arg("pct", 100 * kTarget),
+                    fmt::arg("every", kCheckEvery)),
           Shown::Info);
   const bool faster = ours.step_95 > 0 && (c11.step_95 < 0 || ours.step_95 < c11.step_95);
   const bool smaller = ours.params < c11.params;
