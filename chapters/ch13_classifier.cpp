@@ -123,8 +123,9 @@ int main(int argc, char** argv) {
     }
     adam.lr = lr;
     const int64_t K = cfg.classes, H = cfg.heads, L = cfg.layers;
-    // which final vectors the head reads, measured on "[CLS] forty eight" (not read from --pool)
-    const Pooling pooling = measure_pooling(model, make_cls_batch({48}));
+    // which final vectors the head reads, measured on "[CLS] forty eight" (not read from --pool), padded to the
+    // length of 7015's row so that a head that reads the padding is seen
+    const Pooling pooling = measure_pooling(model, make_cls_batch({48, 7015}));
 
     // ---------------------------------------------------------------- 1) task and model
     const Split& split = number_split();

@@ -59,8 +59,10 @@ Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
   for (double v : Wd) WdWd += v * v;
   Pooling out;
   std::vector<std::string> tokens;
-  for (int64_t t = 0; t < T && b.ids[size_t(t)] != kPad; ++t) {
-    tokens.push_back(classifier_token(b.ids[size_t(t)]));
+  int64_t n = 0;  // sentence 0's real positions; the ones after it (up to T) are padding, moved too
+  while (n < T && b.ids[size_t(n)] != kPad) ++n;
+  for (int64_t t = 0; t < T; ++t) {
+    tokens.push_back(t < n ? classifier_token(b.ids[size_t(t)]) : std::string("<pad>"));
     std::vector<float> moved = x;
     for (int64_t c = 0; c < C; ++c) moved[size_t(t * C + c)] += 1.0f;
     const std::vector<double> l = logits_of(moved);
@@ -75,18 +77,28 @@ Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
     out.moves.push_back(dl > 1e-5);
     out.weight.push_back(std::abs(wt) < 1e-5 ? 0.0 : wt);
   }
-  const int64_t n = int64_t(out.weight.size());
   out.has_cls = n > 0 && b.ids[0] == cls_id();
   std::string joined;
-  for (const auto& k : tokens) joined += (joined.empty() ? "" : " ") + k;
+  for (int64_t t = 0; t < n; ++t) joined += (joined.empty() ? "" : " ") + tokens[size_t(t)];
   std::vector<int64_t> read;
-  for (int64_t t = 0; t < n; ++t)
-    if (out.moves[size_t(t)]) read.push_back(t);
+  int64_t pads_read = 0;
+  for (int64_t t = 0; t < T; ++t)
+    if (out.moves[size_t(t)]) read.push_back(t), pads_read += t >= n;
   auto near = [](double a, double b) { return std::abs(a - b) < 1e-4; };
   const bool equal = out.linear && !read.empty() && std::all_of(read.begin(), read.end(), [&](int64_t t) {
     return near(out.weight[size_t(t)], 1.0 / double(read.size()));
   });
   out.cls_only = out.has_cls && read.size() == 1 && read[0] == 0 && equal;
+  if (pads_read > 0) {  // the padding reaches the logits: say so, with every position's weight
+    std::string parts;
+    for (int64_t t = 0; t < T; ++t)
+      parts += fmt::format("{}{} {:.3g}", t ? ", " : "", tokens[size_t(t)], out.weight[size_t(t)]);
+    out.words = trf("a weighted sum that reads the padding too: {k} padded position(s) of '{s}' move the logits ({parts})",
+                    fmt::arg("k", pads_read), fmt::arg("s", joined), fmt::arg("parts", parts));
+    out.weight.resize(size_t(n)), out.moves.resize(size_t(n));
+    return out;
+  }
+  out.weight.resize(size_t(n)), out.moves.resize(size_t(n));
   const std::string first = out.has_cls ? "[CLS]" : trf("'{w}' (a word: no [CLS] before it)", fmt::arg("w", n ? tokens[0] : ""));
   if (read.size() == 1 && equal)
     out.words = out.cls_only ? std::string(_("the final vector of position 0, [CLS]"))

@@ -44,7 +44,7 @@ MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>&
 // logits moved along W d, per unit (1 for the one position a [CLS] head reads, 1/n for each of n
 // averaged). words: the sentence's tokens, for the description.
 struct Pooling {
-  std::vector<double> weight;  // (real positions of sentence 0)
+  std::vector<double> weight;  // (real positions of sentence 0); its padded positions are moved too, and named if read
   std::vector<bool> moves;     // whether moving position t moved the logits at all
   std::string words;           // "the final vector of position 0, [CLS]", "the mean of ...", ...
   bool cls_only = false;       // [CLS] at position 0, and it alone read, with weight 1
