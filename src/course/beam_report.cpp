@@ -202,9 +202,10 @@ void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const
                                          fmt::arg("n", n))
                                    : trf("beam 1 and greedy differ on {bad} of {n} held-out numbers (first {num}: "
                                          "greedy \"{g}\", beam 1 \"{b}\"); one beam should keep greedy's argmax at "
-                                         "every step",
+                                         "every step (look at {site})",
                                          fmt::arg("bad", n - same), fmt::arg("n", n), fmt::arg("num", numbers[first_bad]),
-                                         fmt::arg("g", words(greedy[first_bad])), fmt::arg("b", words(beam1[first_bad])))));
+                                         fmt::arg("g", words(greedy[first_bad])), fmt::arg("b", words(beam1[first_bad])),
+                                         fmt::arg("site", ch.ran("train::beam_search")))));
   if (o.K == 1) return;
   size_t differ = 0, g_right = 0, b_right = 0;
   std::vector<size_t> shown;
