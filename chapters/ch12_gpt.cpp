@@ -148,8 +148,9 @@ int main(int argc, char** argv) {
       const auto& held = number_split().held_out;
       const int64_t n = number >= 0 ? number : held[0];
       GptBeams beams(model, n);
+      GptRecompute full(model, n);  // every prefix again: the column "sum log p" checked against it
       show_beam_steps(ch, fmt::format("'{} ='", n), beam_search(beams, {beam, length_penalty, beams.max_len()}, true), opt,
-                      vocab.words);
+                      vocab.words, &full);
       std::vector<std::vector<int64_t>> greedy;
       Rng rng(0);
       GPT g = model.module();  // the modules' GPT, fed through its caches

@@ -123,14 +123,16 @@ int main(int argc, char** argv) {
     }
     adam.lr = lr;
     const int64_t K = cfg.classes, H = cfg.heads, L = cfg.layers;
-    // which final vectors the head reads, measured on "[CLS] forty eight" (not read from --pool)
-    const Pooling pooling = measure_pooling(model, make_cls_batch({48}));
+    // which final vectors the head reads, measured on "[CLS] forty eight" (not read from --pool), padded to the
+    // length of 7015's row so that a head that reads the padding is seen
+    const Pooling pooling = measure_pooling(model, make_cls_batch({48, 7015}));
 
     // ---------------------------------------------------------------- 1) task and model
     const Split& split = number_split();
     // the label rule, measured in Step 1 from make_cls_batch's labels (the last digit, or not)
     bool label_is_last_digit = false;
-    ch.section(_("Step 1: the task, the input with its [CLS] position, the model"),
+    ch.section(pooling.has_cls ? _("Step 1: the task, the input with its [CLS] position, the model")
+                               : _("Step 1: the task, the input (no [CLS] position: make_cls_batch put none), the model"),
                _("article 000 §TransformerEncoder; article 002 §9.1.3"));
     {
       const ClsBatch ex = make_cls_batch({48, 12, 300, 7015});
@@ -159,9 +161,18 @@ int main(int argc, char** argv) {
                            "labels {site} gives",
                            fmt::arg("k", other), fmt::arg("N", every.B), fmt::arg("n", every.numbers[size_t(first)]),
                            fmt::arg("c", every.labels[size_t(first)]), fmt::arg("site", make_cls_batch_site()));
+      // whether make_cls_batch put [CLS] first, read from the rows it gave
+      int64_t no_cls = -1;
+      for (int64_t i = 0; i < ex.B && no_cls < 0; ++i)
+        if (ex.ids[size_t(i * ex.T)] != cls_id()) no_cls = i;
       ch.show("[(tokens, ids, label) for n in (48, 12, 300, 7015)]", text,
-              trf("[CLS] (id {cls}) is put before the words of ch11's vocabulary; {rule}", fmt::arg("cls", cls_id()),
-                  fmt::arg("rule", rule)),
+              no_cls < 0 ? trf("[CLS] (id {cls}) is put before the words of ch11's vocabulary; {rule}",
+                               fmt::arg("cls", cls_id()), fmt::arg("rule", rule))
+                         : trf("no [CLS] (id {cls}) is put before the words: the row of {n} starts with '{w}' ({site}); "
+                               "{rule}",
+                               fmt::arg("cls", cls_id()), fmt::arg("n", ex.numbers[size_t(no_cls)]),
+                               fmt::arg("w", classifier_token(ex.ids[size_t(no_cls * ex.T)])),
+                               fmt::arg("site", make_cls_batch_site()), fmt::arg("rule", rule)),
               Shown::Info);
     }
     ch.say(trf("  {train} numbers train, {held} are held out (ch11's split) and only evaluated.",
@@ -269,9 +280,10 @@ int main(int argc, char** argv) {
                  fmt::arg("hides", hides), fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo),
                  fmt::arg("gt", lo > 0.0f ? " > 0" : _(" (some token gets no weight at all)"))));
     else
-      ch.say(trf("  The head reads {pool}, not [CLS] alone ({site}). Position 0: {hides}; over the {n} held-out "
-                 "sentences, {H} heads and {L} layers the smallest weight it gives a real token is {lo:.1e}.",
-                 fmt::arg("pool", pooling.words), fmt::arg("site", classifier_head_site()), fmt::arg("hides", hides),
+      ch.say(trf("  The head reads {pool}, not [CLS] alone ({site}, called by {head}). Position 0: {hides}; over the "
+                 "{n} held-out sentences, {H} heads and {L} layers the smallest weight it gives a real token is {lo:.1e}.",
+                 fmt::arg("pool", pooling.words), fmt::arg("site", classifier_head_site()),
+                 fmt::arg("head", ch.ran("EncoderClassifier::head")), fmt::arg("hides", hides),
                  fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("L", L), fmt::arg("lo", lo)));
     if (number >= 0) {
       const ClsBatch one = make_cls_batch({number});
@@ -289,9 +301,17 @@ int main(int argc, char** argv) {
     similarity_step(ch, untrained, model, steps > 0 || !load_dir.empty());
 
     // ---------------------------------------------------------------- 5) what [CLS] reads
-    ch.section(_("Step 5: what [CLS] reads: its row of the last layer's attention"), _("article 000 §Self-Attention"));
+    if (pooling.has_cls)
+      ch.section(_("Step 5: what [CLS] reads: its row of the last layer's attention"), _("article 000 §Self-Attention"));
+    else
+      ch.section(_("Step 5: what position 0 reads (a word: no [CLS] was put there): its row of the last layer's "
+                   "attention"),
+                 _("article 000 §Self-Attention"));
     {
-      if (!pooling.cls_only)
+      if (!pooling.has_cls)
+        ch.say(trf("  make_cls_batch put no [CLS] at position 0 ({site}): the rows below are a word's.",
+                   fmt::arg("site", make_cls_batch_site())));
+      if (!pooling.cls_only && pooling.has_cls)
         ch.say(trf("  The classifier does not read [CLS] alone but {pool}: the rows below are what position 0 "
                    "attends to, not the vector the head reads.",
                    fmt::arg("pool", pooling.words)));
@@ -316,16 +336,20 @@ int main(int argc, char** argv) {
         std::vector<float> row = cls_row(p, int64_t(i), H, held.T), cut;
         for (int64_t h = 0; h < H; ++h) cut.insert(cut.end(), row.begin() + h * held.T, row.begin() + h * held.T + T);
         const int64_t top = most_attended(cut, H, T);
-        opt.title = trf("layer {l}, [CLS]'s row for {n}: rows = heads, columns = keys; the heads together weight "
-                        "'{w}' most{last}",
+        opt.title = trf(pooling.has_cls ? N_("layer {l}, [CLS]'s row for {n}: rows = heads, columns = keys; the "
+                                             "heads together weight '{w}' most{last}")
+                                        : N_("layer {l}, position 0's row for {n}: rows = heads, columns = keys; "
+                                             "the heads together weight '{w}' most{last}"),
                         fmt::arg("l", L - 1), fmt::arg("n", n), fmt::arg("w", cols[size_t(top)]),
                         fmt::arg("last", top != T - 1        ? ""
                                          : label_is_last_digit ? _(" (the last word, which decides the class)")
                                                                : _(" (the last word)")));
         ch.figure(heatmap(matrix(cut, H, T), heads, cols, opt));
       }
-      ch.say(trf("  Over the {n} held-out sentences, [CLS]'s row (summed over the {H} heads) in layer {l} weights the "
-                 "last word most in {k} ({pct:.1f} %).",
+      ch.say(trf(pooling.has_cls ? N_("  Over the {n} held-out sentences, [CLS]'s row (summed over the {H} heads) "
+                                      "in layer {l} weights the last word most in {k} ({pct:.1f} %).")
+                                 : N_("  Over the {n} held-out sentences, position 0's row (summed over the {H} "
+                                      "heads) in layer {l} weights the last word most in {k} ({pct:.1f} %)."),
                  fmt::arg("n", held.B), fmt::arg("H", H), fmt::arg("l", L - 1), fmt::arg("k", on_last),
                  fmt::arg("pct", 100.0 * double(on_last) / double(held.B))));
     }

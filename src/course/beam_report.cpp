@@ -68,7 +68,7 @@ static std::string fate_name(Fate f) {
 }
 
 void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, const BeamOptions& o,
-                     const std::vector<std::string>& vocab) {
+                     const std::vector<std::string>& vocab, train::BeamModel* rescore) {
   const bool pen = o.alpha != 0.0;
   ch.say(trf("  {what}, {how}, step by step. At each step every live beam is extended by every token; the "
              "candidates are ranked by their summed log-probability, the best K minus the finished ones are "
@@ -123,6 +123,43 @@ void show_beam_steps(Chapter& ch, const std::string& what, const BeamResult& r, 
                                : trf("at step {s}, beam_search dropped a candidate that scored above a kept one: it "
                                      "did not keep the best-scored (look at {site})",
                                      fmt::arg("s", bad_step), fmt::arg("site", site))));
+  if (rescore) {
+    // the "sum log p" column, checked: each candidate's score is its parent's plus log p(token | parent's
+    // tokens), that log p recomputed from the whole prefix by another model
+    const int64_t V = rescore->vocab();
+    double maxdiff = 0;
+    int64_t n = 0;
+    size_t bad = 0;  // the first step with a candidate off, 1-based
+    std::string bad_words, bad_tok;
+    double got = 0, parent = 0, lp = 0;
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+      const train::BeamStep& st = r.steps[s];
+      if (st.live.empty()) continue;
+      std::vector<std::vector<int64_t>> prefixes;
+      for (const Hypothesis& h : st.live) prefixes.push_back(h.tokens);
+      const std::vector<double> logp = rescore->log_probs(prefixes);
+      for (const auto& c : st.shown) {
+        const double pl = st.live[size_t(c.parent)].logp, l = logp[size_t(c.parent * V + c.token)];
+        const double d = std::abs(c.hyp.logp - (pl + l));
+        maxdiff = std::max(maxdiff, d), ++n;
+        if (bad == 0 && !(d <= 1e-4 * std::max(1.0, std::abs(pl + l))))
+          bad = s + 1, bad_words = beam_words(c.hyp, vocab), bad_tok = vocab[size_t(c.token)], got = c.hyp.logp,
+          parent = pl, lp = l;
+      }
+    }
+    const std::string site = ch.ran("train::beam_search");
+    ch.say("  " + ch.verdict(bad == 0,
+                             bad == 0 ? trf("every one of the {n} candidates shown scores its parent's sum log p plus "
+                                            "the log-probability of its token, recomputed from the whole prefix (max "
+                                            "|diff| {d:.1e}): the column is the summed log-probability",
+                                            fmt::arg("n", n), fmt::arg("d", maxdiff))
+                                      : trf("at step {s}, '{w}' scores {got:.4f}, but its parent's sum {p:.4f} plus "
+                                            "log p('{tok}') {lp:.4f}, recomputed from the whole prefix, is {want:.4f}: "
+                                            "the 'sum log p' column is not the summed log-probability (look at {site})",
+                                            fmt::arg("s", bad), fmt::arg("w", bad_words), fmt::arg("got", got),
+                                            fmt::arg("p", parent), fmt::arg("tok", bad_tok), fmt::arg("lp", lp),
+                                            fmt::arg("want", parent + lp), fmt::arg("site", site))));
+  }
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"", _("words"), "|Y|", _("sum log p"), _("penalised")});
   for (size_t i = 0; i < r.finished.size(); ++i) {
@@ -165,9 +202,10 @@ void show_beam_vs_greedy(Chapter& ch, const std::vector<int64_t>& numbers, const
                                          fmt::arg("n", n))
                                    : trf("beam 1 and greedy differ on {bad} of {n} held-out numbers (first {num}: "
                                          "greedy \"{g}\", beam 1 \"{b}\"); one beam should keep greedy's argmax at "
-                                         "every step",
+                                         "every step (look at {site})",
                                          fmt::arg("bad", n - same), fmt::arg("n", n), fmt::arg("num", numbers[first_bad]),
-                                         fmt::arg("g", words(greedy[first_bad])), fmt::arg("b", words(beam1[first_bad])))));
+                                         fmt::arg("g", words(greedy[first_bad])), fmt::arg("b", words(beam1[first_bad])),
+                                         fmt::arg("site", ch.ran("train::beam_search")))));
   if (o.K == 1) return;
   size_t differ = 0, g_right = 0, b_right = 0;
   std::vector<size_t> shown;
@@ -216,9 +254,10 @@ void show_beam_cache_check(Chapter& ch, const train::CacheCheck& c, const std::s
                                                fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("stale", stale))
                                          : c.maxdiff_one > tol
                                                ? trf("cached and recomputed log-probabilities differ by up to {d:.3e} "
-                                                     "({what}), already with one beam: the cached decoding step no "
-                                                     "longer computes what the model computes; make the same change in "
-                                                     "{edit}",
+                                                     "({what}), already with one beam, with a mask a cache "
+                                                     "reproduces: the forward with a cache no longer computes what the "
+                                                     "same forward computes without one; look at what only the cached "
+                                                     "call runs: {edit}",
                                                      fmt::arg("d", c.maxdiff), fmt::arg("what", what), fmt::arg("edit", edit))
                                                : trf("with one beam the cached step matches (max |diff| {one:.2e}), with "
                                                      "K = {K} cached and recomputed log-probabilities differ by up to "

@@ -28,8 +28,10 @@ std::string beam_words(const train::Hypothesis& h, const std::vector<std::string
 // extends, the kept candidates (live or finished) and the best dropped ones, each with its
 // summed log-probability (and its penalised score when alpha != 0); then the finished beams
 // ranked and the winner. `what` names the input ("translate('2048')").
+// With `rescore` (a model that recomputes every prefix, e.g. GptRecompute), every candidate shown
+// is checked to score its parent's sum plus the log-probability of its token, and a verdict says so.
 void show_beam_steps(Chapter& ch, const std::string& what, const train::BeamResult& r, const train::BeamOptions& o,
-                     const std::vector<std::string>& vocab);
+                     const std::vector<std::string>& vocab, train::BeamModel* rescore = nullptr);
 
 // The held-out numbers decoded greedily, by beam 1 and by beam K (token ids without <end>):
 // the verdict "beam 1 = greedy" (tokens compared on every number) and, when K > 1, on how

@@ -34,48 +34,96 @@ std::string classifier_parameter_table(const train::Classifier& m) {
 Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
   using namespace train;
   ClsWorkspace w;
-  classifier_forward(m, w, b, /*training=*/false);
+  classifier_forward(m, w, b, /*training=*/false);  // builds w.model, the module that ran
   const int64_t T = b.T, C = m.cfg.d_model;
   const std::vector<float> x = w.x;  // the encoder's output (B,T,C)
-  classifier_head_forward(w, b, x);
-  const std::vector<float> base(w.pooled.begin(), w.pooled.begin() + C);
+  ITensor ids = ITensor::from_shape({size_t(b.B), size_t(T)});
+  std::copy(b.ids.begin(), b.ids.end(), ids.data());
+  // the module's whole head, x -> logits, as its forward calls it (dropout off)
+  w.model.train(false);
+  auto logits_of = [&](const std::vector<float>& v) {
+    Tensor xt = Tensor::from_shape({size_t(b.B), size_t(T), size_t(C)});
+    std::copy(v.begin(), v.end(), xt.data());
+    const Tensor l = w.model.head(xt, ids);
+    return std::vector<double>(l.data(), l.data() + l.shape()[1]);  // sentence 0's K logits
+  };
+  const std::vector<double> base = logits_of(x);
+  const int64_t K = int64_t(base.size());
+  // moving position t's final vector by d (d_c = 1) moves a pooled vector that weights t by w_t by w_t d,
+  // so the logits by w_t (W d), W the classifier's (K, C) weight: w_t is read back along W d
+  std::vector<double> Wd(static_cast<size_t>(K), 0.0);
+  const Tensor& W = w.model.classifier.weight;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < C; ++c) Wd[size_t(k)] += double(W.data()[k * C + c]);
+  double WdWd = 0;
+  for (double v : Wd) WdWd += v * v;
   Pooling out;
   std::vector<std::string> tokens;
-  for (int64_t t = 0; t < T && b.ids[size_t(t)] != kPad; ++t) {
-    tokens.push_back(classifier_token(b.ids[size_t(t)]));
+  int64_t n = 0;  // sentence 0's real positions; the ones after it (up to T) are padding, moved too
+  while (n < T && b.ids[size_t(n)] != kPad) ++n;
+  for (int64_t t = 0; t < T; ++t) {
+    tokens.push_back(t < n ? classifier_token(b.ids[size_t(t)]) : std::string("<pad>"));
     std::vector<float> moved = x;
     for (int64_t c = 0; c < C; ++c) moved[size_t(t * C + c)] += 1.0f;
-    classifier_head_forward(w, b, moved);
-    double sum = 0;
-    for (int64_t c = 0; c < C; ++c) sum += double(w.pooled[size_t(c)]) - double(base[size_t(c)]);
-    const double wt = sum / double(C);
+    const std::vector<double> l = logits_of(moved);
+    double along = 0, off = 0, dl = 0;
+    for (int64_t k = 0; k < K; ++k) along += (l[size_t(k)] - base[size_t(k)]) * Wd[size_t(k)];
+    const double wt = WdWd > 0 ? along / WdWd : 0.0;
+    for (int64_t k = 0; k < K; ++k) {
+      const double d = l[size_t(k)] - base[size_t(k)];
+      dl = std::max(dl, std::abs(d)), off = std::max(off, std::abs(d - wt * Wd[size_t(k)]));
+    }
+    out.linear = out.linear && off <= 1e-3 * std::max(1.0, dl);
+    out.moves.push_back(dl > 1e-5);
     out.weight.push_back(std::abs(wt) < 1e-5 ? 0.0 : wt);
   }
-  const int64_t n = int64_t(out.weight.size());
+  out.has_cls = n > 0 && b.ids[0] == cls_id();
   std::string joined;
-  for (const auto& k : tokens) joined += (joined.empty() ? "" : " ") + k;
+  for (int64_t t = 0; t < n; ++t) joined += (joined.empty() ? "" : " ") + tokens[size_t(t)];
   std::vector<int64_t> read;
-  for (int64_t t = 0; t < n; ++t)
-    if (out.weight[size_t(t)] != 0.0) read.push_back(t);
+  int64_t pads_read = 0;
+  for (int64_t t = 0; t < T; ++t)
+    if (out.moves[size_t(t)]) read.push_back(t), pads_read += t >= n;
   auto near = [](double a, double b) { return std::abs(a - b) < 1e-4; };
-  const bool equal = !read.empty() && std::all_of(read.begin(), read.end(), [&](int64_t t) {
+  const bool equal = out.linear && !read.empty() && std::all_of(read.begin(), read.end(), [&](int64_t t) {
     return near(out.weight[size_t(t)], 1.0 / double(read.size()));
   });
-  out.cls_only = read.size() == 1 && read[0] == 0 && near(out.weight[0], 1.0);
+  out.cls_only = out.has_cls && read.size() == 1 && read[0] == 0 && equal;
+  if (pads_read > 0) {  // the padding reaches the logits: say so, with every position's weight
+    std::string parts;
+    for (int64_t t = 0; t < T; ++t)
+      parts += fmt::format("{}{} {:.3g}", t ? ", " : "", tokens[size_t(t)], out.weight[size_t(t)]);
+    out.words = trf("a weighted sum that reads the padding too: {k} padded position(s) of '{s}' move the logits ({parts})",
+                    fmt::arg("k", pads_read), fmt::arg("s", joined), fmt::arg("parts", parts));
+    out.weight.resize(size_t(n)), out.moves.resize(size_t(n));
+    return out;
+  }
+  out.weight.resize(size_t(n)), out.moves.resize(size_t(n));
+  const std::string first = out.has_cls ? "[CLS]" : trf("'{w}' (a word: no [CLS] before it)", fmt::arg("w", n ? tokens[0] : ""));
   if (read.size() == 1 && equal)
-    out.words = read[0] == 0 ? std::string(_("the final vector of position 0, [CLS]"))
+    out.words = out.cls_only ? std::string(_("the final vector of position 0, [CLS]"))
+                : read[0] == 0 ? trf("the final vector of position 0, {first}", fmt::arg("first", first))
                              : trf("the final vector of position {t}, '{w}'{last}", fmt::arg("t", read[0]),
                                    fmt::arg("w", tokens[size_t(read[0])]),
                                    fmt::arg("last", read[0] == n - 1 ? _(" (the last word)") : ""));
-  else if (equal && int64_t(read.size()) == n)
+  else if (equal && int64_t(read.size()) == n && out.has_cls)
     out.words = trf("the mean of the final vectors of every real position, [CLS] included ({n} in '{s}')",
                     fmt::arg("n", n), fmt::arg("s", joined));
-  else if (equal && int64_t(read.size()) == n - 1 && read[0] == 1)
+  else if (equal && int64_t(read.size()) == n)
+    out.words = trf("the mean of the final vectors of every real position, all of them words ({n} in '{s}')",
+                    fmt::arg("n", n), fmt::arg("s", joined));
+  else if (equal && int64_t(read.size()) == n - 1 && read[0] == 1 && out.has_cls)
     out.words = trf("the mean of the final vectors of the words, [CLS] left out ({n} in '{s}')", fmt::arg("n", n - 1),
                     fmt::arg("s", joined));
   else if (read.empty())
-    out.words = _("no position: moving any final vector leaves the head's input where it was");
-  else {
+    out.words = _("no position: moving any final vector leaves the logits where they were");
+  else if (!out.linear) {
+    std::string parts;
+    for (int64_t t = 0; t < n; ++t) parts += fmt::format("{}{} {}", t ? ", " : "", tokens[size_t(t)], out.moves[size_t(t)] ? _("moves") : _("does not"));
+    out.words = trf("not a weighted sum the classifier's Linear reads: moving a final vector moves the logits off its "
+                    "weight's direction ({parts})",
+                    fmt::arg("parts", parts));
+  } else {
     std::string parts;
     for (int64_t t = 0; t < n; ++t)
       parts += fmt::format("{}{} {:.3g}", t ? ", " : "", tokens[size_t(t)], out.weight[size_t(t)]);

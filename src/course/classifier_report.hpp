@@ -39,13 +39,17 @@ struct MaskRow {
 MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T);
 
 // Which final vectors the head reads, measured: the last layer's output of sentence 0 of b is
-// moved by 1 at one position at a time and classifier_head_forward run again; weight[t] is how
-// far the head's input (w.pooled) moved, per unit (1 for the one position a [CLS] head reads,
-// 1/n for each of n averaged). words: the sentence's tokens, for the description.
+// moved by d (every channel + 1) at one position at a time and the module's head
+// (EncoderClassifier::head: pool, dropout off, classifier) run again; weight[t] is how far the
+// logits moved along W d, per unit (1 for the one position a [CLS] head reads, 1/n for each of n
+// averaged). words: the sentence's tokens, for the description.
 struct Pooling {
-  std::vector<double> weight;  // (real positions of sentence 0)
+  std::vector<double> weight;  // (real positions of sentence 0); its padded positions are moved too, and named if read
+  std::vector<bool> moves;     // whether moving position t moved the logits at all
   std::string words;           // "the final vector of position 0, [CLS]", "the mean of ...", ...
-  bool cls_only = false;       // position 0 alone, with weight 1
+  bool cls_only = false;       // [CLS] at position 0, and it alone read, with weight 1
+  bool has_cls = false;        // make_cls_batch put [CLS] at position 0 of sentence 0
+  bool linear = true;          // every move of the logits lies along W d: the head is a Linear of a weighted sum
 };
 Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b);
 

@@ -25,6 +25,7 @@
 #include "course/model_probes.hpp"
 #include "course/plot.hpp"
 #include "course/settings.hpp"
+#include "course/train_knobs.hpp"
 
 namespace ts {
 
@@ -443,13 +444,36 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
           fmt::arg("T", s.temperature), fmt::arg("V", V), fmt::arg("e", scale_err), fmt::arg("k", want_k),
           fmt::arg("p", s.top_p), fmt::arg("n", kept_p), fmt::arg("sum", sum), fmt::arg("least", least),
           fmt::arg("rest", sum - least));
-  ch.say("  " + ch.verdict(ok, ok ? rules
-                                  : rules + trf(": {which} (look at {site})",
-                                                fmt::arg("which", !scale_ok ? _("logit/T is not the logit divided by T")
-                                                                  : !k_ok   ? _("top-k did not keep the k largest")
-                                                                            : _("top-p's kept set is not the smallest "
-                                                                                "reaching p")),
-                                                fmt::arg("site", sample_next_site()))));
+  if (ok) {
+    ch.say("  " + ch.verdict(true, rules));
+    return;
+  }
+  // under NOT OK, each rule says what sample_next did, the broken one against what the rule gives
+  const std::string scale_words =
+      scale_ok ? trf("logit/T = logit / {T} for all {V} tokens (max error {e:.1e})", fmt::arg("T", s.temperature),
+                     fmt::arg("V", V), fmt::arg("e", scale_err))
+               : trf("sample_next's logit/T is off the logit divided by {T} by up to {e:.3g}", fmt::arg("T", s.temperature),
+                     fmt::arg("e", scale_err));
+  const std::string k_words =
+      k_ok ? trf("top-k keeps the {k} largest", fmt::arg("k", want_k))
+           : trf("top-k kept {n} tokens{order}, where the rule keeps the {k} largest", fmt::arg("n", kept_k),
+                 fmt::arg("order", highest_cut > lowest_kept ? _(", one of them below a token it cut") : ""),
+                 fmt::arg("k", want_k));
+  const std::string p_words =
+      p_ok ? trf("top-p keeps the fewest most likely tokens whose p sum to >= {p}: the {n} kept sum to {sum:.4f}, "
+                 "without the least likely of them ({least:.4f}) {rest:.4f}",
+                 fmt::arg("p", s.top_p), fmt::arg("n", kept_p), fmt::arg("sum", sum), fmt::arg("least", least),
+                 fmt::arg("rest", sum - least))
+           : trf("top-p kept {n} tokens that sum to {sum:.4f}, {rest:.4f} without the least likely of them ({least:.4f}), "
+                 "where the rule keeps the fewest most likely tokens whose p sum to >= {p}",
+                 fmt::arg("p", s.top_p), fmt::arg("n", kept_p), fmt::arg("sum", sum), fmt::arg("least", least),
+                 fmt::arg("rest", sum - least));
+  ch.say("  " + ch.verdict(false, trf("{a}; {b}; {c}: {which} (look at {site})", fmt::arg("a", scale_words),
+                                      fmt::arg("b", k_words), fmt::arg("c", p_words),
+                                      fmt::arg("which", !scale_ok ? _("logit/T is not the logit divided by T")
+                                                        : !k_ok   ? _("top-k did not keep the k largest")
+                                                                  : _("top-p's kept set is not the smallest reaching p")),
+                                      fmt::arg("site", sample_next_site()))));
 }
 
 void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t samples, uint64_t seed) {
@@ -463,6 +487,7 @@ void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t sampl
   for (int64_t n : probe) table += fmt::format(" {:>5}", n);
   table += "\n";
   GPT g = m.module();
+  size_t greedy_distinct = 1;  // the most distinct outputs the greedy row gave (settings[0] is greedy)
   for (size_t i = 0; i < settings.size(); ++i) {
     const double match = held_out_exact_match(m, settings[i], seed);
     table += fmt::format("{:<22} {:>11.1f}% ", sampler_name(settings[i]), 100.0 * match);
@@ -471,14 +496,22 @@ void show_settings(Chapter& ch, const Gpt& m, const Sampler& user, int64_t sampl
       std::set<std::vector<int64_t>> distinct;
       for (int64_t r = 0; r < samples; ++r) distinct.insert(generate(g, encode_prompt(n), m.cfg.ctx, settings[i], rng));
       table += fmt::format(" {:>5}", distinct.size());
+      if (settings[i].greedy()) greedy_distinct = std::max(greedy_distinct, distinct.size());
     }
     table += "\n";
   }
   table.pop_back();
   ch.show("held-out exact match and diversity per setting", table,
-          trf("distinct outputs over {s} samples per number; greedy draws nothing, so it always gives 1",
-              fmt::arg("s", samples)),
+          greedy_distinct == 1
+              ? trf("distinct outputs over {s} samples per number; greedy draws nothing, so it always gives 1",
+                    fmt::arg("s", samples))
+              : trf("distinct outputs over {s} samples per number", fmt::arg("s", samples)),
           Shown::Info);
+  if (greedy_distinct != 1)  // the note's reason, checked: greedy takes the argmax and draws nothing
+    ch.say("  " + ch.verdict(false, trf("greedy gave {d} distinct outputs of one prompt over {s} samples: it drew "
+                                        "something, where temperature 0 takes the argmax (look at {site})",
+                                        fmt::arg("d", greedy_distinct), fmt::arg("s", samples),
+                                        fmt::arg("site", sample_next_site()))));
 }
 
 // ---------------------------------------------------------------- the KV cache
@@ -587,13 +620,14 @@ void show_cache_speed(Chapter& ch, const Gpt& m) {
 // ---------------------------------------------------------------- side by side with ch11
 void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max_steps) {
   const Ch11Settings s11 = ch11_defaults();  // ch11's defaults, the struct ch11 binds its flags to (course/settings.cpp)
-  ModelConfig cfg;
-  cfg.src_vocab = source_vocab().size(), cfg.tgt_vocab = target_vocab().size();
-  cfg.layers = s11.layers, cfg.d_model = s11.d_model, cfg.heads = s11.heads, cfg.d_ff = s11.d_ff;
-  cfg.dropout = s11.dropout, cfg.label_smoothing = s11.label_smoothing;
-  Trainer tr(init_model(cfg, ch.seed), int(s11.threads), ch.seed);
-  tr.adam().lr = s11.lr;
+  // ch11's model and Trainer built as ch11 and ch14 build them (course/train_knobs.hpp), not a copy here
+  Trainer tr = encdec_trainer(encdec_config(s11), s11, ch.seed);
   const int64_t batch = s11.batch;
+  // what the run uses, read back from the Trainer built above
+  Ch11Settings used = s11;
+  const ModelConfig& cfg = tr.model().cfg;
+  used.lr = tr.adam().lr, used.dropout = cfg.dropout, used.layers = cfg.layers, used.d_model = cfg.d_model;
+  used.heads = cfg.heads, used.d_ff = cfg.d_ff, used.label_smoothing = cfg.label_smoothing, used.threads = tr.threads();
   // the runner ch14 trains its three kinds with (train/until_target.hpp)
   const TargetRun run = train_encdec_until(tr, batch, ch.seed, TargetPlan{kCheckEvery, max_steps, kTarget});
   const RunSummary c11{tr.model().layout.total, run.steps, run.step_hit, run.seconds_hit, run.held_out};
@@ -609,10 +643,14 @@ void show_vs_ch11(Chapter& ch, const Gpt& m, const RunSummary& ours, int64_t max
       {"positions run per answer (mean)", {fmt::format("{:.2f}", pos11), fmt::format("{:.2f}", pos12)}}};
   ch.show("ch11 vs ch12 on the same task, seed and held-out numbers",
           compare_table({"ch11 encoder-decoder", "ch12 decoder-only"}, rows, 34, 22),
-          trf("ch11 trained here with its defaults from src/course/settings.cpp ({s}), stopped at {pct} %; both "
-              "checked every {every} steps, the seconds include those checks",
-              fmt::arg("s", describe(s11)),
-              fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery)),
+          describe(used) == describe(s11)
+              ? trf("ch11 trained here with its defaults from src/course/settings.cpp ({s}), stopped at {pct} %; both "
+                    "checked every {every} steps, the seconds include those checks",
+                    fmt::arg("s", describe(used)), fmt::arg("pct", 100 * kTarget), fmt::arg("every", kCheckEvery))
+              : trf("ch11 trained here with {s}, NOT its defaults from src/course/settings.cpp ({d}), stopped at {pct} "
+                    "%; both checked every {every} steps, the seconds include those checks",
+                    fmt::arg("s", describe(used)), fmt::arg("d", describe(s11)), fmt::arg("pct", 100 * kTarget),
+                    fmt::arg("every", kCheckEvery)),
           Shown::Info);
   const bool faster = ours.step_95 > 0 && (c11.step_95 < 0 || ours.step_95 < c11.step_95);
   const bool smaller = ours.params < c11.params;

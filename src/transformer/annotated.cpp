@@ -374,7 +374,17 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   Tensor k, v;
   if (!cache || !cache->fixed || cache->len() == 0) k = linears[1](key), v = linears[2](value);
   //    with a cache: append this step's k, v (or keep the fixed memory's), attend over all of them   (B,t,C)
-  if (cache && !cache->fixed) cache->append(k, v);
+  if (cache && !cache->fixed) {
+    const size_t before = cache->len();
+    cache->append(k, v);
+    // a mask the caller built for every cached position and the new ones needs the cache to hold them all
+    const size_t S = mask && mask->dimension() > 0 ? mask->shape().back() : 1;
+    if (S != 1 && S != cache->len())
+      fail("the mask covers " + std::to_string(S) + " keys, the KV cache holds " + std::to_string(cache->len()) +
+           " after appending " + std::to_string(k.shape()[1]) + " to " + std::to_string(before) +
+           (cache->len() < before + k.shape()[1] ? ": it dropped some" : "") + " (look at " + kv_cache_append_site() +
+           ")");
+  }
   if (cache && cache->fixed && cache->len() == 0) cache->k = k, cache->v = v;
   const Tensor& keys = cache ? cache->k : k;
   const Tensor& values = cache ? cache->v : v;
