@@ -237,34 +237,38 @@ TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
 // x, dy, dx (R,C) rows;  a_2 (C);  ga, gb (C) += that row's terms, row after row
 template <size_t R>
 static void annotated_layernorm_backward_rows(const float* x, const float* dy, float* dx, size_t C, double eps,
-                                              const float* a_2, float* ga, float* gb, double* xhat) {
+                                              const float* a_2, float* ga, float* gb, double* xhats) {
   const double d = static_cast<double>(C) - 1.0;  // the unbiased std's divisor
-  // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps)
-  double mean[R] = {}, ss[R] = {}, rstd[R];
+  // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps)   (each of the R rows)
+  double means[R] = {}, ss[R] = {}, rstds[R];
   for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) mean[q] += x[q * C + c];
-  for (size_t q = 0; q < R; ++q) mean[q] /= static_cast<double>(C);
+    for (size_t q = 0; q < R; ++q) means[q] += x[q * C + c];
+  for (size_t q = 0; q < R; ++q) means[q] /= static_cast<double>(C);
   for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) ss[q] += (x[q * C + c] - mean[q]) * (x[q * C + c] - mean[q]);
-  for (size_t q = 0; q < R; ++q) rstd[q] = 1.0 / std::sqrt(ss[q] / d + eps);
+    for (size_t q = 0; q < R; ++q) ss[q] += (x[q * C + c] - means[q]) * (x[q * C + c] - means[q]);
+  for (size_t q = 0; q < R; ++q) rstds[q] = 1.0 / std::sqrt(ss[q] / d + eps);
   // xhat = (x - mean) rstd;  g = dy a_2;  mean(g), sum(g xhat);  ga += dy xhat;  gb += dy
-  double g_mean[R] = {}, g_xhat[R] = {};
+  double g_means[R] = {}, g_xhats[R] = {};
   for (size_t c = 0; c < C; ++c)
     for (size_t q = 0; q < R; ++q) {
-      xhat[q * C + c] = (x[q * C + c] - mean[q]) * rstd[q];
+      xhats[q * C + c] = (x[q * C + c] - means[q]) * rstds[q];
       const double g = double(dy[q * C + c]) * double(a_2[c]);
-      g_mean[q] += g;
-      g_xhat[q] += g * xhat[q * C + c];
-      ga[c] += static_cast<float>(double(dy[q * C + c]) * xhat[q * C + c]);
+      g_means[q] += g;
+      g_xhats[q] += g * xhats[q * C + c];
+      ga[c] += static_cast<float>(double(dy[q * C + c]) * xhats[q * C + c]);
       gb[c] += dy[q * C + c];
     }
-  for (size_t q = 0; q < R; ++q) g_mean[q] /= static_cast<double>(C);
-  // dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1))
-  for (size_t q = 0; q < R; ++q)
+  // dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), row by row
+  for (size_t q = 0; q < R; ++q) {
+    const double rstd = rstds[q], g_mean = g_means[q] / static_cast<double>(C), g_xhat = g_xhats[q];
+    const double* xhat = xhats + q * C;
+    const float* pdy = dy + q * C;
+    float* pdx = dx + q * C;
     for (size_t c = 0; c < C; ++c) {
-      const double g = double(dy[q * C + c]) * double(a_2[c]);
-      dx[q * C + c] = static_cast<float>(rstd[q] * (g - g_mean[q] - xhat[q * C + c] * g_xhat[q] / d));
+      const double g = double(pdy[c]) * double(a_2[c]);
+      pdx[c] = static_cast<float>(rstd * (g - g_mean - xhat[c] * g_xhat / d));
     }
+  }
 }
 
 Tensor AnnotatedLayerNorm::backward(const Tensor& x, const Tensor& dy, AnnotatedLayerNorm& grad) const {
