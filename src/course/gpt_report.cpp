@@ -102,8 +102,8 @@ void show_grad_check(Chapter& ch, const GptConfig& cfg) {
   ch.show("check every gradient", table, _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
   ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
                                                      "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
-                                                     fmt::arg("n", rows.size()), fmt::arg("tol", kFdToleranceFloat),
-                                                     fmt::arg("floor", kFdFloorFloat))
+                                                     fmt::arg("n", rows.size()), fmt::arg("tol", kGptFdTolerance),
+                                                     fmt::arg("floor", kGptFdFloor))
                                                : trf("{bad} of {n} parameter tensors differ from finite differences; "
                                                      "the backward reaches {name} first: look at that module's "
                                                      "backward ({file}, called by {site})",

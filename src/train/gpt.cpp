@@ -443,7 +443,7 @@ std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, 
   m.zero_grad();
   m.backward();
   const std::vector<double> ours(m.grads.begin(), m.grads.end());
-  return fd_rows(m.layout.specs, m.params.data(), ours, loss, 2, kFdStepFloat, kFdToleranceFloat, kFdFloorFloat);
+  return fd_rows(m.layout.specs, m.params.data(), ours, loss, 2, kFdStepFloat, kGptFdTolerance, kGptFdFloor);
 }
 
 }  // namespace ts::train

@@ -1,6 +1,7 @@
 // train/gradcheck.hpp: the whole-model gradient check of ch11's --check-grads (and ch12's): every
 // parameter's hand-written gradient against central finite differences, on a tiny model
-// (introduced in ch11). ch11 checks ch10's float modules, ch12 its double copy.
+// (introduced in ch11). ch11 checks ch10's float modules, ch12 its GPT of the same modules
+// (train/gpt.hpp, with its own tighter tolerance: no ReLU kink there).
 //   fd_i = (L(p + h e_i) - L(p - h e_i)) / (2h),   dropout off
 // A tensor passes when max_i |grad_i - fd_i| <= tolerance * max(max_i |fd_i|, floor).
 #pragma once

@@ -171,7 +171,7 @@ void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor&
       mm_rows(true, false, S, D, T, pdh, S, dO, C, 1.0f, dv.data() + b * S * C + hh * D, C);
     }
   // 2) dp = dropout.backward(dpd);  ds = p (dp - sum_s dp p) / sqrt(D)   (a hidden score has p = 0)
-  const Tensor dp = dropout ? dropout->backward(dpd) : dpd;
+  const Tensor dp = dropout ? dropout->backward(std::move(dpd)) : std::move(dpd);
   const float scale = scale_scores ? static_cast<float>(std::sqrt(static_cast<double>(D))) : 1.0f;
   Tensor ds = Tensor::from_shape(shape_of(p));
   for (int64_t r = 0; r < B * H * T; ++r) {
@@ -232,40 +232,61 @@ TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
   return out;
 }
 
+// AnnotatedLayerNorm::backward's rows, R at a time (R independent chains overlap their latency);
+// each row takes the same operations in the same order as alone, so R changes no bit.
+// x, dy, dx (R,C) rows;  a_2 (C);  ga, gb (C) += that row's terms, row after row
+template <size_t R>
+static void annotated_layernorm_backward_rows(const float* x, const float* dy, float* dx, size_t C, double eps,
+                                              const float* a_2, float* ga, float* gb, double* xhats) {
+  const double d = static_cast<double>(C) - 1.0;  // the unbiased std's divisor
+  // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps)   (each of the R rows)
+  double means[R] = {}, ss[R] = {}, rstds[R];
+  for (size_t c = 0; c < C; ++c)
+    for (size_t q = 0; q < R; ++q) means[q] += x[q * C + c];
+  for (size_t q = 0; q < R; ++q) means[q] /= static_cast<double>(C);
+  for (size_t c = 0; c < C; ++c)
+    for (size_t q = 0; q < R; ++q) ss[q] += (x[q * C + c] - means[q]) * (x[q * C + c] - means[q]);
+  for (size_t q = 0; q < R; ++q) rstds[q] = 1.0 / std::sqrt(ss[q] / d + eps);
+  // xhat = (x - mean) rstd;  g = dy a_2;  mean(g), sum(g xhat);  ga += dy xhat;  gb += dy
+  double g_means[R] = {}, g_xhats[R] = {};
+  for (size_t c = 0; c < C; ++c)
+    for (size_t q = 0; q < R; ++q) {
+      xhats[q * C + c] = (x[q * C + c] - means[q]) * rstds[q];
+      const double g = double(dy[q * C + c]) * double(a_2[c]);
+      g_means[q] += g;
+      g_xhats[q] += g * xhats[q * C + c];
+      ga[c] += static_cast<float>(double(dy[q * C + c]) * xhats[q * C + c]);
+      gb[c] += dy[q * C + c];
+    }
+  // dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), row by row
+  for (size_t q = 0; q < R; ++q) {
+    const double rstd = rstds[q], g_mean = g_means[q] / static_cast<double>(C), g_xhat = g_xhats[q];
+    const double* xhat = xhats + q * C;
+    const float* pdy = dy + q * C;
+    float* pdx = dx + q * C;
+    for (size_t c = 0; c < C; ++c) {
+      const double g = double(pdy[c]) * double(a_2[c]);
+      pdx[c] = static_cast<float>(rstd * (g - g_mean - xhat[c] * g_xhat / d));
+    }
+  }
+}
+
 Tensor AnnotatedLayerNorm::backward(const Tensor& x, const Tensor& dy, AnnotatedLayerNorm& grad) const {
   TS_CODE_SITE();
   const size_t C = a_2.size();
   if (x.dimension() == 0 || x.shape().back() != C || dy.size() != x.size())
     throw std::invalid_argument("LayerNorm.backward: x and dy must both be (...,C)");
   const size_t rows = x.size() / std::max<size_t>(C, 1);
-  const double d = static_cast<double>(C) - 1.0;  // the unbiased std's divisor
+  // every row: dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), in double; 4 rows at a time
   Tensor dx = Tensor::from_shape(shape_of(x));
-  std::vector<double> xhat(C);
-  for (size_t r = 0; r < rows; ++r) {
-    const float* px = x.data() + r * C;
-    const float* pdy = dy.data() + r * C;
-    // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps), xhat = (x - mean) rstd
-    double mean = 0.0, ss = 0.0;
-    for (size_t c = 0; c < C; ++c) mean += px[c];
-    mean /= static_cast<double>(C);
-    for (size_t c = 0; c < C; ++c) ss += (px[c] - mean) * (px[c] - mean);
-    const double rstd = 1.0 / std::sqrt(ss / d + eps);
-    // g = dy a_2;  mean(g), sum(g xhat)
-    double g_mean = 0.0, g_xhat = 0.0;
-    for (size_t c = 0; c < C; ++c) {
-      xhat[c] = (px[c] - mean) * rstd;
-      const double g = double(pdy[c]) * double(a_2.data()[c]);
-      g_mean += g;
-      g_xhat += g * xhat[c];
-      grad.a_2.data()[c] += static_cast<float>(double(pdy[c]) * xhat[c]);
-      grad.b_2.data()[c] += pdy[c];
-    }
-    g_mean /= static_cast<double>(C);
-    for (size_t c = 0; c < C; ++c) {
-      const double g = double(pdy[c]) * double(a_2.data()[c]);
-      dx.data()[r * C + c] = static_cast<float>(rstd * (g - g_mean - xhat[c] * g_xhat / d));
-    }
-  }
+  std::vector<double> xhat(4 * C);
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4)
+    annotated_layernorm_backward_rows<4>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
+                                         grad.a_2.data(), grad.b_2.data(), xhat.data());
+  for (; r < rows; ++r)
+    annotated_layernorm_backward_rows<1>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
+                                         grad.a_2.data(), grad.b_2.data(), xhat.data());
   return dx;
 }
 
@@ -277,16 +298,19 @@ const char* norm_place_name(NormPlace p) { return p == NormPlace::Pre ? "pre-LN"
 SublayerConnection::SublayerConnection(int64_t size, double p, NormPlace place)
     : norm(size), dropout(p), norm_place(place) {}
 
+// the lines below: SublayerConnection's forward and backward, named when they disagree
+static const CodeSite kSublayerForwardSite{__FILE__, __LINE__ + 1, "SublayerConnection::operator()"};
 Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
   TS_CODE_SITE();
   if (norm_place == NormPlace::Post) {
     // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
     Tensor sum = x + dropout(sublayer(x));
+    Tensor out = norm(sum);
     if (grad_enabled()) {
-      saved_x = sum;
+      saved_x = std::move(sum);
       ran = true;
     }
-    return norm(sum);
+    return out;
   }
   // out = x + dropout(sublayer(norm(x)))
   // (B,T,C) -> (B,T,C)
@@ -298,21 +322,32 @@ Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tenso
   return x + y;
 }
 
-// A layer whose backward runs sublayer[i] while its forward no longer called it (a learner
-// edit of the forward alone) cannot go on: its dropout has no mask, its norm no input. Says
-// so as a failed check naming both functions, instead of failing deep inside the backward.
-static void require_forward(const SublayerConnection& s, size_t i, const CodeSite& forward, const CodeSite& backward) {
-  if (s.ran) return;
+// A backward that undoes a step its forward no longer takes (a learner edit of the forward
+// alone: a sublayer, or a dropout, no longer called) cannot go on: its dropout has no mask, its
+// norm no input. Says so as a failed check naming both functions, instead of failing deep
+// inside the backward. part: what the forward no longer calls ("sublayer[1]", "dropout").
+static void require_forward(bool ran, const std::string& part, const CodeSite& forward, const CodeSite& backward) {
+  if (ran) return;
+  // a dropout is off under --check-grads (eval mode): only the edit itself can tell
+  const std::string fix = part == "dropout"
+                              ? "Edit the backward beside the forward to skip dropout's backward too, or call dropout "
+                                "in the forward again"
+                              : "Edit the backward beside the forward to do the same, or run --check-grads";
   throw CheckFailure(fmt::format(
-      "{} ({}:{}) runs sublayer[{}]'s backward, but {} ({}:{}) no longer calls sublayer[{}]: the backward "
-      "does not match its forward. Edit the backward beside the forward to do the same, or run --check-grads",
-      backward.func, code_site_path(backward.file), backward.line, i, forward.func, code_site_path(forward.file),
-      forward.line, i));
+      "{} ({}:{}) runs {}'s backward, but {} ({}:{}) no longer calls {}: the backward does not match its "
+      "forward. {}",
+      backward.func, code_site_path(backward.file), backward.line, part, forward.func, code_site_path(forward.file),
+      forward.line, part, fix));
+}
+static void require_forward(const SublayerConnection& s, size_t i, const CodeSite& forward, const CodeSite& backward) {
+  require_forward(s.ran, "sublayer[" + std::to_string(i) + "]", forward, backward);
 }
 
+static const CodeSite kSublayerBackwardSite{__FILE__, __LINE__ + 1, "SublayerConnection::backward"};
 Tensor SublayerConnection::backward(const Tensor& dy, const std::function<Tensor(const Tensor&)>& sublayer_backward,
                                     SublayerConnection& grad) const {
   TS_CODE_SITE();
+  require_forward(dropout.ready_for(dy), "dropout", kSublayerForwardSite, kSublayerBackwardSite);
   if (norm_place == NormPlace::Post) {
     // ds = norm.backward(sum, dy);  dx = ds (the residual) + sublayer_backward(dropout.backward(ds))
     Tensor ds = norm.backward(saved_x, dy, grad.norm);
@@ -361,6 +396,8 @@ std::string kv_cache_append_site() {
   return code_site_path(kAppendSite.file) + ":" + std::to_string(kAppendSite.line) + " " + kAppendSite.func;
 }
 
+// the lines below: MultiHeadedAttention's forward and backward, named when they disagree
+static const CodeSite kAttentionForwardSite{__FILE__, __LINE__ + 1, "MultiHeadedAttention::operator()"};
 Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                         const BTensor* mask, KVCache* cache) {
   TS_CODE_SITE();
@@ -370,7 +407,7 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   BTensor m4;
   if (mask) m4 = unsqueeze1(*mask);
   // 1) project: Q = linears[0](query), K = linears[1](key), V = linears[2](value)   (B,T|S,C)
-  const Tensor q = linears[0](query);
+  Tensor q = linears[0](query);
   Tensor k, v;
   if (!cache || !cache->fixed || cache->len() == 0) k = linears[1](key), v = linears[2](value);
   //    with a cache: append this step's k, v (or keep the fixed memory's), attend over all of them   (B,t,C)
@@ -393,14 +430,20 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn, keep ? &saved.p : nullptr,
                              scale_scores);
   // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
-  const Tensor merged = merge_heads(x);
-  if (keep) saved = Saved{query, key, value, q, keys, values, std::move(saved.p), merged};
+  Tensor merged = merge_heads(x);
   // 5) output projection linears[3]   (B,T,C)
-  return linears[3](merged);
+  Tensor out = linears[3](merged);
+  // what the backward needs (this call's own tensors moved in, not copied)
+  if (keep)
+    saved = Saved{query, key, value, std::move(q), cache ? keys : std::move(k), cache ? values : std::move(v),
+                  std::move(saved.p), std::move(merged)};
+  return out;
 }
 
+static const CodeSite kAttentionBackwardSite{__FILE__, __LINE__ + 1, "MultiHeadedAttention::backward"};
 MultiHeadedAttention::InputGrads MultiHeadedAttention::backward(const Tensor& dy, MultiHeadedAttention& grad) const {
   TS_CODE_SITE();
+  require_forward(dropout.ready_for(saved.p), "dropout", kAttentionForwardSite, kAttentionBackwardSite);
   // 5) dmerged = linears[3].backward(merged, dy)   (B,T,C)
   const Tensor dmerged = linears[3].backward(saved.merged, dy, grad.linears[3]);
   // 4) + 3) + 2) the heads' attention, read per head in place   dq (B,T,C), dk, dv (B,S,C)
@@ -464,10 +507,12 @@ PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, 
   activation = act;
 }
 
+// the lines below: PositionwiseFeedForward's forward and backward, named when they disagree
+static const CodeSite kFeedForwardForwardSite{__FILE__, __LINE__ + 1, "PositionwiseFeedForward::operator()"};
 Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
   TS_CODE_SITE();
   // h1 = w_1(x)   (B,T,F);  h2 = dropout(act(h1))   (B,T,F);  out = w_2(h2)   (B,T,C)
-  const Tensor h1 = w_1(x);
+  Tensor h1 = w_1(x);
   Tensor h2;
   if (activation == Activation::ReLU) {
     Tensor a = h1;
@@ -478,17 +523,20 @@ Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
   } else {
     h2 = dropout(h1);
   }
-  if (grad_enabled()) saved = Saved{x, h1, h2};
-  return w_2(h2);
+  Tensor out = w_2(h2);
+  if (grad_enabled()) saved = Saved{x, std::move(h1), std::move(h2)};  // what the backward needs
+  return out;
 }
 
+static const CodeSite kFeedForwardBackwardSite{__FILE__, __LINE__ + 1, "PositionwiseFeedForward::backward"};
 Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForward& grad) const {
   TS_CODE_SITE();
+  require_forward(dropout.ready_for(saved.h2), "dropout", kFeedForwardForwardSite, kFeedForwardBackwardSite);
   // dh2 = w_2.backward(h2, dy)   (B,T,F);  da = dropout.backward(dh2);  dh1 = da [h1 > 0] (ReLU),
   // da (Phi(h1) + h1 phi(h1)) (GELU) or da
   // dx = w_1.backward(x, dh1)   (B,T,C)
-  const Tensor dh2 = w_2.backward(saved.h2, dy, grad.w_2);
-  Tensor dh1 = dropout.backward(dh2);
+  Tensor dh2 = w_2.backward(saved.h2, dy, grad.w_2);
+  Tensor dh1 = dropout.backward(std::move(dh2));
   if (activation == Activation::ReLU)
     for (size_t i = 0; i < dh1.size(); ++i)
       if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;

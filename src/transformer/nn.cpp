@@ -129,26 +129,40 @@ Tensor LayerNorm::backward(const Tensor& x, const Tensor& dy, LayerNorm& grad) c
 ModuleRepr LayerNorm::repr() const { return layer_norm_repr(static_cast<int64_t>(weight.size()), eps); }
 
 // ---------------------------------------------------------------- Dropout
-Tensor Dropout::operator()(const Tensor& x) const {
-  if (!training) return Tensor(x);
-  if (!grad_enabled()) return dropout(x, p, dropout_generator());
+Tensor Dropout::operator()(const Tensor& x) const { return (*this)(Tensor(x)); }
+
+Tensor Dropout::operator()(Tensor&& x) const {
+  if (!training) return std::move(x);
+  // p = 0 keeps every element and draws nothing (torch returns the input): keep stays empty
+  if (p == 0.0) {
+    if (grad_enabled()) keep = Tensor();
+    return std::move(x);
+  }
+  if (!grad_enabled()) {
+    dropout_(x.data(), x.size(), p, dropout_generator());
+    return std::move(x);
+  }
   // under EnableGrad: the same draws on a tensor of ones give keep; x * keep is dropout(x)'s bits
-  Tensor ones = Tensor::from_shape(shape_of(x));
-  ones.fill(1.0f);
-  keep = dropout(ones, p, dropout_generator());
-  Tensor y = x;
-  for (size_t i = 0; i < y.size(); ++i) y.data()[i] = x.data()[i] * keep.data()[i];
-  return y;
+  keep = Tensor::from_shape(shape_of(x));
+  keep.fill(1.0f);
+  dropout_(keep.data(), keep.size(), p, dropout_generator());
+  for (size_t i = 0; i < x.size(); ++i) x.data()[i] = x.data()[i] * keep.data()[i];
+  return std::move(x);
 }
 
-Tensor Dropout::backward(const Tensor& dy) const {
-  // dx = dy * keep   (shape of dy)
-  if (!training) return Tensor(dy);
+bool Dropout::ready_for(const Tensor& dy) const {
   // (compare shapes: an empty xarray's size() is 1, so sizes alone let a (1)-shaped dy through)
-  if (shape_of(keep) != shape_of(dy)) throw std::logic_error("Dropout.backward: no train-mode forward under EnableGrad");
-  Tensor dx = dy;
-  for (size_t i = 0; i < dx.size(); ++i) dx.data()[i] = dy.data()[i] * keep.data()[i];
-  return dx;
+  return !training || p == 0.0 || shape_of(keep) == shape_of(dy);
+}
+
+Tensor Dropout::backward(const Tensor& dy) const { return backward(Tensor(dy)); }
+
+Tensor Dropout::backward(Tensor&& dy) const {
+  // dx = dy * keep   (shape of dy);  eval mode or p = 0: dx = dy (nothing was dropped)
+  if (!training || p == 0.0) return std::move(dy);
+  if (!ready_for(dy)) throw std::logic_error("Dropout.backward: no train-mode forward under EnableGrad");
+  for (size_t i = 0; i < dy.size(); ++i) dy.data()[i] = dy.data()[i] * keep.data()[i];
+  return std::move(dy);
 }
 
 ModuleRepr Dropout::repr() const { return dropout_repr(p); }

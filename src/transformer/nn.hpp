@@ -86,12 +86,17 @@ struct Dropout {
   bool training = true;  // a fresh nn.Module is in train mode
   Dropout() = default;
   explicit Dropout(double p) : p(p) {}
-  Tensor operator()(const Tensor& x) const;       // draws 2 random numbers per element in train mode
+  Tensor operator()(const Tensor& x) const;       // draws 2 random numbers per element in train mode (p > 0)
+  Tensor operator()(Tensor&& x) const;            // the same, in x's own storage (a temporary's)
   // dx = dy * keep   (shape of x): keep is 0 or 1/(1-p), the draws of the last train-mode forward
-  // (kept only under EnableGrad, transformer/grad.hpp); in eval mode dx = dy.
+  // (kept only under EnableGrad, transformer/grad.hpp); in eval mode, or with p = 0, dx = dy.
   Tensor backward(const Tensor& dy) const;
+  Tensor backward(Tensor&& dy) const;             // the same, in dy's own storage
+  // Whether backward(dy) has what it needs: eval mode, p = 0, or a train-mode forward under
+  // EnableGrad of dy's shape (a module's backward asks, to name a forward that skipped it).
+  bool ready_for(const Tensor& dy) const;
   ModuleRepr repr() const;
-  mutable Tensor keep;  // the last train-mode forward's 0 or 1/(1-p) per element (EnableGrad only)
+  mutable Tensor keep;  // the last train-mode forward's 0 or 1/(1-p) per element (EnableGrad and p > 0 only)
 };
 
 // scores = Q K^T / sqrt(d_k); masked where mask == 0; softmax; times V.
