@@ -322,23 +322,6 @@ Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tenso
   return x + y;
 }
 
-// A backward that undoes a step its forward no longer takes (a learner edit of the forward
-// alone: a sublayer, or a dropout, no longer called) cannot go on: its dropout has no mask, its
-// norm no input. Says so as a failed check naming both functions, instead of failing deep
-// inside the backward. part: what the forward no longer calls ("sublayer[1]", "dropout").
-static void require_forward(bool ran, const std::string& part, const CodeSite& forward, const CodeSite& backward) {
-  if (ran) return;
-  // a dropout is off under --check-grads (eval mode): only the edit itself can tell
-  const std::string fix = part == "dropout"
-                              ? "Edit the backward beside the forward to skip dropout's backward too, or call dropout "
-                                "in the forward again"
-                              : "Edit the backward beside the forward to do the same, or run --check-grads";
-  throw CheckFailure(fmt::format(
-      "{} ({}:{}) runs {}'s backward, but {} ({}:{}) no longer calls {}: the backward does not match its "
-      "forward. {}",
-      backward.func, code_site_path(backward.file), backward.line, part, forward.func, code_site_path(forward.file),
-      forward.line, part, fix));
-}
 static void require_forward(const SublayerConnection& s, size_t i, const CodeSite& forward, const CodeSite& backward) {
   require_forward(s.ran, "sublayer[" + std::to_string(i) + "]", forward, backward);
 }

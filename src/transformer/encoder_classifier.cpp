@@ -40,6 +40,7 @@ Tensor EncoderClassifier::padding_mask(const ITensor& ids) const {
   return mask;
 }
 
+static const CodeSite kHeadForwardSite{__FILE__, __LINE__ + 1, "EncoderClassifier::head"};
 Tensor EncoderClassifier::head(const Tensor& x, const ITensor& ids) const {
   TS_CODE_SITE();
   // 1) one vector per sentence   (B,T,C) -> (B,C)
@@ -94,11 +95,14 @@ Tensor EncoderClassifier::pool_backward(const Tensor& dpooled, const ITensor& id
   return dx;
 }
 
+static const CodeSite kBackwardSite{__FILE__, __LINE__ + 1, "EncoderClassifier::backward"};
 void EncoderClassifier::backward(const Tensor& dlogits, EncoderClassifier& grad) const {
   TS_CODE_SITE();
   if (saved.dropped.dimension() == 0) throw std::logic_error("EncoderClassifier.backward: no forward under EnableGrad");
   // 3) the head: dd = classifier.backward(dropped, dlogits)   (B,C);  dpooled = dropout.backward(dd)
-  const Tensor dpooled = dropout.backward(classifier.backward(saved.dropped, dlogits, grad.classifier));
+  const Tensor dd = classifier.backward(saved.dropped, dlogits, grad.classifier);
+  require_forward(dropout.ready_for(dd), "dropout", kHeadForwardSite, kBackwardSite);
+  const Tensor dpooled = dropout.backward(dd);
   //    dx = pool_backward(dpooled)   (B,T,C)
   const Tensor dx = pool_backward(dpooled, saved.ids, saved.x.shape()[1]);
   // 2) the encoder, its layers last first, then the embeddings

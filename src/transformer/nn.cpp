@@ -1,11 +1,14 @@
 // nn.cpp: article 000's modules. Each forward reads top to bottom like the article's Python.
 #include "transformer/nn.hpp"
 #include "base/code_site.hpp"
+#include "base/errors.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include <fmt/format.h>
 
 #include <xtensor/xview.hpp>
 
@@ -166,6 +169,24 @@ Tensor Dropout::backward(Tensor&& dy) const {
 }
 
 ModuleRepr Dropout::repr() const { return dropout_repr(p); }
+
+// A backward that undoes a step its forward no longer takes (a learner edit of the forward
+// alone: a sublayer, or a dropout, no longer called) cannot go on: its dropout has no mask, its
+// norm no input. Says so as a failed check naming both functions, instead of failing deep
+// inside the backward. part: what the forward no longer calls ("sublayer[1]", "dropout").
+void require_forward(bool ran, const std::string& part, const CodeSite& forward, const CodeSite& backward) {
+  if (ran) return;
+  // a dropout is off under --check-grads (eval mode): only the edit itself can tell
+  const std::string fix = part == "dropout"
+                              ? "Edit the backward beside the forward to skip dropout's backward too, or call dropout "
+                                "in the forward again"
+                              : "Edit the backward beside the forward to do the same, or run --check-grads";
+  throw CheckFailure(fmt::format(
+      "{} ({}:{}) runs {}'s backward, but {} ({}:{}) no longer calls {}: the backward does not match its "
+      "forward. {}",
+      backward.func, code_site_path(backward.file), backward.line, part, forward.func, code_site_path(forward.file),
+      forward.line, part, fix));
+}
 
 // ---------------------------------------------------------------- attention
 Tensor masked_fill_zero(const Tensor& scores, const Tensor& mask, float value) {
@@ -332,6 +353,7 @@ FeedForward::FeedForward(const Config& config) {
   dropout = Dropout(config.hidden_dropout_prob);
 }
 
+static const CodeSite kFeedForwardForwardSite{__FILE__, __LINE__ + 1, "FeedForward::operator()"};
 Tensor FeedForward::operator()(const Tensor& x) const {
   TS_CODE_SITE();
   // FFN(x) = Dropout(GELU(x W1^T + b1) W2^T + b2)
@@ -342,9 +364,11 @@ Tensor FeedForward::operator()(const Tensor& x) const {
   return dropout(linear_2(g));
 }
 
+static const CodeSite kFeedForwardBackwardSite{__FILE__, __LINE__ + 1, "FeedForward::backward"};
 Tensor FeedForward::backward(const Tensor& dy, FeedForward& grad) const {
   TS_CODE_SITE();
   if (saved.x.dimension() == 0) throw std::logic_error("FeedForward.backward: no forward under EnableGrad");
+  require_forward(dropout.ready_for(dy), "dropout", kFeedForwardForwardSite, kFeedForwardBackwardSite);
   // dg = linear_2.backward(g, dropout.backward(dy))   (B,T,F)
   const Tensor dg = linear_2.backward(saved.g, dropout.backward(dy), grad.linear_2);
   // dh = dg GELU'(h)   (B,T,F);   dx = linear_1.backward(x, dh)   (B,T,C)
@@ -426,6 +450,7 @@ Embeddings::Embeddings(const Config& config) {
   dropout = Dropout();  // nn.Dropout() defaults to p = 0.5
 }
 
+static const CodeSite kEmbeddingsForwardSite{__FILE__, __LINE__ + 1, "Embeddings::operator()"};
 Tensor Embeddings::operator()(const ITensor& input_ids) const {
   TS_CODE_SITE();
   // 1) position ids 0..T-1              (1,T)
@@ -443,9 +468,11 @@ Tensor Embeddings::operator()(const ITensor& input_ids) const {
   return dropout(layer_norm(embeddings));
 }
 
+static const CodeSite kEmbeddingsBackwardSite{__FILE__, __LINE__ + 1, "Embeddings::backward"};
 void Embeddings::backward(const ITensor& input_ids, const Tensor& dy, Embeddings& grad) const {
   TS_CODE_SITE();
   if (saved.embeddings.size() != dy.size()) throw std::logic_error("Embeddings.backward: no forward under EnableGrad");
+  require_forward(dropout.ready_for(dy), "dropout", kEmbeddingsForwardSite, kEmbeddingsBackwardSite);
   // 3) de = LN.backward(token + position, dropout.backward(dy))   (B,T,C)
   const Tensor de = layer_norm.backward(saved.embeddings, dropout.backward(dy), grad.layer_norm);
   // 2) the token rows: grad.token_embeddings.weight[ids[b,t]] += de[b,t]

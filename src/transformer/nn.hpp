@@ -99,6 +99,14 @@ struct Dropout {
   mutable Tensor keep;  // the last train-mode forward's 0 or 1/(1-p) per element (EnableGrad and p > 0 only)
 };
 
+// A module's backward that undoes a step its forward no longer takes (a learner's edit of the
+// forward alone: a sublayer or a dropout no longer called) stops here with a failed check
+// naming both functions (file:line) and the fix, instead of failing deep inside the backward.
+// ran: whether the forward took the step (e.g. dropout.ready_for(dy)); part: what it no longer
+// calls ("dropout", "sublayer[1]"). The sites are the two functions' CodeSites.
+struct CodeSite;
+void require_forward(bool ran, const std::string& part, const CodeSite& forward, const CodeSite& backward);
+
 // scores = Q K^T / sqrt(d_k); masked where mask == 0; softmax; times V.
 // q (B,T,D), k (B,S,D), v (B,S,Dv), mask (1 or B,T,S) with 0 = hide, or nullptr -> (B,T,Dv)
 // *weights (if not null) = the softmax's output (B,T,S), what the backward needs.
