@@ -230,18 +230,6 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   w.logits.assign(logits.data(), logits.data() + logits.size());
 }
 
-void classifier_head_forward(ClsWorkspace& w, const ClsBatch& b, const std::vector<float>& x) {
-  ITensor ids = ITensor::from_shape({size_t(b.B), size_t(b.T)});
-  std::copy(b.ids.begin(), b.ids.end(), ids.data());
-  Tensor xt = Tensor::from_shape({size_t(b.B), size_t(b.T), x.size() / size_t(b.B * b.T)});
-  std::copy(x.begin(), x.end(), xt.data());
-  w.model.train(false);
-  const Tensor pooled = w.model.pool(xt, ids);
-  const Tensor logits = w.model.classifier(pooled);  // dropout is off outside training
-  w.pooled.assign(pooled.data(), pooled.data() + pooled.size());
-  w.logits.assign(logits.data(), logits.data() + logits.size());
-}
-
 std::string make_cls_batch_site() {
   return code_site_path(kBatchSite.file) + ":" + std::to_string(kBatchSite.line) + " " + kBatchSite.func;
 }

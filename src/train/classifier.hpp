@@ -90,9 +90,6 @@ struct ClsWorkspace {
 // model(ids) with m's weights: fills w (the attention weights, w.x, w.pooled, w.logits).
 // training: dropout on, its draws from ts::default_generator() (seed it with ts::manual_seed).
 void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training);
-// The head alone (pool, dropout off, the classifier) on an edited encoder output x (B,T,C),
-// after a classifier_forward on b: fills w.pooled and w.logits. A probe moves x and watches.
-void classifier_head_forward(ClsWorkspace& w, const ClsBatch& b, const std::vector<float>& x);
 // where the head's pooling is written: "src/transformer/encoder_classifier.cpp:LINE EncoderClassifier::pool"
 std::string classifier_head_site();
 // Cross-entropy of w.logits against the labels, averaged over the B sentences.
