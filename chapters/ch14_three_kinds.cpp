@@ -175,7 +175,9 @@ static void show_run(Chapter& ch, const Kind& k) {
       k.run.hit()
           ? trf("target reached at step {s}, {t:.1f} s into training; {r:.1f} steps/s", fmt::arg("s", k.run.step_hit),
                 fmt::arg("t", k.run.seconds_hit), fmt::arg("r", k.run.steps_per_second()))
-          : trf("target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)", fmt::arg("s", k.run.steps),
-                fmt::arg("t", k.run.seconds), fmt::arg("r", k.run.steps_per_second())),
+          : trfn("target NOT reached: stopped after {s} step ({t:.1f} s, {r:.1f} steps/s)",
+                 "target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)",
+                 static_cast<unsigned long>(k.run.steps), fmt::arg("s", k.run.steps),
+                 fmt::arg("t", k.run.seconds), fmt::arg("r", k.run.steps_per_second())),
       Shown::Article);
 }

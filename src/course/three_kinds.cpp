@@ -221,11 +221,15 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   }
   ch.show(
       "the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
-      trf("each trained with {which} until its held-out score reached {pct} % (checked every {every} "
-          "steps, at most {cap} steps); the seconds include those checks",
+      trf("each trained with {which} until its held-out score reached {pct} % (checked {every}, at most {cap}); "
+          "the seconds include those checks",
           fmt::arg("which", defaults ? _("its chapter's defaults") : _("the settings Step 1 lists, not all its chapter's "
                                                                        "defaults")),
-          fmt::arg("pct", pct), fmt::arg("every", plan.check_every), fmt::arg("cap", plan.max_steps)),
+          fmt::arg("pct", pct),
+          fmt::arg("every", trfn("every {n} step", "every {n} steps", static_cast<unsigned long>(plan.check_every),
+                                 fmt::arg("n", plan.check_every))),
+          fmt::arg("cap", trfn("{n} step", "{n} steps", static_cast<unsigned long>(plan.max_steps),
+                               fmt::arg("n", plan.max_steps)))),
       Shown::Info);
 
   // which kind fits which task: each sentence from the figures above
@@ -233,8 +237,10 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   auto reached = [&](const Kind& k) {
     return k.run.hit() ? trf("reached {pct} % at step {s} ({t:.1f} s)", fmt::arg("pct", pct),
                              fmt::arg("s", k.run.step_hit), fmt::arg("t", k.run.seconds_hit))
-                       : trf("did NOT reach {pct} % in {s} steps (it ended at {h:.1f} %)", fmt::arg("pct", pct),
-                             fmt::arg("s", k.run.steps), fmt::arg("h", 100 * k.run.held_out));
+                       : trfn("did NOT reach {pct} % in {s} step (it ended at {h:.1f} %)",
+                              "did NOT reach {pct} % in {s} steps (it ended at {h:.1f} %)",
+                              static_cast<unsigned long>(k.run.steps), fmt::arg("pct", pct),
+                              fmt::arg("s", k.run.steps), fmt::arg("h", 100 * k.run.held_out));
   };
   std::string seq;
   if (ed.run.hit() && gpt.run.hit()) {

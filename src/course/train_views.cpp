@@ -327,4 +327,20 @@ void show_cross_attention(Chapter& ch, const Model<float>& trained, const std::v
              fmt::arg("H", H)));
 }
 
+std::string grad_check_verdict(Chapter& ch, const std::vector<GradCheckRow>& rows, const std::string& first_bad,
+                               const std::string& site) {
+  const size_t bad = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return !r.ok; }));
+  if (bad == 0)
+    return ch.verdict(true, trf("all {n} parameter tensors match finite differences "
+                                "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
+                                fmt::arg("n", rows.size()), fmt::arg("tol", kFdToleranceFloat),
+                                fmt::arg("floor", kFdFloorFloat)));
+  const char* where = site.empty() ? N_("{bad} of {n} parameter tensors differ from finite differences; the backward "
+                                        "reaches {name} first: look at that module's backward ({file})")
+                                   : N_("{bad} of {n} parameter tensors differ from finite differences; the backward "
+                                        "reaches {name} first: look at that module's backward ({file}, called by {site})");
+  return ch.verdict(false, trf(where, fmt::arg("bad", bad), fmt::arg("n", rows.size()), fmt::arg("name", first_bad),
+                               fmt::arg("file", annotated_source()), fmt::arg("site", site)));
+}
+
 }  // namespace ts

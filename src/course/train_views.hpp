@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "course/chapter.hpp"
+#include "train/gradcheck.hpp"
 #include "train/trainer.hpp"
 
 namespace ts {
@@ -35,5 +36,13 @@ void show_loss_reduction(Chapter& ch, const train::Metrics& metrics);
 // and which source digit the row that predicts "hundred" looks at.
 void show_cross_attention(Chapter& ch, const train::Model<float>& trained, const std::vector<float>& untrained,
                           int64_t n, int64_t max_new);
+
+// The verdict under a float gradient check's table (ch11 --check-grads, and ch12's, introduced
+// in ch11): OK when every row of `rows` matches its finite differences within train/gradcheck.hpp's
+// tolerance; else how many differ, `first_bad` (the failing tensor the backward reaches first)
+// and where to look: that module's backward in annotated_source(), and `site`, the function that
+// called it ("" when the chapter runs the backward itself).
+std::string grad_check_verdict(Chapter& ch, const std::vector<train::GradCheckRow>& rows,
+                               const std::string& first_bad, const std::string& site = "");
 
 }  // namespace ts
