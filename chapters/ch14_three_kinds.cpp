@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   Chapter ch("ch14_three_kinds",
              _("Three kinds of Transformer side by side: encoder-decoder, decoder-only, encoder-only"),
              {{2, N_("§9.1.3 (不同类型的 Transformer)")}});
-  int64_t max_steps = 1000, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
+  // the cap: ch11's --steps default, read from ch11's settings (course/settings.cpp), not copied
+  int64_t max_steps = ch11_defaults().steps, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
   ch.option("--max-steps", max_steps,
             _("stop each run after this many steps if its target is not reached (ch11's --steps)"), 1,
             1000000);
