@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   ch.flag("--no-look-ahead", no_look_ahead, _("exercise: create_mask without the look-ahead mask"));
   ch.flag("--no-scale", no_scale, _("exercise: do not divide the scores by sqrt(d_k)"));
   ch.option("--translate", translate_text,
-            trf("also translate this number (0..{max}) with the trained model", fmt::arg("max", kMaxNumber)));
+            Help(N_("also translate this number (0..{max}) with the trained model"), fmt::arg("max", kMaxNumber)));
   ch.value_kind("--translate", "N");
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
@@ -125,7 +125,6 @@ int main(int argc, char** argv) {
                  fmt::arg("F", tiny.d_ff), fmt::arg("nums", fmt::join(nums, ", ")), fmt::arg("h", kFdStepFloat)));
       ch.show("check every gradient", grad_table(rows),
               _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
-      const size_t bad = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return !r.ok; }));
       // the failing tensor the backward reaches first (it runs the forward in reverse: the
       // generator, the decoder's layers from the last, tgt_embed, then the encoder's, src_embed;
       // in a layer the feed-forward before the attentions): a wrong backward spoils its own
@@ -149,15 +148,7 @@ int main(int argc, char** argv) {
       int best = 1 << 30;
       for (const auto& r : rows)
         if (!r.ok && backward_rank(r.name) < best) best = backward_rank(r.name), first_bad = r.name;
-      ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
-                                                         "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
-                                                         fmt::arg("n", rows.size()), fmt::arg("tol", kFdToleranceFloat),
-                                                         fmt::arg("floor", kFdFloorFloat))
-                                                   : trf("{bad} of {n} parameter tensors differ from finite "
-                                                         "differences; the backward reaches {name} first: look at that module's "
-                                                         "backward ({file})",
-                                                         fmt::arg("bad", bad), fmt::arg("n", rows.size()),
-                                                         fmt::arg("name", first_bad), fmt::arg("file", annotated_source()))));
+      ch.say("  " + grad_check_verdict(ch, rows, first_bad, train::kFdToleranceFloat, train::kFdFloorFloat));
       return;
     }
 

@@ -42,7 +42,7 @@ using Clock = std::chrono::steady_clock;
 static double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The chapter's helpers, after main.
-static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..9999, digits only
+static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..kMaxNumber, digits only
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
 
 int main(int argc, char** argv) {
@@ -73,9 +73,12 @@ int main(int argc, char** argv) {
   ch.option("--beam", beam, _("also complete with beam search of width K (the held-out numbers, --prompt), step by step (greedy unless given)"));
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
-  ch.option("--prompt", prompt_text, _("also complete the prompt 'N =' for this number (0..9999)"));
+  ch.option("--prompt", prompt_text,
+            Help(N_("also complete the prompt 'N =' for this number (0..{max})"), fmt::arg("max", kMaxNumber)));
   ch.value_kind("--prompt", "N");
-  ch.flag("--vs-ch11", vs_ch11, _("also train ch11's encoder-decoder here until 95 % held-out, and compare the two"));
+  ch.flag("--vs-ch11", vs_ch11,
+          Help(N_("also train ch11's encoder-decoder here until {pct} % held-out, and compare the two"),
+               fmt::arg("pct", 100 * kTarget)));
   checkpoint_options(ch, save_dir, load_dir);
   ch.flag("--check-grads", check_grads, _("check every gradient against finite differences (double, tiny model)"));
 

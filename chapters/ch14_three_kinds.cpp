@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   Chapter ch("ch14_three_kinds",
              _("Three kinds of Transformer side by side: encoder-decoder, decoder-only, encoder-only"),
              {{2, N_("§9.1.3 (不同类型的 Transformer)")}});
-  int64_t max_steps = 1000, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
+  // the cap: ch11's --steps default, read from ch11's settings (course/settings.cpp), not copied
+  int64_t max_steps = ch11_defaults().steps, check_every = kCheckEvery, target_pct = int64_t(100 * kTarget);
   ch.option("--max-steps", max_steps,
             _("stop each run after this many steps if its target is not reached (ch11's --steps)"), 1,
             1000000);
@@ -175,7 +176,9 @@ static void show_run(Chapter& ch, const Kind& k) {
       k.run.hit()
           ? trf("target reached at step {s}, {t:.1f} s into training; {r:.1f} steps/s", fmt::arg("s", k.run.step_hit),
                 fmt::arg("t", k.run.seconds_hit), fmt::arg("r", k.run.steps_per_second()))
-          : trf("target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)", fmt::arg("s", k.run.steps),
-                fmt::arg("t", k.run.seconds), fmt::arg("r", k.run.steps_per_second())),
+          : trfn("target NOT reached: stopped after {s} step ({t:.1f} s, {r:.1f} steps/s)",
+                 "target NOT reached: stopped after {s} steps ({t:.1f} s, {r:.1f} steps/s)",
+                 static_cast<unsigned long>(k.run.steps), fmt::arg("s", k.run.steps),
+                 fmt::arg("t", k.run.seconds), fmt::arg("r", k.run.steps_per_second())),
       Shown::Article);
 }

@@ -51,7 +51,7 @@ struct Chapter::Knob {
   bool has_range = false;          // integers: lo <= value <= hi, checked after parsing
   int64_t lo = 0, hi = 0;
   std::string why;
-  std::string help;                // the English help (a msgid: translated when --help is built)
+  Help help;                       // the English help and its values (translated when --help is built)
   std::string default_text;        // a chapter knob's value before parsing, shown as " (default X)"
   CLI::Option* option = nullptr;
 };
@@ -345,6 +345,12 @@ int64_t whole_number(const std::string& flag, const std::string& text, int64_t m
   return std::stoll(t);
 }
 
+std::string Help::text() const {
+  if (msgid_.empty()) return std::string();
+  const char* translated = tr(msgid_.c_str());
+  return args_ ? fmt::vformat(translated, *args_) : std::string(translated);
+}
+
 Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
     : id_(std::move(id)), title_(std::move(title)), follows_(cite(follows)), sources_(std::move(follows)),
       app_(std::make_unique<CLI::App>(title_ + " (follows " + follows_ + ")", id_)) {
@@ -388,7 +394,7 @@ Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
 
 Chapter::~Chapter() = default;
 
-Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* target, const std::string& help) {
+Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* target, const Help& help) {
   auto knob = std::make_unique<Knob>();
   knob->kind = static_cast<KnobKind>(kind);
   knob->target = target;
@@ -400,10 +406,10 @@ Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* targe
   }
   knob->help = help;
   if (kind == kFlag) {
-    knob->option = app_->add_flag(names, *static_cast<bool*>(target), help);
+    knob->option = app_->add_flag(names, *static_cast<bool*>(target));  // described in choose_language
   } else {
     if (kind == kText || kind == kPath) knob->text = *static_cast<std::string*>(target);
-    knob->option = app_->add_option(names, knob->text, help);
+    knob->option = app_->add_option(names, knob->text);
     // --help names the kind of value: N a whole number, X a decimal one, DIR a folder, TEXT words
     knob->option->type_name(kind == kInt ? "N" : kind == kDouble ? "X" : kind == kPath ? "DIR" : "TEXT");
   }
@@ -411,13 +417,13 @@ Chapter::Knob& Chapter::add_knob(const std::string& names, int kind, void* targe
   return *knobs_.back();
 }
 
-void Chapter::flag(const std::string& name, bool& value, const std::string& help) {
+void Chapter::flag(const std::string& name, bool& value, const Help& help) {
   add_knob(name, kFlag, &value, help);
 }
-void Chapter::option(const std::string& name, int64_t& value, const std::string& help) {
+void Chapter::option(const std::string& name, int64_t& value, const Help& help) {
   add_knob(name, kInt, &value, help).default_text = default_of(kInt, &value);
 }
-void Chapter::option(const std::string& name, int64_t& value, const std::string& help, int64_t lo, int64_t hi,
+void Chapter::option(const std::string& name, int64_t& value, const Help& help, int64_t lo, int64_t hi,
                      const std::string& why) {
   Knob& k = add_knob(name, kInt, &value, help);
   k.default_text = default_of(kInt, &value);
@@ -426,17 +432,17 @@ void Chapter::option(const std::string& name, int64_t& value, const std::string&
   k.hi = hi;
   k.why = why;
 }
-void Chapter::option(const std::string& name, double& value, const std::string& help) {
+void Chapter::option(const std::string& name, double& value, const Help& help) {
   add_knob(name, kDouble, &value, help).default_text = default_of(kDouble, &value);
 }
-void Chapter::option(const std::string& name, std::string& value, const std::string& help) {
+void Chapter::option(const std::string& name, std::string& value, const Help& help) {
   add_knob(name, kText, &value, help).default_text = default_of(kText, &value);
 }
 void Chapter::value_kind(const std::string& name, const char* kind) {
   for (const auto& k : knobs_)
     if (k->names[0] == name && k->option != nullptr) k->option->type_name(kind);
 }
-void Chapter::folder(const std::string& name, std::string& value, const std::string& help) {
+void Chapter::folder(const std::string& name, std::string& value, const Help& help) {
   add_knob(name, kPath, &value, help).default_text = default_of(kText, &value);
 }
 
@@ -445,7 +451,7 @@ void Chapter::add_sentence_flags() {
   add_vocab_flag();
 }
 
-void Chapter::add_sentence_flags(int64_t& d_model, const std::string& d_model_help) {
+void Chapter::add_sentence_flags(int64_t& d_model, const Help& d_model_help) {
   add_sentence_flags();
   option("--d-model", d_model, d_model_help, 1, 2048, N_("the 30522-row table must fit in memory"));
 }
@@ -604,7 +610,7 @@ void Chapter::choose_language(int argc, char** argv) {
   app_->get_formatter()->label("Options", _("Options"));
   for (const auto& k : knobs_) {
     if (!k->option) continue;
-    std::string help = k->help.empty() ? std::string() : tr(k->help.c_str());
+    std::string help = k->help.text();
     if (!k->default_text.empty()) help += trf(" (default {value})", fmt::arg("value", k->default_text));
     if (k->has_range) help += fmt::format(" [{}..{}]", k->lo, k->hi);
     k->option->description(help);

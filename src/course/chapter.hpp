@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/args.h>
+
 #include "base/code_site.hpp"
 #include "base/figure_sink.hpp"
 #include "course/articles.hpp"
@@ -46,6 +48,31 @@ class StdoutBuf;
 // prints (default + transcript), or the chapter's own commentary (default only).
 enum class Shown { Article, Twin, Info };
 
+// A knob's help: a msgid (marked N_() or _()), translated when --help is built, after --lang is
+// read, and the values its {names} stand for, bound where the knob is declared and formatted
+// into the translation then:
+//   ch.option("--translate", text, Help(N_("also translate this number (0..{max})"), fmt::arg("max", kMaxNumber)));
+// A trf(...) there would be formatted, in English, before --lang takes effect.
+class Help {
+ public:
+  Help() = default;
+  Help(const char* msgid) : msgid_(msgid) {}  // NOLINT: a plain help converts implicitly
+  Help(std::string msgid) : msgid_(std::move(msgid)) {}  // NOLINT
+  template <class A, class... Rest>
+  Help(const char* msgid, const A& arg, const Rest&... rest) : msgid_(msgid), args_(std::make_shared<Args>()) {
+    args_->push_back(arg);  // a named argument's value is copied (its name too)
+    (args_->push_back(rest), ...);
+  }
+  bool empty() const { return msgid_.empty(); }
+  // the translation in the current language, formatted with the bound values
+  std::string text() const;
+
+ private:
+  using Args = fmt::dynamic_format_arg_store<fmt::format_context>;
+  std::string msgid_;
+  std::shared_ptr<Args> args_;  // null: no values
+};
+
 class Chapter {
  public:
   // id "ch04_multihead", title "Multi-head attention", follows {{0, N_("§Multi-head Attention")},
@@ -57,16 +84,16 @@ class Chapter {
   // Integers are read as Python's int() reads them (decimal only: "010" is 10, "0x10" is
   // refused); a value that looks like a flag ("--text --plain") is refused unless written
   // --text=--plain; a knob given twice is refused. `name` may list aliases: "--seq-len,--pe-len".
-  void flag(const std::string& name, bool& value, const std::string& help);
-  void option(const std::string& name, int64_t& value, const std::string& help);
+  void flag(const std::string& name, bool& value, const Help& help);
+  void option(const std::string& name, int64_t& value, const Help& help);
   // The same, refused unless lo <= value <= hi (check_range, with `why` in the message);
   // the range is shown in --help.
-  void option(const std::string& name, int64_t& value, const std::string& help, int64_t lo, int64_t hi,
+  void option(const std::string& name, int64_t& value, const Help& help, int64_t lo, int64_t hi,
               const std::string& why = "");
-  void option(const std::string& name, double& value, const std::string& help);
-  void option(const std::string& name, std::string& value, const std::string& help);
+  void option(const std::string& name, double& value, const Help& help);
+  void option(const std::string& name, std::string& value, const Help& help);
   // A folder (--save DIR, --load DIR): '' is refused; --help shows DIR.
-  void folder(const std::string& name, std::string& value, const std::string& help);
+  void folder(const std::string& name, std::string& value, const Help& help);
   // The kind of value --help shows for `name` when its C++ type does not say it (a number read
   // as text: "N").
   void value_kind(const std::string& name, const char* kind);
@@ -74,7 +101,7 @@ class Chapter {
   void add_vocab_flag();      // --vocab PATH (default: data/bert-base-uncased-vocab.txt)
   // add_sentence_flags(), then --d-model C, the width of the rows of BERT's 30522-row embedding
   // table that turns the sentence into vectors: 1..2048, so that the table fits in memory.
-  void add_sentence_flags(int64_t& d_model, const std::string& d_model_help);
+  void add_sentence_flags(int64_t& d_model, const Help& d_model_help);
 
   // Parse argv, seed the generator, run body; maps errors to exit codes (0 ok, 2 bad input,
   // 1 a failed write or an internal error). A write error on stdout is reported as coreutils do.
@@ -173,7 +200,7 @@ class Chapter {
 
  private:
   struct Knob;
-  Knob& add_knob(const std::string& names, int kind, void* target, const std::string& help);
+  Knob& add_knob(const std::string& names, int kind, void* target, const Help& help);
   void choose_language(int argc, char** argv);
   void scan_args(int argc, char** argv);
   void read_knobs();

@@ -17,6 +17,7 @@
 #include "course/i18n.hpp"
 #include "course/mask_stats.hpp"
 #include "course/three_kinds.hpp"
+#include "course/train_views.hpp"
 #include "exact/compare.hpp"
 #include "train/beam_models.hpp"
 #include "train/numbers.hpp"
@@ -86,13 +87,10 @@ void show_grad_check(Chapter& ch, const GptConfig& cfg) {
              fmt::arg("F", tiny.d_ff), fmt::arg("head", tiny.tied ? _("tied head") : _("untied head")),
              fmt::arg("h", kFdStepFloat)));
   std::string table;
-  size_t bad = 0;
   std::string first_bad;  // the failing tensor the backward reaches first: the rows run backward from the end
-  for (const auto& r : rows) {
-    bad += !r.ok;
+  for (const auto& r : rows)
     table += fmt::format("{:<6} {:<36} maxdiff {:.2e} (max |grad| {:.2e})  first ours/fd: {:+.6e}/{:+.6e}\n",
                          r.ok ? "OK" : "NOT OK", r.name, r.maxdiff, r.maxgrad, r.ours[0], r.fd[0]);
-  }
   for (auto r = rows.rbegin(); r != rows.rend(); ++r)
     if (!r->ok) {
       first_bad = r->name;
@@ -100,16 +98,7 @@ void show_grad_check(Chapter& ch, const GptConfig& cfg) {
     }
   table.pop_back();
   ch.show("check every gradient", table, _("a backward function edited wrongly shows up here as NOT OK"), Shown::Twin);
-  ch.say("  " + ch.verdict(bad == 0, bad == 0 ? trf("all {n} parameter tensors match finite differences "
-                                                     "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
-                                                     fmt::arg("n", rows.size()), fmt::arg("tol", kGptFdTolerance),
-                                                     fmt::arg("floor", kGptFdFloor))
-                                               : trf("{bad} of {n} parameter tensors differ from finite differences; "
-                                                     "the backward reaches {name} first: look at that module's "
-                                                     "backward ({file}, called by {site})",
-                                                     fmt::arg("bad", bad), fmt::arg("n", rows.size()),
-                                                     fmt::arg("name", first_bad), fmt::arg("file", annotated_source()),
-                                                     fmt::arg("site", gpt_backward_site()))));
+  ch.say("  " + grad_check_verdict(ch, rows, first_bad, kGptFdTolerance, kGptFdFloor, gpt_backward_site()));
 }
 
 // ---------------------------------------------------------------- the model and the task

@@ -8,6 +8,8 @@
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/train_views.hpp"
+#include "transformer/gpt.hpp"
 #include "train/numbers.hpp"
 #include "course/counts.hpp"  // thousands()
 
@@ -98,90 +100,104 @@ static std::vector<bool> pads(const std::vector<int64_t>& ids, int64_t n) {
   return p;
 }
 
-static void draw(Chapter& ch, const std::string& title, const std::vector<float>& m, int64_t T, int64_t S,
-                 const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
+// row 0's (T,S) block of what a forward kept (kept_by_attention's (B,T,S)), as 1 = hide for mask_kind
+static std::vector<float> hidden_row0(const std::vector<bool>& keep, int64_t T, int64_t S) {
+  std::vector<float> m(size_t(T * S));
+  for (size_t i = 0; i < m.size(); ++i) m[i] = keep[i] ? 0.0f : 1.0f;
+  return m;
+}
+
+// A mask as its forward built it (row 0's (T,S) values), drawn with the polarity read from what
+// that forward kept (pol): the legend says which value is hidden, as measured (train_views.hpp).
+static void draw(Chapter& ch, const std::string& title, const std::vector<float>& values, const Polarity& pol,
+                 int64_t T, int64_t S, const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
   HeatmapOptions opt;
   opt.mode = heatmap_mode(ch.color);
   opt.vmin = 0, opt.vmax = 1;
   opt.cell_width = 4;
-  opt.mask = MaskMeaning::OneHides;  // the SVG draws it in the mask colours, with their legend
   opt.title = trf("{what}: rows = queries, columns = keys", fmt::arg("what", title));
-  // the terminal's legend, in the terminal's shades
-  opt.terminal_legend = trf(", {hide} = hidden, {keep} = visible", fmt::arg("hide", heatmap_swatch(1, opt)),
-                            fmt::arg("keep", heatmap_swatch(0, opt)));
+  mask_legend(opt, pol);
   Tensor t = Tensor::from_shape({size_t(T), size_t(S)});
-  std::copy(m.begin(), m.end(), t.begin());
+  std::copy(values.begin(), values.begin() + T * S, t.begin());
   ch.figure(heatmap(t, rows, cols, opt));
 }
 
-// The one self-attention mask of a decoder-only or encoder-only model: row 0 of mask (B,T,T)
-// over `tokens` (ids: row 0 of the batch, for its padding), named, said and drawn.
+// The one self-attention mask of a decoder-only or encoder-only model: `values`, the mask (B,T,T)
+// its forward built, and `keep`, what that forward kept of it (the same layout), over `tokens`
+// (ids: row 0 of the batch, for its padding): row 0 named, said and drawn.
 static std::string self_mask(Chapter& ch, const std::string& name, const std::string& over, const char* forward,
-                             const std::vector<float>& mask, const std::vector<int64_t>& ids,
-                             const std::vector<std::string>& tokens) {
+                             const std::vector<float>& values, const std::vector<bool>& keep,
+                             const std::vector<int64_t>& ids, const std::vector<std::string>& tokens) {
   const int64_t T = int64_t(tokens.size());
-  const std::string kind = mask_kind(row0(mask, T, T), T, T, pads(ids, T));
+  const std::vector<float> row_values = row0(values, T, T);
+  const std::vector<bool> row_keep(keep.begin(), keep.begin() + T * T);
+  const std::string kind = mask_kind(hidden_row0(row_keep, T, T), T, T, pads(ids, T));
   ch.say(trf("  {name}: one self-attention over {over}, mask: {kind} ({forward}'s).", fmt::arg("name", name),
              fmt::arg("over", over), fmt::arg("kind", kind), fmt::arg("forward", forward)));
-  draw(ch, trf("{name}, self-attention ({kind})", fmt::arg("name", name), fmt::arg("kind", kind)), row0(mask, T, T), T,
-       T, tokens, tokens);
+  draw(ch, trf("{name}, self-attention ({kind})", fmt::arg("name", name), fmt::arg("kind", kind)), row_values,
+       read_polarity({{row_values, row_keep, size_t(T)}}), T, T, tokens, tokens);
   return kind;
-}
-
-// row 0's (T,S) block of a module mask (B,T,S), true = keep, as 1 = hide
-static std::vector<float> hidden_row0(const BTensor& keep, int64_t T, int64_t S) {
-  std::vector<float> m(size_t(T * S));
-  for (size_t i = 0; i < m.size(); ++i) m[i] = keep.data()[i] ? 0.0f : 1.0f;
-  return m;
 }
 
 void show_masks(Chapter& ch, const ModelConfig& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
                 int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls) {
   Rng rng(0);  // no dropout: training = false
-  // 1) encoder-decoder: the masks Trainer::forward hands ch10's module (module_inputs: create_mask,
-  //    true = keep) (B,S,S), (B,T,T), (B,T,S)
+  // 1) encoder-decoder: create_mask's floats (B,S,S), (B,T,T), (B,T,S), and what Trainer::forward
+  //    keeps of them: ch10's attention over module_inputs (create_mask turned into true = keep)
   const Batch b = make_batch({short_n, long_n});
+  const auto m = create_mask<float>(b.inputs, b.tar_inp, b.B, b.S, b.T, ed.look_ahead);
   const ModuleInputs in = module_inputs(b, ed.look_ahead);
-  const std::vector<float> enc_m = hidden_row0(in.enc, b.S, b.S), self_m = hidden_row0(in.self, b.T, b.T),
-                           cross_m = hidden_row0(in.cross, b.T, b.S);
+  const std::vector<bool> enc_keep = kept_by_attention(in.enc), self_keep = kept_by_attention(in.self),
+                          cross_keep = kept_by_attention(in.cross);
+  // which value hides, read over the three masks (as ch11 reads it)
+  const Polarity pol = read_polarity({{m.enc, enc_keep, size_t(b.S)}, {m.dec_self, self_keep, size_t(b.T)},
+                                      {m.dec_cross, cross_keep, size_t(b.S)}});
   std::vector<std::string> src, tgt;
   for (int64_t s = 0; s < b.S; ++s) src.push_back(source_vocab().words[size_t(b.inputs[size_t(s)])]);
   for (int64_t t = 0; t < b.T; ++t) tgt.push_back(target_vocab().words[size_t(b.tar_inp[size_t(t)])]);
   const std::vector<int64_t> in0(b.inputs.begin(), b.inputs.begin() + b.S),
       ti0(b.tar_inp.begin(), b.tar_inp.begin() + b.T);
-  const std::string enc = mask_kind(enc_m, b.S, b.S, pads(in0, b.S));
-  const std::string self = mask_kind(self_m, b.T, b.T, pads(ti0, b.T));
-  const std::string cross = mask_kind(cross_m, b.T, b.S, pads(in0, b.S));
+  const std::string enc = mask_kind(hidden_row0(enc_keep, b.S, b.S), b.S, b.S, pads(in0, b.S));
+  const std::string self = mask_kind(hidden_row0(self_keep, b.T, b.T), b.T, b.T, pads(ti0, b.T));
+  const std::string cross = mask_kind(hidden_row0(cross_keep, b.T, b.S), b.T, b.S, pads(in0, b.S));
   k_ed.enc_self = enc, k_ed.dec_self = self, k_ed.cross = cross;
   ch.say(
       trf("  {n} in a batch with {m} (its rows padded to the longer number). {name}: encoder self-attention "
           "{a}, decoder self-attention {b}, cross-attention {c} (create_mask, as its forward builds them).",
           fmt::arg("name", k_ed.name), fmt::arg("n", short_n), fmt::arg("m", long_n), fmt::arg("a", enc),
           fmt::arg("b", self), fmt::arg("c", cross)));
-  draw(ch, trf("{name}, encoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", enc)), enc_m,
-       b.S, b.S, src, src);
-  draw(ch, trf("{name}, decoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", self)), self_m,
-       b.T, b.T, tgt, tgt);
-  draw(ch, trf("{name}, cross-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", cross)), cross_m,
-       b.T, b.S, tgt, src);
+  draw(ch, trf("{name}, encoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", enc)),
+       row0(m.enc, b.S, b.S), pol, b.S, b.S, src, src);
+  draw(ch, trf("{name}, decoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", self)),
+       row0(m.dec_self, b.T, b.T), pol, b.T, b.T, tgt, tgt);
+  draw(ch, trf("{name}, cross-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", cross)),
+       row0(m.dec_cross, b.T, b.S), pol, b.T, b.S, tgt, src);
 
-  // 2) decoder-only: the mask GPT::forward builds (gpt_causal_mask, the same for every row), (B,T,T)
+  // 2) decoder-only: the mask GPT::forward builds (gpt_causal_mask, true = keep, the same for every
+  //    row) (1,T,T), and what the attention keeps of it
   const SeqBatch sb = make_seq_batch({short_n, long_n});
-  const std::vector<float> causal = gpt_mask(gpt.cfg, sb.T);
-  std::vector<float> gmask;
-  for (int64_t i = 0; i < sb.B; ++i) gmask.insert(gmask.end(), causal.begin(), causal.end());
+  const BTensor causal = gpt_causal_mask(sb.T, 0, gpt.cfg.causal);
+  const std::vector<float> causal_values(causal.begin(), causal.end());  // true = 1
   std::vector<std::string> seq;
   for (int64_t t = 0; t < sb.T; ++t) seq.push_back(seq_vocab().words[size_t(sb.x[size_t(t)])]);
-  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "GPT::forward", gmask, sb.x, seq);
+  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "GPT::forward", causal_values,
+                             kept_by_attention(causal), sb.x, seq);
 
-  // 3) encoder-only: EncoderClassifier::padding_mask (B,T,T), as classifier_forward ran it
+  // 3) encoder-only: EncoderClassifier::padding_mask (B,T,T), the one classifier_forward ran, and
+  //    what its first layer kept of it (a key it hides gets weight 0; head 0 of each row)
   const ClsBatch cb = make_cls_batch({short_n, long_n});
   ClsWorkspace cw;
   classifier_forward(cls, cw, cb, /*training=*/false);
+  const Tensor& used = cw.model.saved.mask;  // (B,T,T)
+  const std::vector<float> cls_values(used.begin(), used.end());
+  std::vector<bool> cls_keep(cls_values.size());
+  const std::vector<float>& p0 = cw.layers.at(0).p;  // (B,H,T,T)
+  const size_t TT = size_t(cb.T * cb.T), H = p0.size() / (size_t(cb.B) * TT);
+  for (size_t i = 0; i < cls_keep.size(); ++i) cls_keep[i] = p0[(i / TT) * H * TT + i % TT] != 0.0f;
   std::vector<std::string> words;
   for (int64_t t = 0; t < cb.T; ++t) words.push_back(classifier_token(cb.ids[size_t(t)]));
-  k_cls.enc_self = self_mask(ch, k_cls.name, _("[CLS] and the words"), "EncoderClassifier::padding_mask", cw.mask,
-                             cb.ids, words);
+  k_cls.enc_self = self_mask(ch, k_cls.name, _("[CLS] and the words"), "EncoderClassifier::padding_mask", cls_values,
+                             cls_keep, cb.ids, words);
 }
 
 // ---------------------------------------------------------------- the table and what fits
@@ -221,11 +237,15 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   }
   ch.show(
       "the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
-      trf("each trained with {which} until its held-out score reached {pct} % (checked every {every} "
-          "steps, at most {cap} steps); the seconds include those checks",
+      trf("each trained with {which} until its held-out score reached {pct} % (checked {every}, at most {cap}); "
+          "the seconds include those checks",
           fmt::arg("which", defaults ? _("its chapter's defaults") : _("the settings Step 1 lists, not all its chapter's "
                                                                        "defaults")),
-          fmt::arg("pct", pct), fmt::arg("every", plan.check_every), fmt::arg("cap", plan.max_steps)),
+          fmt::arg("pct", pct),
+          fmt::arg("every", trfn("every {n} step", "every {n} steps", static_cast<unsigned long>(plan.check_every),
+                                 fmt::arg("n", plan.check_every))),
+          fmt::arg("cap", trfn("{n} step", "{n} steps", static_cast<unsigned long>(plan.max_steps),
+                               fmt::arg("n", plan.max_steps)))),
       Shown::Info);
 
   // which kind fits which task: each sentence from the figures above
@@ -233,8 +253,10 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   auto reached = [&](const Kind& k) {
     return k.run.hit() ? trf("reached {pct} % at step {s} ({t:.1f} s)", fmt::arg("pct", pct),
                              fmt::arg("s", k.run.step_hit), fmt::arg("t", k.run.seconds_hit))
-                       : trf("did NOT reach {pct} % in {s} steps (it ended at {h:.1f} %)", fmt::arg("pct", pct),
-                             fmt::arg("s", k.run.steps), fmt::arg("h", 100 * k.run.held_out));
+                       : trfn("did NOT reach {pct} % in {s} step (it ended at {h:.1f} %)",
+                              "did NOT reach {pct} % in {s} steps (it ended at {h:.1f} %)",
+                              static_cast<unsigned long>(k.run.steps), fmt::arg("pct", pct),
+                              fmt::arg("s", k.run.steps), fmt::arg("h", 100 * k.run.held_out));
   };
   std::string seq;
   if (ed.run.hit() && gpt.run.hit()) {

@@ -18,14 +18,14 @@ void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff)
   ch.option("--d-ff", d_ff, _("F, the feed-forward width"), 1, 8192);
 }
 
-void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& lr_help) {
+void adam_options(Chapter& ch, double& dropout, double& lr, const Help& lr_help) {
   ch.option("--dropout", dropout, _("dropout rate"));
-  ch.option("--lr", lr, lr_help.empty() ? std::string(_("Adam's learning rate")) : lr_help);
+  ch.option("--lr", lr, lr_help.empty() ? Help(N_("Adam's learning rate")) : lr_help);
 }
 
-void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const std::string& log_help) {
+void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const Help& log_help) {
   ch.option("--log-every", log_every,
-            log_help.empty() ? std::string(_("print the progress line every N batches")) : log_help, 1, 1000000);
+            log_help.empty() ? Help(N_("print the progress line every N batches")) : log_help, 1, 1000000);
   // the batch is split into a fixed number of parts, which the threads take (train/batch_parts.hpp)
   ch.option("--threads", threads, _("threads for training, 1 to this machine's cores (results do not depend on it)"), 1,
             train::max_training_threads());

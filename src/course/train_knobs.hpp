@@ -19,11 +19,11 @@ int64_t task_number(const std::string& flag, const std::string& text);
 // --d-model C, --heads H (must divide C; check_model_dims after parsing), --d-ff F
 void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff);
 // --dropout p, --lr (Adam's learning rate); `lr_help` replaces the generic help where given
-void adam_options(Chapter& ch, double& dropout, double& lr, const std::string& lr_help = "");
+void adam_options(Chapter& ch, double& dropout, double& lr, const Help& lr_help = "");
 // --log-every N (how often the progress line prints), --threads 1 to the machine's cores
 // (training's threads: they take the batch's fixed parts, so results do not depend on them);
 // `log_help` replaces the generic help where given
-void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const std::string& log_help = "");
+void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const Help& log_help = "");
 // --save DIR, --load DIR (safetensors weights and Adam's state)
 void checkpoint_options(Chapter& ch, std::string& save_dir, std::string& load_dir);
 // --check-grads runs alone: any of `flags` given beside it (--save, --load, --steps, ...) would be

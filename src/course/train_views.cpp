@@ -62,9 +62,8 @@ MaskReading read_mask(const std::vector<bool>& keep, const std::vector<int64_t>&
   return r;
 }
 
-// What ch11's forward does with a (B,Q,K) mask of module_inputs (create_mask's floats turned into
-// the modules' mask): attention() (src/transformer/annotated.cpp) over equal scores, so a key the
-// forward hides gets softmax weight 0 and every other the same share. keep[(b*Q + q)*K + k].
+}  // namespace
+
 std::vector<bool> kept_by_attention(const BTensor& mask) {
   const size_t B = mask.shape()[0], Q = mask.shape()[1], K = mask.shape()[2];
   const Tensor q = xt::zeros<float>({B, size_t(1), Q, size_t(1)}), k = xt::zeros<float>({B, size_t(1), K, size_t(1)});
@@ -77,20 +76,6 @@ std::vector<bool> kept_by_attention(const BTensor& mask) {
   return keep;
 }
 
-// The polarity of create_mask's floats, read from what the forward keeps: the value every hidden
-// entry holds (hide) and the value every kept entry holds (keep). Only rows holding both values
-// tell: a row the forward hides whole is softmaxed over equal -1e9s, as evenly as a row it keeps
-// whole. consistent is false when a value is hidden in one place and kept in another (or nothing
-// is told at all: no row holds both values).
-struct Polarity {
-  float hide = 1.0f, keep = 0.0f;
-  bool consistent = false, told = false;
-};
-struct RowsOf {
-  const std::vector<float>& values;  // create_mask's, rows of K
-  const std::vector<bool>& keep;     // kept_by_attention's, the same layout
-  size_t K;
-};
 Polarity read_polarity(std::initializer_list<RowsOf> masks) {
   std::vector<float> hidden_values, kept_values;
   for (const RowsOf& m : masks)
@@ -109,7 +94,15 @@ Polarity read_polarity(std::initializer_list<RowsOf> masks) {
   return r;
 }
 
-}  // namespace
+void mask_legend(HeatmapOptions& opt, const Polarity& pol) {
+  // the SVG draws it in the mask colours, with their legend: which value is hidden, as measured
+  opt.mask = !pol.consistent ? MaskMeaning::None : pol.hide == 1.0f ? MaskMeaning::OneHides : MaskMeaning::OneKeeps;
+  // the terminal's legend, in the terminal's shades
+  if (pol.consistent)
+    opt.terminal_legend = trf(", {hide} = {h} = hidden, {keep} = {k} = visible",
+                              fmt::arg("hide", heatmap_swatch(pol.hide, opt)), fmt::arg("h", pol.hide),
+                              fmt::arg("keep", heatmap_swatch(pol.keep, opt)), fmt::arg("k", pol.keep));
+}
 
 std::string parameter_table(const Model<float>& model) {
   PartCounts counts;
@@ -205,15 +198,9 @@ void show_batch(Chapter& ch, const Batch& b, const ModelConfig& cfg) {
   opt.mode = heatmap_mode(ch.color);
   opt.vmin = 0, opt.vmax = 1;
   opt.cell_width = 8;
-  // the SVG draws it in the mask colours, with their legend: which value is hidden, as measured
-  opt.mask = !pol.consistent ? MaskMeaning::None : pol.hide == 1.0f ? MaskMeaning::OneHides : MaskMeaning::OneKeeps;
   opt.title = trf("combined_mask of {n} (\"{words}\"): rows = queries, columns = keys",
                   fmt::arg("n", b.numbers[size_t(row)]), fmt::arg("words", number_to_words(b.numbers[size_t(row)])));
-  // the terminal's legend, in the terminal's shades
-  if (pol.consistent)
-    opt.terminal_legend = trf(", {hide} = {h} = hidden, {keep} = {k} = visible",
-                              fmt::arg("hide", heatmap_swatch(pol.hide, opt)), fmt::arg("h", pol.hide),
-                              fmt::arg("keep", heatmap_swatch(pol.keep, opt)), fmt::arg("k", pol.keep));
+  mask_legend(opt, pol);
   ch.figure(heatmap(picture, tokens_of(target_vocab(), ti), tokens_of(target_vocab(), ti), opt));
 }
 
@@ -256,6 +243,17 @@ void show_loss_reduction(Chapter& ch, const Metrics& metrics) {
               "average ({lo:.3f}..{hi:.3f} per batch)",
               fmt::arg("m", mean_ratio), fmt::arg("lo", metrics.ratio_min), fmt::arg("hi", metrics.ratio_max)),
           Shown::Twin);
+  // which positions the loss counted: its own loop's count, against the targets it received
+  const int64_t words = metrics.run_positions - metrics.run_padding;
+  ch.say("  " + ch.verdict(metrics.run_counted == words,
+                           N_("the loss summed the cross-entropy of {c} of the run's {all} target positions: each one "
+                              "whose target (tar_real) is a word, none of the {pad} padding targets"),
+                           N_("the loss summed the cross-entropy of {c} of the run's {all} target positions, but {w} "
+                              "targets are words and {pad} are padding: it no longer counts exactly the words' "
+                              "positions (look at {site})"),
+                           fmt::arg("c", metrics.run_counted), fmt::arg("all", metrics.run_positions),
+                           fmt::arg("pad", metrics.run_padding), fmt::arg("w", words),
+                           fmt::arg("site", trainer_loss_site())));
   ch.say(trf("  What it does: every gradient is scaled by that batch's real/all ratio, so batches with more padding "
              "(short numbers) count less. With SGD this would lower the learning rate by about {pct:.0f}%; Adam "
              "divides m by sqrt(v), so a scale that varies only between {lo:.3f} and {hi:.3f} mostly cancels. Try "
@@ -325,6 +323,21 @@ void show_cross_attention(Chapter& ch, const Model<float>& trained, const std::v
              fmt::arg("q", q == 0 ? tv.words[size_t(tv.start())] : tv.words[size_t(after_ids[size_t(q - 1)])]),
              fmt::arg("line", line), fmt::arg("n", n), fmt::arg("d", hundreds), fmt::arg("k", on_digit),
              fmt::arg("H", H)));
+}
+
+std::string grad_check_verdict(Chapter& ch, const std::vector<GradCheckRow>& rows, const std::string& first_bad,
+                               double tol, double floor, const std::string& site) {
+  const size_t bad = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return !r.ok; }));
+  if (bad == 0)
+    return ch.verdict(true, trf("all {n} parameter tensors match finite differences "
+                                "(maxdiff <= {tol:g} x max(max |grad|, {floor:g}))",
+                                fmt::arg("n", rows.size()), fmt::arg("tol", tol), fmt::arg("floor", floor)));
+  const char* where = site.empty() ? N_("{bad} of {n} parameter tensors differ from finite differences; the backward "
+                                        "reaches {name} first: look at that module's backward ({file})")
+                                   : N_("{bad} of {n} parameter tensors differ from finite differences; the backward "
+                                        "reaches {name} first: look at that module's backward ({file}, called by {site})");
+  return ch.verdict(false, trf(where, fmt::arg("bad", bad), fmt::arg("n", rows.size()), fmt::arg("name", first_bad),
+                               fmt::arg("file", annotated_source()), fmt::arg("site", site)));
 }
 
 }  // namespace ts

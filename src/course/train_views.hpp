@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "course/chapter.hpp"
+#include "course/heatmap.hpp"
+#include "train/gradcheck.hpp"
 #include "train/trainer.hpp"
 
 namespace ts {
@@ -35,5 +38,38 @@ void show_loss_reduction(Chapter& ch, const train::Metrics& metrics);
 // and which source digit the row that predicts "hundred" looks at.
 void show_cross_attention(Chapter& ch, const train::Model<float>& trained, const std::vector<float>& untrained,
                           int64_t n, int64_t max_new);
+
+// ---- a mask's polarity, read from what the forward does (introduced in ch11; ch14 reads its
+// three kinds' masks with it)
+// What a forward does with a (B,Q,K) module mask (true = keep, module_inputs' or GPT::forward's):
+// attention() (src/transformer/annotated.cpp) over equal scores, so a key the forward hides gets
+// softmax weight 0 and every other the same share. keep[(b*Q + q)*K + k].
+std::vector<bool> kept_by_attention(const BTensor& mask);
+// The polarity of a mask's values, read from what the forward keeps: the value every hidden
+// entry holds (hide) and the value every kept entry holds (keep). Only rows holding both values
+// tell: a row the forward hides whole is softmaxed over equal -1e9s, as evenly as a row it keeps
+// whole. consistent is false when a value is hidden in one place and kept in another (or nothing
+// is told at all: no row holds both values).
+struct Polarity {
+  float hide = 1.0f, keep = 0.0f;
+  bool consistent = false, told = false;
+};
+struct RowsOf {
+  const std::vector<float>& values;  // the mask's values as the forward built them, rows of K
+  const std::vector<bool>& keep;     // what the forward kept (kept_by_attention's), the same layout
+  size_t K;
+};
+Polarity read_polarity(std::initializer_list<RowsOf> masks);
+// A mask heatmap's colours and terminal legend ("{hide} = 1 = hidden, ...") from the polarity
+// read: the value hidden as measured; none where pol is not consistent.
+void mask_legend(HeatmapOptions& opt, const Polarity& pol);
+
+// The verdict under a float gradient check's table (ch11 --check-grads, and ch12's, introduced
+// in ch11): OK when every row of `rows` matches its finite differences within tol x max(max |grad|,
+// floor), the tolerance the check itself used (passed by the caller, so the line states it); else how many differ, `first_bad` (the failing tensor the backward reaches first)
+// and where to look: that module's backward in annotated_source(), and `site`, the function that
+// called it ("" when the chapter runs the backward itself).
+std::string grad_check_verdict(Chapter& ch, const std::vector<train::GradCheckRow>& rows,
+                               const std::string& first_bad, double tol, double floor, const std::string& site = "");
 
 }  // namespace ts

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 #include "train/batch_parts.hpp"
 #include "transformer/grad.hpp"
@@ -27,6 +28,7 @@ void Metrics::add(int64_t epoch_now, const StepStats& st, double loss) {
   }
   epoch_loss += loss, ++epoch_steps, epoch_correct += st.correct, epoch_correct_all += st.correct_all;
   epoch_tokens += st.tokens, epoch_positions += st.positions;
+  run_counted += st.counted, run_padding += st.padding, run_positions += st.positions;
   curve.push_back(loss);
   sum_article += st.loss_article, sum_token += st.loss_token;
   const double ratio = double(st.tokens) / double(st.positions);
@@ -95,6 +97,8 @@ Trainer::Trainer(Model<float> model, int threads, uint64_t seed)
   set_blas_threads(1);
 }
 
+// the line below: Trainer::forward's own, for trainer_loss_site()
+static const CodeSite kLossSite{__FILE__, __LINE__ + 1, "Trainer::forward"};
 StepStats Trainer::forward(const Batch& b, bool training) {
   const int64_t K = batch_parts(b.B);
   const int64_t V = model_.cfg.tgt_vocab;
@@ -102,7 +106,7 @@ StepStats Trainer::forward(const Batch& b, bool training) {
   batch_ = b;
   used_ = K;
   std::vector<double> sums(size_t(K), 0.0);
-  std::vector<int64_t> correct(size_t(K), 0), correct_all(size_t(K), 0);
+  std::vector<int64_t> correct(size_t(K), 0), correct_all(size_t(K), 0), counted(size_t(K), 0), padding(size_t(K), 0);
   run_parts(K, threads_, [&](int64_t k) {
     Part& p = *parts_[size_t(k)];
     const RowRange r = part_rows(b.B, k, K);
@@ -121,12 +125,14 @@ StepStats Trainer::forward(const Batch& b, bool training) {
       const int64_t y = p.batch.tar_real[size_t(n)];
       const int64_t arg = std::max_element(lp, lp + V) - lp;  // the prediction
       correct_all[size_t(k)] += arg == y;
+      padding[size_t(k)] += y == kPad;
       if (y == kPad) continue;
       correct[size_t(k)] += arg == y;
       double all = 0.0;
       if (eps != 0.0)
         for (int64_t v = 0; v < V; ++v) all += lp[v];
       sums[size_t(k)] += -(1.0 - eps) * double(lp[y]) - eps / double(V) * all;
+      ++counted[size_t(k)];  // this position's cross-entropy is in the loss
     }
   });
   StepStats s;
@@ -135,6 +141,7 @@ StepStats Trainer::forward(const Batch& b, bool training) {
     sum += sums[size_t(k)];
     s.correct += correct[size_t(k)];
     s.correct_all += correct_all[size_t(k)];
+    s.counted += counted[size_t(k)], s.padding += padding[size_t(k)];
   }
   s.positions = b.B * b.T;
   s.tokens = reduction_denominator(b, Reduction::TokenMean);
@@ -254,6 +261,10 @@ StepStats Trainer::step(const Batch& b, Reduction r) {
   const StepStats s = gradients(b, r, true);
   adam_.update(model_.params.data(), grads_.data(), model_.params.size());
   return s;
+}
+
+std::string trainer_loss_site() {
+  return code_site_path(kLossSite.file) + ":" + std::to_string(kLossSite.line) + " " + kLossSite.func;
 }
 
 }  // namespace ts::train

@@ -27,6 +27,9 @@ struct StepStats {
   double loss_token = 0;    // per-token mean: sum of masked losses / real tokens
   int64_t correct = 0, tokens = 0, positions = 0;  // argmax == tar_real over real tokens; B*T
   int64_t correct_all = 0;  // argmax == tar_real over all B*T positions (padding: argmax == 0)
+  // which positions the loss counted, measured in its loop over the targets it received (tar_real):
+  // counted = positions whose cross-entropy entered the sum, padding = targets that are the padding id
+  int64_t counted = 0, padding = 0;
 };
 
 // What the chapter prints about a run: article 004's train_loss and train_accuracy (means
@@ -37,6 +40,7 @@ struct Metrics {
   double epoch_loss = 0;
   std::vector<double> curve;  // the loss of every step
   double sum_article = 0, sum_token = 0, ratio_sum = 0, ratio_min = 1, ratio_max = 0;
+  int64_t run_counted = 0, run_padding = 0, run_positions = 0;  // StepStats' over the whole run
   void add(int64_t epoch_now, const StepStats& st, double loss);
   double train_loss() const { return epoch_loss / double(epoch_steps); }
   // over the real target tokens (the course's acc)
@@ -73,6 +77,10 @@ ModuleInputs module_inputs(const Batch& b, bool look_ahead);
 std::vector<std::vector<int64_t>> greedy_translate(const Model<float>& m, const std::vector<int64_t>& numbers,
                                                    int64_t max_new, std::vector<float>* cross = nullptr,
                                                    int64_t* cross_T = nullptr, int64_t* cross_S = nullptr);
+
+// "src/train/trainer.cpp:LINE Trainer::forward", from the compiler: where the loss's loop decides
+// which positions it counts (StepStats::counted), for a NOT OK to name
+std::string trainer_loss_site();
 
 class Trainer {
  public:
