@@ -399,11 +399,11 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
     cache->append(k, v);
     // a mask the caller built for every cached position and the new ones needs the cache to hold them all
     const size_t S = mask && mask->dimension() > 0 ? mask->shape().back() : 1;
-    if (S != 1 && S != cache->len())
-      fail("the mask covers " + std::to_string(S) + " keys, the KV cache holds " + std::to_string(cache->len()) +
-           " after appending " + std::to_string(k.shape()[1]) + " to " + std::to_string(before) +
-           (cache->len() < before + k.shape()[1] ? ": it dropped some" : "") + " (look at " + kv_cache_append_site() +
-           ")");
+    if (S != 1 && S != cache->len())  // a failed check (NOT OK, exit 3): a learner's edit of the cache, measured
+      throw CheckFailure("the mask covers " + std::to_string(S) + " keys, the KV cache holds " +
+                         std::to_string(cache->len()) + " after appending " + std::to_string(k.shape()[1]) + " to " +
+                         std::to_string(before) + (cache->len() < before + k.shape()[1] ? ": it dropped some" : "") +
+                         " (look at " + kv_cache_append_site() + ")");
   }
   if (cache && cache->fixed && cache->len() == 0) cache->k = k, cache->v = v;
   const Tensor& keys = cache ? cache->k : k;
