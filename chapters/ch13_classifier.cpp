@@ -131,8 +131,11 @@ int main(int argc, char** argv) {
     const Split& split = number_split();
     // the label rule, measured in Step 1 from make_cls_batch's labels (the last digit, or not)
     bool label_is_last_digit = false;
-    ch.section(pooling.has_cls ? _("Step 1: the task, the input with its [CLS] position, the model")
-                               : _("Step 1: the task, the input (no [CLS] position: make_cls_batch put none), the model"),
+    ch.section(pooling.has_cls      ? _("Step 1: the task, the input with its [CLS] position, the model")
+               : pooling.cls_at > 0 ? trf("Step 1: the task, the input ([CLS] at position {p}, not 0: where "
+                                          "make_cls_batch put it), the model",
+                                          fmt::arg("p", pooling.cls_at))
+                                    : _("Step 1: the task, the input (no [CLS] position: make_cls_batch put none), the model"),
                _("article 000 §TransformerEncoder; article 002 §9.1.3"));
     {
       const ClsBatch ex = make_cls_batch({48, 12, 300, 7015});

@@ -77,7 +77,9 @@ Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
     out.moves.push_back(dl > 1e-5);
     out.weight.push_back(std::abs(wt) < 1e-5 ? 0.0 : wt);
   }
-  out.has_cls = n > 0 && b.ids[0] == cls_id();
+  for (int64_t t = 0; t < n && out.cls_at < 0; ++t)
+    if (b.ids[size_t(t)] == cls_id()) out.cls_at = t;
+  out.has_cls = out.cls_at == 0;
   std::string joined;
   for (int64_t t = 0; t < n; ++t) joined += (joined.empty() ? "" : " ") + tokens[size_t(t)];
   std::vector<int64_t> read;

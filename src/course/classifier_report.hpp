@@ -49,6 +49,7 @@ struct Pooling {
   std::string words;           // "the final vector of position 0, [CLS]", "the mean of ...", ...
   bool cls_only = false;       // [CLS] at position 0, and it alone read, with weight 1
   bool has_cls = false;        // make_cls_batch put [CLS] at position 0 of sentence 0
+  int64_t cls_at = -1;         // where sentence 0's first [CLS] is, if make_cls_batch put one anywhere (-1: none)
   bool linear = true;          // every move of the logits lies along W d: the head is a Linear of a weighted sum
 };
 Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b);
