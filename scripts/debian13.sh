@@ -57,6 +57,16 @@ inside() {
     fi
   fi
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  # the host's own certificate authorities (a TLS-inspecting proxy's, say) are trusted inside too:
+  # without them npm (scripts/fetch_vocab.sh) and pip fail there with SELF_SIGNED_CERT_IN_CHAIN
+  local cas=/usr/local/share/ca-certificates
+  if [ -n "$(ls -A "$cas" 2>/dev/null)" ] && [ -x "$root/usr/sbin/update-ca-certificates" ] &&
+     ! diff -rq "$cas" "$root$cas" >/dev/null 2>&1; then
+    mkdir -p "$root$cas"
+    cp -r "$cas/." "$root$cas/"
+    chroot "$root" /usr/sbin/update-ca-certificates >/dev/null 2>&1 ||
+      echo "debian13: update-ca-certificates failed inside the chroot (HTTPS downloads there may fail)" >&2
+  fi
   case $cwd in "$here"|"$here"/*) ;; *) cwd=$here ;; esac
   exec env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     chroot "$root" /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$cwd" "$@"
