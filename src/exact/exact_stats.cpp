@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "exact/kernels.hpp"
 
@@ -34,23 +35,39 @@ double welford_var(const float* x, int64_t n, int64_t correction) {
   return m2 / divisor;  // 0/0 = NaN, m2/0 = inf, as in torch
 }
 
-// welford_var on 4 rows at once, x0..x3 (n each): the same operations in the same order on each
-// row, so the same bits; the 4 independent chains hide the latency of the division per element.
-void welford_var4(const float* const x[4], int64_t n, int64_t correction, double var[4]) {
-  double mean[4] = {0.0, 0.0, 0.0, 0.0}, m2[4] = {0.0, 0.0, 0.0, 0.0};
+// welford_var on R rows at once: xt (n, R) holds the R rows as columns (element i of row q at
+// xt[i * R + q], so each step reads R neighbours: vector lanes). The same operations in the same
+// order on each row, so the same bits; the R independent chains hide the latency of the division
+// per element, which alone bounds welford_var.
+template <int R>
+void welford_var_rows(const float* xt, int64_t n, int64_t correction, double var[R]) {
+  double mean[R] = {}, m2[R] = {};
   for (int64_t i = 0; i < n; ++i) {
     const double nf = static_cast<double>(i + 1);
-    for (int q = 0; q < 4; ++q) {
-      const double delta = static_cast<double>(x[q][i]) - mean[q];
+    const float* xi = xt + i * R;
+    for (int q = 0; q < R; ++q) {
+      const double delta = static_cast<double>(xi[q]) - mean[q];
       mean[q] = mean[q] + delta / nf;
-      const double new_delta = static_cast<double>(x[q][i]) - mean[q];
+      const double new_delta = static_cast<double>(xi[q]) - mean[q];
       m2[q] = m2[q] + delta * new_delta;
     }
   }
   const double nf = static_cast<double>(n);
   const double c = static_cast<double>(correction);
   const double divisor = nf > c ? nf - c : 0.0;
-  for (int q = 0; q < 4; ++q) var[q] = m2[q] / divisor;
+  for (int q = 0; q < R; ++q) var[q] = m2[q] / divisor;
+}
+
+// rows [r, r+R) of x (rows, n) -> y: transposed into xt (n, R), welford_var_rows, the sqrt if asked
+template <int R>
+void std_var_block(const float* x, float* y, int64_t r, int64_t n, int64_t correction, bool take_sqrt,
+                   std::vector<float>& xt) {
+  xt.resize(static_cast<size_t>(n * R));
+  for (int q = 0; q < R; ++q)
+    for (int64_t i = 0; i < n; ++i) xt[static_cast<size_t>(i * R + q)] = x[(r + q) * n + i];
+  double var[R];
+  welford_var_rows<R>(xt.data(), n, correction, var);
+  for (int q = 0; q < R; ++q) y[r + q] = static_cast<float>(take_sqrt ? std::sqrt(var[q]) : var[q]);
 }
 
 // x (n) -> var in double: std_var_all_cpu, torch's path when the result has one element.
@@ -76,13 +93,10 @@ void std_var_rows(const float* x, float* y, int64_t rows, int64_t n, int64_t cor
     return;
   }
   int64_t r = 0;
-  if (rows > 1) {
-    for (; r + 4 <= rows; r += 4) {
-      const float* const four[4] = {x + r * n, x + (r + 1) * n, x + (r + 2) * n, x + (r + 3) * n};
-      double var[4];
-      welford_var4(four, n, correction, var);
-      for (int q = 0; q < 4; ++q) y[r + q] = static_cast<float>(take_sqrt ? std::sqrt(var[q]) : var[q]);
-    }
+  if (rows > 1) {  // 16 rows at a time, then 4 (a LayerNorm's batch is B*T rows)
+    std::vector<float> xt;
+    for (; r + 16 <= rows; r += 16) std_var_block<16>(x, y, r, n, correction, take_sqrt, xt);
+    for (; r + 4 <= rows; r += 4) std_var_block<4>(x, y, r, n, correction, take_sqrt, xt);
   }
   for (; r < rows; ++r) {
     const float* row = x + r * n;
