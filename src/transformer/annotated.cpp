@@ -232,41 +232,48 @@ TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
   return out;
 }
 
-// AnnotatedLayerNorm::backward's rows, R at a time (R independent chains overlap their latency);
-// each row takes the same operations in the same order as alone, so R changes no bit.
-// x, dy, dx (R,C) rows;  a_2 (C);  ga, gb (C) += that row's terms, row after row
+// AnnotatedLayerNorm::backward's rows, R at a time; each row takes the same operations in the same
+// order as alone, so R changes no bit. The per-row sums (mean, variance, mean(g), sum(g xhat)) run
+// over xt, dyt (C,R): the block transposed, so the R rows' chains are the lanes of a vector; the
+// per-element steps (ga, gb, dx) run row by row over c, ga[c] and gb[c] taking row after row.
+// x, dy, dx (R,C) rows;  a_2 (C);  ga, gb (C) += that row's terms;  xt, dyt (C*R) scratch
 template <size_t R>
-static void annotated_layernorm_backward_rows(const float* x, const float* dy, float* dx, size_t C, double eps,
-                                              const float* a_2, float* ga, float* gb, double* xhats) {
+static void annotated_layernorm_backward_rows(const float* __restrict x, const float* __restrict dy,
+                                              float* __restrict dx, size_t C, double eps,
+                                              const float* __restrict a_2, float* __restrict ga,
+                                              float* __restrict gb, float* __restrict xt, float* __restrict dyt) {
   const double d = static_cast<double>(C) - 1.0;  // the unbiased std's divisor
+  for (size_t q = 0; q < R; ++q)
+    for (size_t c = 0; c < C; ++c) xt[c * R + q] = x[q * C + c], dyt[c * R + q] = dy[q * C + c];
   // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps)   (each of the R rows)
   double means[R] = {}, ss[R] = {}, rstds[R];
   for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) means[q] += x[q * C + c];
+    for (size_t q = 0; q < R; ++q) means[q] += xt[c * R + q];
   for (size_t q = 0; q < R; ++q) means[q] /= static_cast<double>(C);
   for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) ss[q] += (x[q * C + c] - means[q]) * (x[q * C + c] - means[q]);
+    for (size_t q = 0; q < R; ++q) ss[q] += (xt[c * R + q] - means[q]) * (xt[c * R + q] - means[q]);
   for (size_t q = 0; q < R; ++q) rstds[q] = 1.0 / std::sqrt(ss[q] / d + eps);
-  // xhat = (x - mean) rstd;  g = dy a_2;  mean(g), sum(g xhat);  ga += dy xhat;  gb += dy
+  // xhat = (x - mean) rstd;  g = dy a_2;  mean(g), sum(g xhat)
   double g_means[R] = {}, g_xhats[R] = {};
   for (size_t c = 0; c < C; ++c)
     for (size_t q = 0; q < R; ++q) {
-      xhats[q * C + c] = (x[q * C + c] - means[q]) * rstds[q];
-      const double g = double(dy[q * C + c]) * double(a_2[c]);
+      const double xhat = (xt[c * R + q] - means[q]) * rstds[q];
+      const double g = double(dyt[c * R + q]) * double(a_2[c]);
       g_means[q] += g;
-      g_xhats[q] += g * xhats[q * C + c];
-      ga[c] += static_cast<float>(double(dy[q * C + c]) * xhats[q * C + c]);
-      gb[c] += dy[q * C + c];
+      g_xhats[q] += g * xhat;
     }
-  // dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), row by row
+  // ga += dy xhat;  gb += dy;  dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), row by row
   for (size_t q = 0; q < R; ++q) {
-    const double rstd = rstds[q], g_mean = g_means[q] / static_cast<double>(C), g_xhat = g_xhats[q];
-    const double* xhat = xhats + q * C;
+    const double mean = means[q], rstd = rstds[q], g_mean = g_means[q] / static_cast<double>(C), g_xhat = g_xhats[q];
+    const float* px = x + q * C;
     const float* pdy = dy + q * C;
     float* pdx = dx + q * C;
     for (size_t c = 0; c < C; ++c) {
+      const double xhat = (px[c] - mean) * rstd;
+      ga[c] += static_cast<float>(double(pdy[c]) * xhat);
+      gb[c] += pdy[c];
       const double g = double(pdy[c]) * double(a_2[c]);
-      pdx[c] = static_cast<float>(rstd * (g - g_mean - xhat[c] * g_xhat / d));
+      pdx[c] = static_cast<float>(rstd * (g - g_mean - xhat * g_xhat / d));
     }
   }
 }
@@ -277,16 +284,16 @@ Tensor AnnotatedLayerNorm::backward(const Tensor& x, const Tensor& dy, Annotated
   if (x.dimension() == 0 || x.shape().back() != C || dy.size() != x.size())
     throw std::invalid_argument("LayerNorm.backward: x and dy must both be (...,C)");
   const size_t rows = x.size() / std::max<size_t>(C, 1);
-  // every row: dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), in double; 4 rows at a time
+  // every row: dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), in double; 8 rows at a time
   Tensor dx = Tensor::from_shape(shape_of(x));
-  std::vector<double> xhat(4 * C);
+  std::vector<float> xt(8 * C), dyt(8 * C);
   size_t r = 0;
-  for (; r + 4 <= rows; r += 4)
-    annotated_layernorm_backward_rows<4>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
-                                         grad.a_2.data(), grad.b_2.data(), xhat.data());
+  for (; r + 8 <= rows; r += 8)
+    annotated_layernorm_backward_rows<8>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
+                                         grad.a_2.data(), grad.b_2.data(), xt.data(), dyt.data());
   for (; r < rows; ++r)
     annotated_layernorm_backward_rows<1>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
-                                         grad.a_2.data(), grad.b_2.data(), xhat.data());
+                                         grad.a_2.data(), grad.b_2.data(), xt.data(), dyt.data());
   return dx;
 }
 
@@ -463,7 +470,9 @@ void set_gelu_backward_kernel(GeluBackwardKernel kernel) { g_gelu_backward_kerne
 // gelu_backward, erf to ~5e-7, src/fast/simd/) when a probe of a few points finds it computes what
 // gelu_slope does; else (none installed, an edit of gelu_slope, or --naive) the plain loop above,
 // so an edit is what runs.
-static void gelu_slope_times(float* dh1, const float* h1, size_t n) {
+static void gelu_slope_times(Tensor& dh1_t, const float* h1) {
+  float* dh1 = dh1_t.data();
+  const size_t n = dh1_t.size();
   static constexpr int kProbe = 8;
   static constexpr float kX[kProbe] = {-4.0f, -2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
   const GeluBackwardKernel kernel = g_gelu_backward_kernel.load();
@@ -478,9 +487,9 @@ static void gelu_slope_times(float* dh1, const float* h1, size_t n) {
     for (size_t i = 0; i < n; ++i) dh1[i] = static_cast<float>(double(dh1[i]) * gelu_slope(double(h1[i])));
     return;
   }
-  std::vector<float> da(dh1, dh1 + n);
-  std::fill(dh1, dh1 + n, 0.0f);
-  kernel(h1, da.data(), dh1, int64_t(n));  // dh1 += da * slope(h1)
+  Tensor out = zeros(shape_of(dh1_t));
+  kernel(h1, dh1, out.data(), int64_t(n));  // out = 0 + da * slope(h1)
+  dh1_t = std::move(out);
 }
 
 PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {
@@ -524,7 +533,7 @@ Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForwa
     for (size_t i = 0; i < dh1.size(); ++i)
       if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;
   if (activation == Activation::GELU)  // dh1 = da (Phi(h1) + h1 phi(h1))
-    gelu_slope_times(dh1.data(), saved.h1.data(), dh1.size());
+    gelu_slope_times(dh1, saved.h1.data());
   return w_1.backward(saved.x, dh1, grad.w_1);
 }
 
