@@ -592,7 +592,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
     Shape out_shape = shape_of(x);
     out_shape.back() = size_t(out_f);
     Tensor out = Tensor::from_shape(out_shape);
-    for (int64_t i = 0; i < rows; ++i) std::copy(bias->data(), bias->data() + out_f, out.data() + i * out_f);
+    // every row of C = the bias: row 0 copied, then the rows done so far doubled (a few long copies
+    // instead of one short copy per row)
+    if (rows > 0) std::copy(bias->data(), bias->data() + out_f, out.data());
+    for (int64_t done = 1; done < rows; done *= 2)
+      std::copy(out.data(), out.data() + std::min(done, rows - done) * out_f, out.data() + done * out_f);
     const Dims st = contiguous_strides({rows, out_f});
     const Dims xst = contiguous_strides({rows, in_f});
     addmm_(MatView{out.data(), rows, out_f, st[0], st[1]}, CMatView{x.data(), rows, in_f, xst[0], xst[1]},
