@@ -214,6 +214,7 @@ std::string token_losses_site() { return site_words(kLossSite); }
 Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y, float scale) {
   const size_t N = y.size(), V = logits.size() / std::max<size_t>(N, 1);
   Tensor d = zeros(shape_of(logits));
+  std::vector<double> e(V);  // exp(l_v - max), computed once per row
   for (size_t n = 0; n < N; ++n) {
     if (y[n] == kPad) continue;
     // dlogits_n = scale (softmax(l_n) - onehot(y_n))   (V)
@@ -221,8 +222,8 @@ Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y
     float* dl = d.data() + n * V;
     const double mx = *std::max_element(l, l + V);
     double sum = 0.0;
-    for (size_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
-    for (size_t v = 0; v < V; ++v) dl[v] = float(double(scale) * std::exp(double(l[v]) - mx) / sum);
+    for (size_t v = 0; v < V; ++v) sum += e[v] = std::exp(double(l[v]) - mx);
+    for (size_t v = 0; v < V; ++v) dl[v] = float(double(scale) * e[v] / sum);
     dl[y[n]] -= scale;
   }
   return d;

@@ -326,7 +326,9 @@ Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tenso
     ran = true;
   }
   Tensor y = dropout(sublayer(norm(x)));
-  return x + y;
+  // out = x + y   (added in y's storage: the same sums, no new tensor)
+  y += x;
+  return y;
 }
 
 static void require_forward(const SublayerConnection& s, size_t i, const CodeSite& forward, const CodeSite& backward) {
@@ -424,9 +426,12 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   // 5) output projection linears[3]   (B,T,C)
   Tensor out = linears[3](merged);
   // what the backward needs (this call's own tensors moved in, not copied)
-  if (keep)
-    saved = Saved{query, key, value, std::move(q), cache ? keys : std::move(k), cache ? values : std::move(v),
-                  std::move(saved.p), std::move(merged)};
+  if (keep) {
+    const bool key_is_query = &key == &query, value_is_key = &value == &key;
+    saved = Saved{query, key_is_query ? Tensor() : key, value_is_key ? Tensor() : value, std::move(q),
+                  cache ? keys : std::move(k), cache ? values : std::move(v), std::move(saved.p), std::move(merged),
+                  key_is_query, value_is_key};
+  }
   return out;
 }
 
@@ -440,8 +445,8 @@ MultiHeadedAttention::InputGrads MultiHeadedAttention::backward(const Tensor& dy
   Tensor dq = zeros(shape_of(saved.q)), dk = zeros(shape_of(saved.k)), dv = zeros(shape_of(saved.v));
   attention_heads_backward(dmerged, saved.q, saved.k, saved.v, h, saved.p, attn, &dropout, dq, dk, dv, scale_scores);
   // 1) the three projections
-  return {linears[0].backward(saved.query, dq, grad.linears[0]), linears[1].backward(saved.key, dk, grad.linears[1]),
-          linears[2].backward(saved.value, dv, grad.linears[2])};
+  return {linears[0].backward(saved.query, dq, grad.linears[0]), linears[1].backward(saved.key_in(), dk, grad.linears[1]),
+          linears[2].backward(saved.value_in(), dv, grad.linears[2])};
 }
 
 ModuleRepr MultiHeadedAttention::repr() const {

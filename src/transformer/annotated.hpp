@@ -155,8 +155,15 @@ struct MultiHeadedAttention {
   ModuleRepr repr() const;
   void train(bool on) { dropout.training = on; }
   // What the last forward kept for backward (EnableGrad only): its inputs, their projections
-  // (B,T|S,C), the weights before dropout (B,H,T,S), the merged heads (B,T,C).
-  struct Saved { Tensor query, key, value, q, k, v, p, merged; } saved;
+  // (B,T|S,C), the weights before dropout (B,H,T,S), the merged heads (B,T,C). An input that is
+  // the same tensor as the one before it (self-attention: key and value are query; a decoder's
+  // memory: value is key) is kept once, its own slot left empty (key_is_query, value_is_key).
+  struct Saved {
+    Tensor query, key, value, q, k, v, p, merged;
+    bool key_is_query = false, value_is_key = false;
+    const Tensor& key_in() const { return key_is_query ? query : key; }
+    const Tensor& value_in() const { return value_is_key ? key_in() : value; }
+  } saved;
 };
 
 // ---------------------------------------------------------------- feed-forward (article 002)
