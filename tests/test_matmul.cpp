@@ -333,6 +333,31 @@ TEST_CASE("matmul: few-row products, close to sgemm's", "[matmul]") {
   CHECK_THROWS(ts::few_rows_linear(nullptr, ts::kFewRows + 1, 1, nullptr, 1, nullptr, nullptr));
 }
 
+// a parallel-for that runs its chunks last to first (3 of them, as a pool's threads might finish)
+static void reversed_chunks(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t), void* ctx) {
+  CHECK(grain >= 1);
+  const int64_t parts = 3;
+  for (int64_t c = parts - 1; c >= 0; --c) body(ctx, n * c / parts, n * (c + 1) / parts);
+}
+
+TEST_CASE("matmul: a wide few-row product split over threads gives the same bits", "[matmul]") {
+  std::mt19937 rng(32);
+  // wide enough to be split (kFewRowsSplit), with out_f not a multiple of 8 and in_f not of 8
+  for (int64_t rows : {1, 3})
+    for (auto [in_f, out_f] : {std::pair<int64_t, int64_t>{288, 1003}, {131, 1017}, {64, 2048}}) {
+      REQUIRE(in_f * out_f >= ts::kFewRowsSplit);
+      const std::vector<float> x = random_floats(rng, size_t(rows * in_f)), w = random_floats(rng, size_t(out_f * in_f)),
+                               bias = random_floats(rng, size_t(out_f));
+      std::vector<float> alone(size_t(rows * out_f)), split(size_t(rows * out_f));
+      ts::set_few_rows_parallel(nullptr);
+      ts::few_rows_linear(x.data(), rows, in_f, w.data(), out_f, bias.data(), alone.data());
+      ts::set_few_rows_parallel(&reversed_chunks);
+      ts::few_rows_linear(x.data(), rows, in_f, w.data(), out_f, bias.data(), split.data());
+      ts::set_few_rows_parallel(nullptr);
+      CHECK(std::memcmp(alone.data(), split.data(), alone.size() * sizeof(float)) == 0);
+    }
+}
+
 }  // namespace
 
 namespace {

@@ -15,8 +15,8 @@
 #include "exact/torch_version.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -528,18 +528,19 @@ FewRowsProducts::FewRowsProducts(bool on) : was_(g_few_rows) { g_few_rows = g_fe
 FewRowsProducts::~FewRowsProducts() { g_few_rows = was_; }
 bool few_rows_products() { return g_few_rows; }
 
-void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
-                     float* out) {
-  if (rows > kFewRows) fail("few_rows_linear: at most " + std::to_string(kFewRows) + " rows");
+namespace {
+// few_rows_linear's outputs [j0, j1) of every row; j0 is a multiple of 8
+void few_rows_range(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
+                    float* out, int64_t j0, int64_t j1) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * in_f;
     float* o = out + r * out_f;
-    int64_t j = 0;
+    int64_t j = j0;
 #if defined(__AVX2__) && defined(__FMA__)
     // 8 outputs at a time, each a dot product of x with one contiguous row of w: 8 lanes of
     // partial sums per output, the 8 outputs' lanes added together at the end (hadd tree).
     const int64_t in8 = in_f / 8 * 8;
-    for (; j + 8 <= out_f; j += 8) {
+    for (; j + 8 <= j1; j += 8) {
       const float* wj = w + j * in_f;
       __m256 a[8];
       for (int q = 0; q < 8; ++q) a[q] = _mm256_setzero_ps();
@@ -558,12 +559,36 @@ void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w,
       }
     }
 #endif
-    for (; j < out_f; ++j) {  // the outputs left over (all of them without AVX2): one running sum each
+    for (; j < j1; ++j) {  // the outputs left over (all of them without AVX2): one running sum each
       float sq = 0.0f;
       for (int64_t l = 0; l < in_f; ++l) sq = madd(w[j * in_f + l], xr[l], sq);
       o[j] = bias ? bias[j] + sq : sq;
     }
   }
+}
+
+std::atomic<FewRowsParallel> g_few_rows_parallel{nullptr};
+
+struct FewRowsJob {
+  const float *x, *w, *bias;
+  float* out;
+  int64_t rows, in_f, out_f;
+};
+}  // namespace
+
+void set_few_rows_parallel(FewRowsParallel parallel) { g_few_rows_parallel.store(parallel); }
+
+void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
+                     float* out) {
+  if (rows > kFewRows) fail("few_rows_linear: at most " + std::to_string(kFewRows) + " rows");
+  const FewRowsParallel parallel = g_few_rows_parallel.load();
+  if (!parallel || in_f * out_f < kFewRowsSplit) return few_rows_range(x, rows, in_f, w, out_f, bias, out, 0, out_f);
+  // groups of 8 outputs over the threads, at least 64 outputs each
+  FewRowsJob job{x, w, bias, out, rows, in_f, out_f};
+  parallel((out_f + 7) / 8, 8, [](void* ctx, int64_t g0, int64_t g1) {
+    const FewRowsJob& jb = *static_cast<const FewRowsJob*>(ctx);
+    few_rows_range(jb.x, jb.rows, jb.in_f, jb.w, jb.out_f, jb.bias, jb.out, g0 * 8, std::min(g1 * 8, jb.out_f));
+  }, &job);
 }
 
 // x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear.

@@ -97,6 +97,14 @@ bool few_rows_products();
 // added at the end where AVX2 runs, else one running sum).
 void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w, int64_t out_f, const float* bias,
                      float* out);
+// A wide weight (at least kFewRowsSplit floats: a GPT's LM head, its MLP) is split by output rows
+// over the threads of a parallel-for a layer above installs (fast/thread_pool's parallel_for,
+// installed by train::Gpt): each output is computed as alone, by the same code, so the split
+// changes no bit; the parts start at multiples of 8 outputs (the AVX2 loop's groups stay whole).
+// parallel(n, grain, body, ctx) runs body(ctx, begin, end) over [0, n) in chunks of >= grain.
+using FewRowsParallel = void (*)(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t), void* ctx);
+void set_few_rows_parallel(FewRowsParallel parallel);
+constexpr int64_t kFewRowsSplit = int64_t(1) << 17;
 
 // a (B,M,K), b (B,K,N) -> (B,M,N); torch.bmm.
 Tensor bmm(const Tensor& a, const Tensor& b);

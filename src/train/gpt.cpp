@@ -13,6 +13,7 @@
 #include "base/code_site.hpp"
 #include "exact/matmul.hpp"
 #include "fast/simd/route.hpp"
+#include "fast/thread_pool.hpp"
 #include "train/batch_parts.hpp"
 #include "train/checkpoint.hpp"
 #include "train/safetensors.hpp"
@@ -240,8 +241,14 @@ static void route_gelu_backward(const float* x, const float* dy, float* dx, int6
   simd::route().gelu_backward(x, dy, dx, n);
 }
 
+// the thread pool's parallel_for, for the few-row products of a cached step (exact/matmul.hpp)
+static void pool_parallel(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t), void* ctx) {
+  parallel_for(n, grain, [&](int64_t begin, int64_t end) { body(ctx, begin, end); });
+}
+
 Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_gpt_layout(c)) {
   set_gelu_backward_kernel(&route_gelu_backward);  // the modules' GELU backward may take the route (annotated.hpp)
+  set_few_rows_parallel(&pool_parallel);  // a cached step's wide products over set_num_threads' threads
   params.assign(layout.total, 0.0f);
   grads.assign(layout.total, 0.0f);
   Rng rng(seed * 7919ull + 17);
