@@ -71,6 +71,7 @@ if [ "$tier" = all ]; then
     "catch2|Catch2, the unit tests" "libbenchmark-dev|Google Benchmark"
     "python3-torch|PyTorch, the twins" "python3-numpy|numpy, the twins"
     "clang|clang, the fuzz targets" "tmux|the step-by-step test"
+    "git|git apply, the exercise and learner-edit tests"
     "libc++-dev|libc++, make test-clang" "libc++abi-dev|libc++abi, make test-clang"
     "fonts-dejavu-core|the font the figures are measured for"
   )

@@ -8,6 +8,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/docs/transcripts}
 python=${TS_PYTHON:-/usr/bin/python3}
+# docs/transcripts/ are PyTorch 1.13's runs (the articles'): another PyTorch writes elsewhere only
+if [ "$out" = "$here/docs/transcripts" ]; then
+  ver=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null) || ver=none
+  case $ver in
+    1.13*) ;;
+    *) echo "transcripts: docs/transcripts/ hold PyTorch 1.13's runs and this machine has PyTorch $ver: give another OUTDIR (scripts/transcripts.sh DIR)" >&2; exit 2 ;;
+  esac
+fi
 # Committed transcripts must not depend on which OpenBLAS kernel this CPU would pick:
 # pin the AVX2 kernels (OpenBLAS "Haswell", ATen AVX2), present on every x86-64 CPU of
 # this kind. Live chapter-vs-twin tests use whatever the environment says, on both sides.
