@@ -134,7 +134,11 @@ def check(build, chapter, n, path, edits=False):
         args = shlex.split(" ".join(header.get("run", [])))
         # TS_COLUMNS=0: each line as the chapter writes it (the patterns match whole sentences),
         # whoever runs the test and whatever terminal /dev/tty is
+        # TS_TORCH=1.13 (unless the caller set one): the pages show PyTorch 1.13's arithmetic, as the
+        # docs samples do (docs_check.py), so a build for PyTorch 2.6 (Debian 13) runs them through
+        # the exact path's 1.13 kernels
         env = dict(os.environ, OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "Haswell"), TS_COLUMNS="0")
+        env.setdefault("TS_TORCH", "1.13")
         env.pop("TS_LANG", None)
         r = subprocess.run([exe] + args, capture_output=True, text=True, env=env, timeout=600)
     out = (r.stdout + "\n" + r.stderr).splitlines()
