@@ -63,7 +63,14 @@ if [ ! -f "$arm/CMakeCache.txt" ]; then
     -DTS_NATIVE=OFF -DTS_BENCH=OFF -Dxtensor_DIR="$(dirname "$xtensor_cfg")" >"$x86/arm64-configure.log" 2>&1 \
     || { cat "$x86/arm64-configure.log"; die "arm64 configure failed"; }
 fi
-if ! cmake --build "$arm" -j "$JOBS" --target chapters ts_tests >"$arm/build.log" 2>&1; then
+# Catch2 3 (Debian 13) is a compiled library, and Debian's catch2 is not multi-arch: its x86
+# libCatch2.a cannot be linked into an arm64 ts_tests, nor an arm64 one installed beside it. There
+# the arm64 check is the chapters' (below); the unit tests under qemu run where Catch2 is the
+# header-only 2 (Debian 12).
+catch2_dir=$(sed -n 's/^Catch2_DIR:PATH=//p' "$arm/CMakeCache.txt")
+unit_tests=1
+if [ -n "$catch2_dir" ] && grep -qs 'PACKAGE_VERSION "3' "$catch2_dir/Catch2ConfigVersion.cmake"; then unit_tests=0; fi
+if ! cmake --build "$arm" -j "$JOBS" --target chapters $([ $unit_tests = 1 ] && echo ts_tests) >"$arm/build.log" 2>&1; then
   tail -n 30 "$arm/build.log"
   die "arm64 build failed (log: $arm/build.log)"
 fi
@@ -145,12 +152,17 @@ stage "chapters under qemu"
 # ARM64_TESTS='' runs every case (slow), ARM64_TESTS=SPEC a Catch2 test spec of your own.
 tests=${ARM64_TESTS-'~[slow]~[annotated]~[matmul],annotated: PositionalEncoding buffer equals torch bit for bit'}
 # (the environment's OPENBLAS_CORETYPE stays: the x86 torch it starts reads it too)
-( cd "$arm" && qemu-aarch64 ./ts_tests ${tests:+"$tests"} >"$here/$arm/ts_tests.log" 2>&1 ); rt=$?
-tail -n 2 "$arm/ts_tests.log"
-if [ $rt != 0 ]; then echo "NOT OK ts_tests under qemu: exit $rt (log: $arm/ts_tests.log)"; fail=1; fi
-stage "ts_tests under qemu"
+if [ $unit_tests = 1 ]; then
+  ( cd "$arm" && qemu-aarch64 ./ts_tests ${tests:+"$tests"} >"$here/$arm/ts_tests.log" 2>&1 ); rt=$?
+  tail -n 2 "$arm/ts_tests.log"
+  if [ $rt != 0 ]; then echo "NOT OK ts_tests under qemu: exit $rt (log: $arm/ts_tests.log)"; fail=1; fi
+  stage "ts_tests under qemu"
+else
+  echo "arm64: ts_tests not built: this Catch2 3 is an x86 library (Debian's catch2 is not multi-arch); the unit tests under qemu run on Debian 12"
+fi
 
 echo "arm64: total $(( $(date +%s) - t0 )) s"
-[ $fail = 0 ] && echo "arm64: OK (NEON route; every chapter's --plain byte-identical to x86; ts_tests pass under qemu)" \
-              || echo "arm64: NOT OK"
+what="NEON route; every chapter's --plain byte-identical to x86"
+[ $unit_tests = 1 ] && what="$what; ts_tests pass under qemu"
+[ $fail = 0 ] && echo "arm64: OK ($what)" || echo "arm64: NOT OK"
 exit $fail
