@@ -112,16 +112,19 @@ test-arm64: build
 	@scripts/arm64.sh $(BUILD)
 
 # The fuzz targets of the ASan build, FUZZ_SECONDS each (the tokenizer and vocabulary loader,
-# then ch11's safetensors reader, seeded by the real writer); findings land in $(ASAN_BUILD)/fuzz-long/.
+# then ch11's safetensors reader, seeded by the real writer, then the .mo catalog reader of src/data/);
+# findings land in $(ASAN_BUILD)/fuzz-long/.
 FUZZ_SECONDS ?= 600
 fuzz: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_SANITIZE=ON -DTS_BENCH=OFF >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzz_tokenizer fuzz_safetensors
-	@mkdir -p $(ASAN_BUILD)/fuzz-long/corpus $(ASAN_BUILD)/fuzz-long/safetensors
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzz_tokenizer fuzz_safetensors fuzz_mo
+	@mkdir -p $(ASAN_BUILD)/fuzz-long/corpus $(ASAN_BUILD)/fuzz-long/safetensors $(ASAN_BUILD)/fuzz-long/mo
 	@cd $(ASAN_BUILD)/fuzz-long && ../fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -rss_limit_mb=4096 corpus $(CURDIR)/tests/fuzz/corpus
 	@cd $(ASAN_BUILD)/fuzz-long && TS_FUZZ_SEEDS=safetensors ../fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=2048 -rss_limit_mb=4096 safetensors
+	@cd $(ASAN_BUILD)/fuzz-long && TS_FUZZ_SEEDS=mo ../fuzz_mo -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=4096 -rss_limit_mb=4096 mo
 
 transcripts: deps
 	@scripts/transcripts.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what transformer-steps needs, then fetch the BERT vocabulary.
+# Install what transformer-steps needs, then fetch the BERT vocabulary and (apt systems) the real text
+# of data/ (scripts/fetch_data.sh: fortunes and French message catalogs, from the apt archive).
 #   scripts/deps.sh chapters   what building and running the chapters needs
 #   scripts/deps.sh [all]      that, plus what the tests, twins, fuzzing and benchmarks need
 # Idempotent and quiet: when everything is present it prints nothing and exits 0.
@@ -41,6 +42,7 @@ if [ "$(uname -s)" = Darwin ]; then
     echo "deps: brew install ${missing[*]}"
     brew install "${missing[@]}" >/dev/null
   fi
+  # data/'s fortunes and catalogs come from the Debian/Ubuntu archive (scripts/fetch_data.sh): not here
   exec "$here/scripts/fetch_vocab.sh"
 fi
 
@@ -70,6 +72,7 @@ if [ "$tier" = all ]; then
   wanted+=(
     "catch2|Catch2, the unit tests" "libbenchmark-dev|Google Benchmark"
     "python3-torch|PyTorch, the twins" "python3-numpy|numpy, the twins"
+    "python3-nltk|NLTK, the corpus BLEU reference"
     "clang|clang, the fuzz targets" "tmux|the step-by-step test"
     "git|git apply, the exercise and learner-edit tests"
     "libc++-dev|libc++, make test-clang" "libc++abi-dev|libc++abi, make test-clang"
@@ -152,3 +155,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 "$here/scripts/fetch_vocab.sh"
+"$here/scripts/fetch_data.sh"

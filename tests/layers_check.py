@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "exact", "text", "transformer", "fast", "train", "course"]
+LAYERS = ["base", "data", "exact", "text", "transformer", "fast", "train", "course"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(\w+)/([^"]+)"')
 
