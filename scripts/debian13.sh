@@ -17,7 +17,7 @@
 # reused. It is remade in two stages, each stamped inside it with the hash of its recipe:
 #   base  debootstrap, remade from scratch when the suite, mirror or package list below changes;
 #   deps  scripts/deps.sh all, run again (it installs only what is missing) when deps.sh or
-#         fetch_vocab.sh change.
+#         one of the scripts/fetch_*.sh it calls changes.
 # When the deps stage is done, $root/.ready exists. Needs root (debootstrap, chroot, mount).
 # Mounts (/proc, /dev, /sys, the repository) are made in a private mount namespace (unshare -m),
 # so the kernel removes them when the command ends, whether it succeeds, fails or is killed.
@@ -35,7 +35,7 @@ base_recipe="suite=$suite mirror=$mirror variant=minbase include=$include source
 
 die() { echo "debian13: $*" >&2; exit 2; }
 hash_of() { sha256sum | cut -c1-16; }
-deps_recipe() { cat "$here/scripts/deps.sh" "$here/scripts/fetch_vocab.sh" | hash_of; }
+deps_recipe() { cat "$here/scripts/deps.sh" "$here"/scripts/fetch_*.sh | hash_of; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot and mount): run it with sudo"
 
