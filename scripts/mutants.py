@@ -43,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import exercises_check  # noqa: E402  (build_variant: the learner-edit build, shared)
+from mutants_report import short, skeleton, write_report  # noqa: E402
 
 try:
     import clang.cindex as ci
@@ -62,12 +63,14 @@ def fail(msg, code=2):
 
 
 # ------------------------------------------------------------------ the sites a chapter prints
-def run_chapter(exe, args, timeout):
-    """(exit code or 'timeout', stdout + stderr lines, seconds)"""
+def run_chapter(exe, args, timeout, mutant=None, code_all=True):
+    """(exit code or 'timeout', stdout + stderr lines, seconds); mutant: the number TS_MUTANT switches on"""
     env = exercises_check.run_env()
+    if mutant is not None:
+        env["TS_MUTANT"] = str(mutant)
     t = time.time()
     try:
-        r = subprocess.run([exe, "--code-all"] + args, capture_output=True, text=True, env=env, timeout=timeout,
+        r = subprocess.run([exe] + (["--code-all"] if code_all else []) + args, capture_output=True, text=True, env=env, timeout=timeout,
                            errors="replace")
         return r.returncode, (r.stdout + r.stderr).splitlines(), time.time() - t
     except subprocess.TimeoutExpired as e:
@@ -328,15 +331,11 @@ class Source:
         return unique
 
 
-def short(t, n=60):
-    t = " ".join(t.split())
-    return t if len(t) <= n else t[:n - 1] + "…"
-
-
 class Mutant:
     def __init__(self, n, src, site, kind, s, e, new, what):
         self.n, self.rel, self.site, self.kind, self.what = n, src.rel, site, kind, what
-        self.line = src.line_of(s)
+        self.src, self.start, self.end, self.new = src, s, e, new.rstrip("\n")
+        self.line, self.last = src.line_of(s), src.line_of(e)
         old = src.data.decode("utf-8")
         self.text = (src.data[:s] + new.encode("utf-8") + src.data[e:]).decode("utf-8")
         self.patch = "".join(difflib.unified_diff(old.splitlines(keepends=True), self.text.splitlines(keepends=True),
@@ -400,7 +399,7 @@ def make_mutants(build, chapter, sites, limit):
             while order and len(chosen) < limit:
                 m = order.pop(0)
                 key = (src.rel, m[1], m[2], m[3])
-                if key in seen:
+                if key in seen or any(c.rel == src.rel and m[1] < c.end and c.start < m[2] for c in chosen):
                     continue
                 seen.add(key)
                 chosen.append(Mutant(len(chosen) + 1, src, label, *m))
@@ -409,70 +408,72 @@ def make_mutants(build, chapter, sites, limit):
     return chosen, notes, total
 
 
-# ------------------------------------------------------------------ comparing two runs
-NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-VERDICT = re.compile(r"\b(NOT OK|OK)\b")
+# ------------------------------------------------------------------ one build for all mutants
+# Mutant schemata: every mutant of a file goes into one copy of it, switched on at run time by
+# TS_MUTANT=n (`(ts_mutant_() == n ? new : old)`), so a chapter compiles each file once instead of
+# once per mutant; the copy keeps every line where it was (the switch opens line 1).
+SWITCH = ('extern "C" char* getenv(const char*) noexcept; static int ts_mutant_() { static const int m = [] { '
+          'const char* e = getenv("TS_MUTANT"); int v = 0; while (e && *e >= \'0\' && *e <= \'9\') '
+          'v = v * 10 + (*e++ - \'0\'); return v; }(); return m; } ')
 
 
-def skeleton(line):
-    return NUM.sub("#", line)
-
-
-def steps_of(lines):
-    """[(title, [lines])]: a step opens with its '── ' title"""
-    steps = [("(before the first step)", [])]
-    for line in lines:
-        if line.startswith("── "):
-            steps.append((line, []))
+def schema(src, muts):
+    data = src.data
+    for m in sorted(muts, key=lambda m: m.start, reverse=True):
+        old = data[m.start:m.end].decode("utf-8")
+        if m.new == "(void)0":
+            new = "(::ts_mutant_() == %d ? (void)0 : (void)(%s))" % (m.n, old)
+        elif m.kind == "flag" and m.new.startswith(("(", "!(")):  # a pointer as a flag: both sides bool
+            new = "(::ts_mutant_() == %d ? %s : !!(%s))" % (m.n, m.new if m.new[0] == "!" else "!!" + m.new, old)
         else:
-            steps[-1][1].append(line)
-    return steps
+            new = "(::ts_mutant_() == %d ? %s : %s)" % (m.n, m.new, old)
+        data = data[:m.start] + new.encode("utf-8") + data[m.end:]
+    text = data.decode("utf-8")
+    # the switch opens the first line that is blank or a // comment (line 1 in every course file)
+    at = re.search(r"^(?=//|\n)", text, re.M)
+    return text[:at.start()] + SWITCH + text[at.start():] if at else SWITCH + text
 
 
-def is_sentence(line):
-    s = line.strip()
-    return (not s.startswith("code: ") and len(re.findall(r"[A-Za-z]{2,}", s)) >= 4
-            and not s.startswith(("tensor(", "[", ">>>")))
+def build_schema(build, chapter, mutants, tmp, jobs):
+    """(the chapter linked with every file's schema, {mutant number: why it was left out})"""
+    cc = json.load(open(os.path.join(build, "compile_commands.json")))
+    by_file, dropped = {}, {}
+    for m in mutants:
+        by_file.setdefault(m.rel, []).append(m)
 
+    def compile_file(i, rel):
+        path, obj = os.path.join(tmp, rel), os.path.join(tmp, "schema%d.o" % i)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        for _ in range(4):  # each try leaves out the mutants on the lines the compiler names
+            live = [m for m in by_file[rel] if m.n not in dropped]
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(schema(live[0].src, live) if live else live_src(rel))
+            try:
+                exercises_check.compile_one(build, cc, rel, path, obj)
+                return obj
+            except RuntimeError as e:
+                err = getattr(e, "stderr", str(e))
+                bad = {int(x) for x in re.findall(re.escape(path) + r":(\d+):", err)}
+                hit = [m for m in live if any(m.line <= b <= m.last for b in bad)]
+                first = next((x for x in err.splitlines() if ": error: " in x), "")
+                for m in hit or live:
+                    dropped[m.n] = short(first.split(": error: ")[-1], 160) or "does not compile"
+        return None
 
-def compare(base, mutant, volatile):
-    """what changed, step by step: {verdicts, changed_steps, unchanged_sentences, lines_changed, sites}"""
-    def clean(lines):
-        return [line for line in lines if skeleton(line) not in volatile]
-    result = {"verdicts": [], "flagged": [], "lines_changed": 0, "code_changed": []}
-    bsteps, msteps = steps_of(clean(base)), steps_of(clean(mutant))
-    mtitles = [skeleton(t) for t, _ in msteps]
-    for title, blines in bsteps:
-        key = skeleton(title)
-        mlines = msteps[mtitles.index(key)][1] if key in mtitles else []
-        if key not in mtitles:
-            result["verdicts"].append((title, "the step is no longer printed"))
-        sm = difflib.SequenceMatcher(None, [skeleton(x) for x in blines], [skeleton(x) for x in mlines], autojunk=False)
-        numbers_changed, same = False, []
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
-            if tag == "equal":
-                for a, b in zip(blines[i1:i2], mlines[j1:j2]):
-                    if a == b:
-                        same.append(a)
-                    else:
-                        numbers_changed = True
-                        result["lines_changed"] += 1
-                        if a.strip().startswith("code: "):
-                            result["code_changed"].append((a.strip(), b.strip()))
-            else:
-                numbers_changed = True
-                result["lines_changed"] += max(i2 - i1, j2 - j1)
-        bv = [x.strip() for x in blines if VERDICT.search(x)]
-        mv = [x.strip() for x in mlines if VERDICT.search(x)]
-        if bv != mv:
-            gone = [x for x in bv if x not in mv]
-            new = [x for x in mv if x not in bv]
-            result["verdicts"].append((title, "; ".join(["- " + short(x, 200) for x in gone] + ["+ " + short(x, 200) for x in new])))
-        if numbers_changed:
-            for s in same:
-                if is_sentence(s) and not VERDICT.search(s):
-                    result["flagged"].append((title, s.strip()))
-    return result
+    def live_src(rel):
+        return open(os.path.join(ROOT, rel), encoding="utf-8").read()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        objs = list(pool.map(lambda a: compile_file(*a), enumerate(sorted(by_file))))
+    chapter_rel = "chapters/%s.cpp" % chapter
+    if None in objs:
+        for m in mutants:
+            dropped.setdefault(m.n, "another file of the build does not compile")
+        return None, dropped
+    try:
+        return exercises_check.link_chapter(build, chapter, objs, chapter_rel in by_file, tmp), dropped
+    except RuntimeError as e:
+        return None, {m.n: short(str(e).splitlines()[-1], 160) for m in mutants}
 
 
 # ------------------------------------------------------------------ one chapter
@@ -487,84 +488,33 @@ def explore(build, chapter, limit, jobs, args, out_dir):
     sites = code_sites(base)
     if not sites:
         fail("%s printed no code: line (is it built from this tree?)" % chapter, 1)
+    print("%s: %d sites ran; their files parsed with libclang (seconds each)" % (chapter, len(sites)), flush=True)
     try:
         mutants, notes, total = make_mutants(build, chapter, sites, limit)
     except RuntimeError as e:
         fail(str(e), 1)
     timeout = max(30.0, 5 * max(secs, secs2))
+    with tempfile.TemporaryDirectory(prefix="ts-mutants-") as tmp:
+        exe_m, dropped = build_schema(build, chapter, mutants, tmp, jobs)
+        print("%s: one build holds %d mutants (%d do not compile); running each" % (chapter, len(mutants) - len(dropped), len(dropped)), flush=True)
+        code0, base0, _ = run_chapter(exe_m, args, 900, 0) if exe_m else (None, [], 0)
+        if exe_m and (code0, base0) != (code1, base):
+            notes.append("the mutants' build with no mutant switched on prints differently from %s: compared with it" % chapter)
+            base, code1 = base0, code0
 
-    def one(m):
-        with tempfile.TemporaryDirectory(prefix="ts-mutant-") as tmp:
-            try:
-                exe_m = exercises_check.build_variant(build, chapter, m.patch, tmp)
-            except RuntimeError as e:
-                return m, "compile", None, short(str(e).splitlines()[-1] if str(e).strip() else "", 160)
-            code, lines, _ = run_chapter(exe_m, args, timeout)
-        return m, code, lines, None
+        def one(m):
+            if m.n in dropped:
+                return m, "compile", None, dropped[m.n]
+            code, lines, _ = run_chapter(exe_m, args, timeout, m.n)
+            return m, code, lines, None
 
-    results = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for m, code, lines, err in pool.map(one, mutants):
-            results.append((m, code, lines, err))
-            print("  mutant %d/%d %s: %s" % (m.n, len(mutants), m.name(), "does not compile" if code == "compile" else
-                                            "timeout" if code == "timeout" else "exit %s" % code), flush=True)
+        results = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for m, code, lines, err in pool.map(one, mutants):
+                results.append((m, code, lines, err))
+                print("  mutant %d/%d %s: %s" % (m.n, len(mutants), m.name(), "does not compile" if code == "compile" else
+                                                "timeout" if code == "timeout" else "exit %s" % code), flush=True)
     return write_report(out_dir, chapter, args, code1, base, sites, notes, total, mutants, results, volatile, timeout)
-
-
-def write_report(out_dir, chapter, args, code1, base, sites, notes, total, mutants, results, volatile, timeout):
-    os.makedirs(out_dir, exist_ok=True)
-    counts = {"compile": 0, "timeout": 0, "exit": 0, "verdict": 0, "flagged": 0, "silent": 0}
-    body = []
-    for m, code, lines, err in results:
-        body.append("### %d. %s\n\nsite: %s\n\n```diff\n%s```\n" % (m.n, m.name(), m.site, m.patch))
-        if code == "compile":
-            counts["compile"] += 1
-            body.append("does not compile (skipped): %s\n" % err)
-            continue
-        c = compare(base, lines, volatile)
-        if code == "timeout":
-            counts["timeout"] += 1
-            body.append("**runs past %.0f s (killed): a finding**\n" % timeout)
-        elif code != code1:
-            counts["exit"] += 1
-            body.append("**exit code %s (unmutated: %s)**; last lines: `%s`\n" % (code, code1, short(" / ".join(lines[-2:]), 300)))
-        if c["verdicts"]:
-            counts["verdict"] += 1
-            body.append("verdicts changed:\n" + "".join("- %s: %s\n" % (short(t, 80), v) for t, v in c["verdicts"]))
-        if c["code_changed"]:
-            body.append("functions run changed:\n" + "".join("- `%s` -> `%s`\n" % (short(a, 150), short(b, 150))
-                                                              for a, b in c["code_changed"][:5]))
-        if c["lines_changed"] == 0 and code == code1:
-            counts["silent"] += 1
-            body.append("output identical: nothing the chapter prints depends on this edit (equivalent, or unchecked)\n")
-        elif c["flagged"]:
-            counts["flagged"] += 1
-            body.append("%d lines changed; sentences printed unchanged in steps whose numbers changed:\n" % c["lines_changed"])
-            body += ["- [%s] %s\n" % (short(t, 50), short(s, 240)) for t, s in c["flagged"]]
-        else:
-            body.append("%d lines changed; no sentence stayed the same in a changed step\n" % c["lines_changed"])
-        body.append("\n")
-    summary = ("%s: %d mutants (of %d at %d sites): %d do not compile, %d run past the timeout, %d change the exit "
-               "code, %d change a verdict, %d leave sentences unchanged beside changed numbers, %d change no output"
-               % (chapter, len(mutants), total, len(sites), counts["compile"], counts["timeout"], counts["exit"],
-                  counts["verdict"], counts["flagged"], counts["silent"]))
-    head = ["# Mutants of %s\n\n" % chapter, summary + ".\n\n",
-            "Run: `%s --code-all %s` (exit %s unmutated). Sites (from its `code:` lines):\n\n" % (chapter, " ".join(args), code1)]
-    head += ["- %s:%d %s\n" % s for s in sites]
-    if notes:
-        head += ["\nLeft out:\n\n"] + ["- %s\n" % n for n in notes]
-    if volatile:
-        head.append("\n%d line shapes differ between two unmutated runs and are ignored.\n" % len(volatile))
-    head.append("\nA flagged sentence is a lead, not a verdict: read it beside the numbers that changed.\n\n")
-    path = os.path.join(out_dir, chapter + ".md")
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("".join(head + body))
-    except OSError as e:
-        fail("cannot write %s: %s" % (path, e.strerror), 1)
-    print(summary + "; report: " + os.path.relpath(path))
-    return summary
-
 
 def resolve(name):
     names = sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "chapters")) if f.endswith(".cpp"))

@@ -82,7 +82,9 @@ def compile_one(build, cc, rel, src, obj):
     args[-1] = src
     r = subprocess.run(args, cwd=entry["directory"], capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError("the edited %s does not compile:\n%s" % (rel, r.stderr[-3000:]))
+        err = RuntimeError("the edited %s does not compile:\n%s" % (rel, r.stderr[-3000:]))
+        err.stderr = r.stderr  # all of it (scripts/mutants.py reads every line it names)
+        raise err
 
 
 def build_variant(build, chapter, patch, tmp):
@@ -119,10 +121,16 @@ def build_variant(build, chapter, patch, tmp):
         obj = os.path.join(tmp, "edit%d.o" % i)
         compile_one(build, cc, rel, os.path.join(tmp, rel), obj)
         objs.append(obj)
+    return link_chapter(build, chapter, objs, main_rel in edited, tmp)
+
+
+def link_chapter(build, chapter, objs, replaces_chapter, tmp):
+    """Link `chapter` into tmp with `objs` ahead of the build's libraries (an edited core object
+    replaces the library's; replaces_chapter: one of them is the edited chapter); its path."""
     link = shlex.split(open(os.path.join(build, "CMakeFiles", chapter + ".dir", "link.txt")).read())
     exe = os.path.join(tmp, chapter)
     at = next(i for i, a in enumerate(link) if a.endswith(".cpp.o"))
-    link = link[:at] + objs + link[at + (1 if main_rel in edited else 0):]
+    link = link[:at] + objs + link[at + (1 if replaces_chapter else 0):]
     link[link.index("-o") + 1] = exe
     r = subprocess.run(link, cwd=build, capture_output=True, text=True)
     if r.returncode != 0:

@@ -20,8 +20,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 import mutants  # noqa: E402
+import mutants_report  # noqa: E402
 
-PROGRAM = r"""#include <cstdio>
+PROGRAM = r"""// site.cpp: a one-step "chapter" for the mutant explorer's test
+#include <cstdio>
 static bool below(int a, int b) { return a < b; }
 static int capped(int v) { return v > 100 ? 100 : v; }
 int main() {
@@ -32,7 +34,7 @@ int main() {
   std::puts("each number is doubled before it is added to the total");
   std::printf("the doubled numbers below four add up to %d\n", total);
   std::puts(below(total, 20) ? "OK: the total is below the limit" : "NOT OK: the total is not below the limit");
-  std::puts("  code: site.cpp:6 · site.cpp:2 below");
+  std::puts("  code: site.cpp:7 · site.cpp:3 below");
   return 0;
 }
 """
@@ -71,16 +73,16 @@ def main():
         code, base = build_run(tmp, "base", PROGRAM)
         check(code == 0 and any(line.startswith("OK: ") for line in base), "the tiny program runs and says OK")
         sites = mutants.code_sites([line.replace("site.cpp", "src/site.cpp") for line in base])
-        check(sites == [("src/site.cpp", 6, ""), ("src/site.cpp", 2, "below")], "its code: line gives two sites: %s" % sites)
+        check(sites == [("src/site.cpp", 7, ""), ("src/site.cpp", 3, "below")], "its code: line gives two sites: %s" % sites)
 
         src = mutants.Source("site.cpp", ["-std=c++17"], root=tmp)
-        body = src.function_body(2)
+        body = src.function_body(3)
         found = src.mutants(*body)
         text = PROGRAM.encode("utf-8")
         edits = {(k, text[s:e].decode(), new) for k, s, e, new, _ in found}
         check(("flip", "a < b", "a >= b") in edits, "below(): `a < b` flipped to `a >= b` (%s)" % sorted(edits))
         check(("swap", "a < b", "b < a") in edits, "below(): the operands of `a < b` swapped")
-        main_body = src.function_body(6)
+        main_body = src.function_body(7)
         found_main = src.mutants(*main_body)
         edits = {(k, text[s:e].decode(), new) for k, s, e, new, _ in found_main}
         want = [("const", "2", "4"), ("const", "2", "1"), ("off-by-one", "4", "4 - 1"),
@@ -95,16 +97,28 @@ def main():
 
         flip = next(m for m in found if m[0] == "flip")
         _, flipped = build_run(tmp, "flip", mutants.Mutant(1, src, "below", *flip).text)
-        c = mutants.compare(base, flipped, set())
+        # every mutant in one build, each switched on by TS_MUTANT=n (what a chapter's run uses)
+        ordered = sorted(found + found_main, key=lambda m: m[0] != "flip")
+        all_of_them = [mutants.Mutant(i + 1, src, "s", *m) for i, m in enumerate(ordered)]
+        disjoint = [m for i, m in enumerate(all_of_them)
+                    if not any(o.start < m.end and m.start < o.end for o in all_of_them[:i])]
+        code, schema_base = build_run(tmp, "schema", mutants.schema(src, disjoint))
+        check(code == 0 and schema_base == base, "the build of %d mutants, none switched on, prints as the program" % len(disjoint))
+        exe = os.path.join(tmp, "schema")
+        n = next(m.n for m in disjoint if m.kind == "flip" and m.rel == "site.cpp" and m.what.startswith("a < b"))
+        code, lines, _ = mutants.run_chapter(exe, [], 20, n, code_all=False)
+        c = mutants_report.compare(base, lines, set())
+        check(bool(c["verdicts"]), "TS_MUTANT=%d (the flip) changes the verdict in that build" % n)
+        c = mutants_report.compare(base, flipped, set())
         check(bool(c["verdicts"]) and "NOT OK" in c["verdicts"][0][1], "the flipped comparison changes the verdict: %s" % c["verdicts"])
         half = next(m for m in found_main if m[0] == "const" and m[3] == "1")
         _, halved = build_run(tmp, "half", mutants.Mutant(2, src, "main", *half).text)
-        c = mutants.compare(base, halved, set())
+        c = mutants_report.compare(base, halved, set())
         flagged = [s for _, s in c["flagged"]]
         check(c["lines_changed"] == 1 and not c["verdicts"], "halving the constant changes the sum only (%d lines)" % c["lines_changed"])
-        check(flagged == ["each number is doubled before it is added to the total"],
-              "the fixed sentence beside the changed sum is flagged: %s" % flagged)
-        c = mutants.compare(base, base, set())
+        check(flagged == ["each number is doubled before it is added to the total", "OK: the total is below the limit"],
+              "the fixed sentence and the verdict beside the changed sum are flagged: %s" % flagged)
+        c = mutants_report.compare(base, base, set())
         check(not c["verdicts"] and not c["flagged"] and c["lines_changed"] == 0, "the unmutated run against itself: nothing")
     print("all mutant-explorer checks hold" if not failures else "%d checks failed" % len(failures))
     return 1 if failures else 0
