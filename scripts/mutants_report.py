@@ -70,12 +70,17 @@ def compare(base, mutant, volatile):
                                           " / ".join(x.strip() for x in mlines[j1:j1 + 2]) or "(nothing)"))
         bv = [x.strip() for x in blines if VERDICT.search(x)]
         mv = [x.strip() for x in mlines if VERDICT.search(x)]
-        if bv != mv:
+        # a verdict changed when OK became NOT OK (or back), or one came or went; the same OK
+        # with other numbers is no change: it is flagged below (a check that may pass on garbage)
+        if [VERDICT.findall(x) for x in bv] != [VERDICT.findall(x) for x in mv]:
             gone = [x for x in bv if x not in mv]
             new = [x for x in mv if x not in bv]
             result["verdicts"].append((title, "; ".join(["- " + short(x, 200) for x in gone] + ["+ " + short(x, 200) for x in new])))
         if numbers_changed:  # an unchanged verdict is a lead too: a check that may pass on garbage
             result["flagged"] += [(title, s.strip()) for s in same if is_sentence(s)]
+            kept = [(a, b) for a, b in zip(bv, mv) if a != b and VERDICT.findall(a) == VERDICT.findall(b)]
+            if VERDICT.findall(" ".join(bv)) == VERDICT.findall(" ".join(mv)):
+                result["flagged"] += [(title, "(same verdict, other numbers) " + b) for a, b in kept if "NOT OK" not in b]
     return result
 
 
@@ -90,7 +95,7 @@ def write_report(out_dir, chapter, args, code1, base, sites, notes, total, mutan
             body.append("does not compile (skipped): %s\n" % err)
             continue
         c = compare(base, lines, volatile)
-        found.append({"n": m.n, "mutant": m.name(), "site": m.site, "exit": code, "verdicts": c["verdicts"],
+        found.append({"n": m.n, "mutant": m.name(), "site": m.site, "patch": m.patch, "exit": code, "verdicts": c["verdicts"],
                       "flagged": c["flagged"], "changes": c["changes"][:6], "lines_changed": c["lines_changed"]})
         if code == "timeout":
             counts["timeout"] += 1
