@@ -199,6 +199,8 @@ class Source:
 
         def paren(c):
             t = self.text(c)
+            if unwrap(c).kind.name == "PAREN_EXPR":
+                return t
             return t if re.fullmatch(r"[\w.:>\-()\[\] ]*", t) and not re.search(r"[-+*/<>]\s", t) else "(" + t + ")"
 
         def visit(c, parent):
