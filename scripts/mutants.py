@@ -484,6 +484,9 @@ def explore(build, chapter, limit, jobs, args, out_dir):
     code1, base, secs = run_chapter(exe, args, 900)
     if code1 == "timeout":
         fail("%s does not finish in 900 s unmutated" % chapter, 1)
+    if code1 not in (0, 3):  # 3: a NOT OK the unmutated chapter prints is explored like any other run
+        fail("%s exits %s unmutated%s: %s" % (chapter, code1, " with --args " + " ".join(args) if args else "",
+                                              base[-1] if base else "no output"), 2 if code1 == 2 else 1)
     _, base2, secs2 = run_chapter(exe, args, 900)
     volatile = {skeleton(a) for a, b in zip(base, base2) if a != b}
     volatile |= {skeleton(x) for x in set(base) ^ set(base2)} if len(base) != len(base2) else set()

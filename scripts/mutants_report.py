@@ -85,7 +85,6 @@ def compare(base, mutant, volatile):
 
 
 def write_report(out_dir, chapter, args, code1, base, sites, notes, total, mutants, results, volatile, timeout):
-    os.makedirs(out_dir, exist_ok=True)
     counts = {"compile": 0, "timeout": 0, "exit": 0, "verdict": 0, "flagged": 0, "silent": 0}
     body, found = [], []
     for m, code, lines, err in results:
@@ -134,6 +133,7 @@ def write_report(out_dir, chapter, args, code1, base, sites, notes, total, mutan
     head.append("\nA flagged sentence is a lead, not a verdict: read it beside the numbers that changed.\n\n")
     path = os.path.join(out_dir, chapter + ".md")
     try:
+        os.makedirs(out_dir, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write("".join(head + body))
         with open(path[:-3] + ".json", "w", encoding="utf-8") as f:  # the same, for a script to read
