@@ -18,13 +18,17 @@ For the chapter (make mutants CH=chNN runs this):
    call statement dropped, the operands of - / % or a comparison swapped, a loop bound or an
    index off by one, a comparison flipped (< to >=, == to !=), a flag inverted (true/false, a
    `!` dropped), + to - (+= to -=). A mutant keeps every line where it was.
-3. Each mutant is a patch built and linked like a learner's edit (tests/exercises_check.py's
-   build_variant: a copy in a temporary folder, never the source tree), run with a timeout
-   (a mutant that runs forever is reported, not waited for) and compared with the unmutated run:
-   exit code, verdict lines (OK / NOT OK), and, in each step whose numbers changed, the
-   sentences printed unchanged (the likely false ones: the same words while what they describe
-   changed). Lines that differ between two unmutated runs (timings) are left out.
-Writes BUILD_DIR/mutants/<chapter>.md and prints one summary line per chapter.
+3. The mutants of a file all go into one copy of it, each switched on at run time by
+   TS_MUTANT=n (mutant schemata: a file compiles once, not once per mutant), compiled and linked
+   like a learner's edit (tests/exercises_check.py's compile_one and link_chapter: a temporary
+   folder, never the source tree; a mutant the compiler refuses there is left out and counted).
+   Each runs with a timeout (a mutant that runs forever is reported, not waited for) and is
+   compared with the build's run with no mutant on: exit code, verdict lines (OK / NOT OK), and,
+   in each step whose numbers changed, the sentences printed unchanged (the likely false ones:
+   the same words while what they describe changed) and the OKs kept over other numbers.
+   Lines that differ between two unmutated runs (timings) are left out. Each mutant's own patch
+   is in the report, ready to become a learner edit (tests/edits/ format).
+Writes BUILD_DIR/mutants/<chapter>.md (and .json) and prints one summary line per chapter.
 Exit 0 when every chapter was explored (what the mutants found is in the reports, not the exit
 code); 2 on bad arguments; 1 when the unmutated chapter fails or cannot be parsed.
 """
