@@ -33,9 +33,12 @@ def steps_of(lines):
 
 
 def is_sentence(line):
+    """a line that states something about this run: not a tensor, a code: line, an erratum
+    (about the article, true whatever the code does) or a summarised tensor's count"""
     s = line.strip()
     return (not s.startswith("code: ") and len(re.findall(r"[A-Za-z]{2,}", s)) >= 4
-            and not s.startswith(("tensor(", "[", ">>>")))
+            and not s.startswith(("tensor(", "[", ">>>", "! article errata"))
+            and not re.match(r"\(\d+ values, summarised", s))
 
 
 def compare(base, mutant, volatile):
