@@ -80,6 +80,8 @@ def compare(base, mutant, volatile):
             new = [x for x in mv if x not in bv]
             result["verdicts"].append((title, "; ".join(["- " + short(x, 200) for x in gone] + ["+ " + short(x, 200) for x in new])))
         if numbers_changed:  # an unchanged verdict is a lead too: a check that may pass on garbage
+            if title.startswith("── ") and title in [t for t, _ in msteps]:  # a step's title says what the step does ("forward, loss, ...")
+                result["flagged"].append((title, "(the step's title) " + title))
             result["flagged"] += [(title, s.strip()) for s in same if is_sentence(s)]
             kept = [(a, b) for a, b in zip(bv, mv) if a != b and VERDICT.findall(a) == VERDICT.findall(b)]
             if VERDICT.findall(" ".join(bv)) == VERDICT.findall(" ".join(mv)):
