@@ -13,7 +13,7 @@ JOBS       ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 PYTHON     ?= /usr/bin/python3
 CHAPTERS   := $(sort $(basename $(notdir $(wildcard chapters/ch*.cpp))))
 
-.PHONY: all deps configure build walkthrough test test-unit test-asan test-generic test-debian13 debian13-start debian13-stage test-arm64 test-clang test-platforms fuzz transcripts bench clean help
+.PHONY: all deps configure build walkthrough mutants test test-unit test-asan test-generic test-debian13 debian13-start debian13-stage test-arm64 test-clang test-platforms fuzz transcripts bench clean help
 
 all: build
 
@@ -23,6 +23,7 @@ help:
 	@echo "make build        build the core, chapters, tests and tools into $(BUILD)/"
 	@echo "make transcripts  regenerate docs/transcripts/ from the PyTorch twins (seed 0)"
 	@echo "make bench        run the benchmarks side by side with OpenBLAS, PyTorch and ONNX Runtime"
+	@echo "make mutants CH=ch06 [N=40]  small wrong edits at the code the chapter runs: which sentences noticed ($(BUILD)/mutants/)"
 	@echo "make test-clang   a clang + libc++ build: warning-free, its unit tests, --plain output equal to GCC's"
 	@echo "make fuzz         run the tokenizer/vocabulary fuzz target (libFuzzer, ASan+UBSan) for 10 minutes"
 	@echo "make deps         install missing packages (apt or Homebrew) and the BERT vocabulary"
@@ -131,6 +132,17 @@ transcripts: deps
 
 bench: build
 	@scripts/bench.sh $(BUILD)
+
+# make mutants CH=ch06 [N=40]: the mutant explorer (scripts/mutants.py). Small wrong edits at the
+# code the chapter's steps ran (their code: lines), each rebuilt in a temporary copy and run; the
+# report ($(BUILD)/mutants/chNN_x.md) lists per mutant the exit code, the verdicts that changed
+# and the sentences printed unchanged beside numbers that changed. CH='ch06 ch09': several.
+mutants:
+	@test -n "$(CH)" || { echo "make mutants: name the chapter: make mutants CH=ch06 (several: CH='ch06 ch09'; N=30 caps the mutants per chapter)" >&2; exit 2; }
+	@targets=$$($(PYTHON) scripts/mutants.py --resolve $(CH)) || exit 2; \
+	  test -f $(BUILD)/compile_commands.json || $(MAKE) configure || exit 1; \
+	  nice -n 10 cmake --build $(BUILD) -j $(JOBS) --target $$targets || exit 1; \
+	  $(PYTHON) scripts/mutants.py $(BUILD) $(CH) $(if $(N),--max $(N))
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(GENERIC_BUILD) $(CLANG_BUILD) $(CLANG_BUILD)-libstdcxx

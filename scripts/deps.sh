@@ -13,6 +13,8 @@
 #                its major version M from `clang -dumpversion` or from the clang package's
 #                dependency (clang-M), then libclang-rt-M-dev (Debian 12+, Ubuntu 23.04+) or,
 #                before that split, libclang-common-M-dev (Ubuntu 22.04);
+#   libclang's Python bindings (make mutants): any python3-clang-N installed, else python3-clang,
+#                else python3-clang-M (each pulls the libclang of its own version);
 #   a headless browser for the docs_figures layout test: the deb `chromium` (Debian), or
 #                `chromium-browser` where that is the browser itself. Ubuntu's chromium-browser
 #                (19.10 and later) is a wrapper that installs the snap (it depends on snapd): it
@@ -120,6 +122,16 @@ if [ "$tier" = all ]; then
     rt=$(first_known "libclang-rt-$major-dev" "libclang-common-$major-dev")
     [ -n "$rt" ] || { echo "deps: package libclang-rt-$major-dev (clang $major's sanitizer runtime) is not in this system's apt sources" >&2; exit 2; }
     installed "$rt" || missing+=("$rt")
+  fi
+  # libclang's Python bindings (scripts/mutants.py, make mutants): any python3-clang-N already
+  # installed serves (Debian's python3-clang-N depends on its own libclang-N-dev and loads
+  # libclang-N.so, so bindings and library always agree); else the python3-clang that follows
+  # the default clang, or, where the sources have no such package, python3-clang-M for clang M
+  if ! dpkg-query -W -f='${Package} ${Status}\n' 'python3-clang-[0-9]*' 2>/dev/null | grep -q "install ok installed"; then
+    known python3-clang || known "python3-clang-$major" || update
+    pc=$(first_known python3-clang "python3-clang-$major")
+    [ -n "$pc" ] || { echo "deps: package python3-clang (libclang's Python bindings, make mutants) is not in this system's apt sources" >&2; exit 2; }
+    missing+=("$pc")
   fi
 fi
 # a browser tests/figures_check.py can run: a command it looks for that is not a snap's wrapper

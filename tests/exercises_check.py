@@ -82,7 +82,9 @@ def compile_one(build, cc, rel, src, obj):
     args[-1] = src
     r = subprocess.run(args, cwd=entry["directory"], capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError("the edited %s does not compile:\n%s" % (rel, r.stderr[-3000:]))
+        err = RuntimeError("the edited %s does not compile:\n%s" % (rel, r.stderr[-3000:]))
+        err.stderr = r.stderr  # all of it (scripts/mutants.py reads every line it names)
+        raise err
 
 
 def build_variant(build, chapter, patch, tmp):
@@ -97,6 +99,9 @@ def build_variant(build, chapter, patch, tmp):
                 if not (rel.startswith("src/") and rel.endswith(".cpp")):
                     raise RuntimeError("an exercise may edit its chapter and src/*.cpp files, not %s" % rel)
                 edited.append(rel)
+        # a patch of src/ alone links the build's own chapter object (one compile fewer)
+        if not re.search(r"^\+\+\+ b/%s$" % re.escape(main_rel), patch, re.M):
+            edited.remove(main_rel)
     for rel in edited:
         os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
         with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
@@ -116,15 +121,29 @@ def build_variant(build, chapter, patch, tmp):
         obj = os.path.join(tmp, "edit%d.o" % i)
         compile_one(build, cc, rel, os.path.join(tmp, rel), obj)
         objs.append(obj)
+    return link_chapter(build, chapter, objs, main_rel in edited, tmp)
+
+
+def link_chapter(build, chapter, objs, replaces_chapter, tmp):
+    """Link `chapter` into tmp with `objs` ahead of the build's libraries (an edited core object
+    replaces the library's; replaces_chapter: one of them is the edited chapter); its path."""
     link = shlex.split(open(os.path.join(build, "CMakeFiles", chapter + ".dir", "link.txt")).read())
     exe = os.path.join(tmp, chapter)
     at = next(i for i, a in enumerate(link) if a.endswith(".cpp.o"))
-    link = link[:at] + objs + link[at + 1:]
+    link = link[:at] + objs + link[at + (1 if replaces_chapter else 0):]
     link[link.index("-o") + 1] = exe
     r = subprocess.run(link, cwd=build, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("the edited chapter does not link:\n" + r.stderr[-3000:])
     return exe
+
+
+def run_env():
+    """the environment a patched chapter runs in (scripts/mutants.py runs its mutants in it too)"""
+    env = dict(os.environ, OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "Haswell"), TS_COLUMNS="0")
+    env.setdefault("TS_TORCH", "1.13")
+    env.pop("TS_LANG", None)
+    return env
 
 
 def check(build, chapter, n, path, edits=False):
@@ -137,10 +156,7 @@ def check(build, chapter, n, path, edits=False):
         # TS_TORCH=1.13 (unless the caller set one): the pages show PyTorch 1.13's arithmetic, as the
         # docs samples do (docs_check.py), so a build for PyTorch 2.6 (Debian 13) runs them through
         # the exact path's 1.13 kernels
-        env = dict(os.environ, OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "Haswell"), TS_COLUMNS="0")
-        env.setdefault("TS_TORCH", "1.13")
-        env.pop("TS_LANG", None)
-        r = subprocess.run([exe] + args, capture_output=True, text=True, env=env, timeout=600)
+        r = subprocess.run([exe] + args, capture_output=True, text=True, env=run_env(), timeout=600)
     out = (r.stdout + "\n" + r.stderr).splitlines()
     problems = []
     want = int(header.get("exit", ["0"])[0])
