@@ -788,7 +788,7 @@ void Chapter::section(const std::string& title, const std::string& article_ref, 
   std::cout.flush();  // what came before is shown or not by its own step
   if (out_ != nullptr) out_->mute = section_no_ < start_step_;
   if (out_ != nullptr && out_->rows > 0) {  // paging: the step's title again above each page after the first
-    out_->new_page();
+    // (the page goes on from what came before: the step's pause started it, or the chapter's start)
     // one row: the title cut at a word's end to leave room for "(continued)"
     const std::string more = " " + std::string(_("(continued)"));
     const size_t room = out_->cols > display_width(more) + 1 ? out_->cols - display_width(more) - 1 : 0;
@@ -825,7 +825,9 @@ void Chapter::end_step() {
                           fmt::arg("n", ran.size() - shown));
   const std::string note =
       hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
+  if (out_ != nullptr) out_->begin_block();  // its rows stay on one page
   std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
+  if (out_ != nullptr) out_->end_block({});
   earlier_sites_.insert(earlier_sites_.end(), step_sites_.begin(), step_sites_.end());
   step_file_ = nullptr;
   step_sites_.clear();

@@ -327,7 +327,7 @@ void StdoutBuf::put_block(const std::string& text, const std::vector<size_t>& br
 }
 
 bool StdoutBuf::aside(const std::string& text) {
-  if (rows <= 2 || mute || quit || !::isatty(STDERR_FILENO)) return !quit;
+  if (rows <= 2 || quit || !::isatty(STDERR_FILENO)) return !quit;  // (muted steps still show it)
   std::vector<std::string> lines;
   size_t h = 0;
   for (size_t b = 0; b < text.size();) {
