@@ -24,6 +24,7 @@
 #include "course/dump_dir.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/pager.hpp"
 #include "course/svg.hpp"
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
@@ -57,7 +58,6 @@ struct Chapter::Knob {
 };
 
 namespace {
-bool dumb_terminal();  // TERM=dumb (below)
 // What --help shows as a chapter knob's default: its variable's value when declared. Nothing
 // for a flag, an empty text, or a value that stands for "not given" (a negative count, \x01).
 std::string default_of(int kind, const void* target) {
@@ -75,135 +75,6 @@ std::string default_of(int kind, const void* target) {
   }
 }
 }  // namespace
-
-// std::cout's buffer while a chapter runs: straight to fd 1, remembering the first write
-// error (errno) so it can be reported at the end, as coreutils' close_stdout does.
-class StdoutBuf : public std::streambuf {
- public:
-  StdoutBuf() { setp(buf_, buf_ + sizeof buf_); }
-  int error() const { return error_; }
-  // --step N: the steps before N are run but not shown; --step-by-step: the current step's
-  // bytes are kept so that `b` can show it again
-  bool mute = false;
-  std::string* record = nullptr;
-  // --step-by-step on a terminal of `rows` rows and `cols` columns: a step taller than the
-  // screen pauses each time it fills it (before its first rows scroll away) and, on Enter,
-  // shows `title` (the step's title, "continued") again above the next page; q mutes the rest
-  // of the chapter (quit is then set, and the next step's pause ends the chapter).
-  size_t rows = 0, cols = 80;  // rows 0: no paging
-  std::string title, prompt;
-  bool quit = false;
-  // The chapter's title lines: written before the first byte the chapter writes, so that a
-  // run refused while it checks its knobs prints nothing on stdout.
-  std::string header;
-  // A new page starts here (a step's header is about to be written, or the screen was cleared).
-  void new_page() {
-    used_ = 0;
-    full_ = false;
-    line_.clear();
-  }
-
- protected:
-  int_type overflow(int_type c) override {
-    if (drain() != 0) return traits_type::eof();
-    if (!traits_type::eq_int_type(c, traits_type::eof())) {
-      *pptr() = traits_type::to_char_type(c);
-      pbump(1);
-    }
-    return traits_type::not_eof(c);
-  }
-  int sync() override { return drain(); }
-
- private:
-  int drain() {
-    const char* p = pbase();
-    size_t left = static_cast<size_t>(pptr() - pbase());
-    if (mute) left = 0;
-    std::string with_header;
-    if (left > 0 && !header.empty()) {
-      with_header = header + std::string(p, left);
-      header.clear();
-      p = with_header.data();
-      left = with_header.size();
-    }
-    if (record != nullptr) record->append(p, left);
-    if (rows > 2) {
-      // page by page: when the screen is full (one row kept for the prompt), pause before the
-      // next byte is written
-      size_t start = 0;  // where the line being counted starts in p
-      for (size_t i = 0; i < left && !quit; ++i) {
-        if (full_) {
-          write_all(p, i);
-          p += i, left -= i, start -= std::min(start, i), i = 0;
-          full_ = false;
-          page_pause();
-          if (quit) break;
-        }
-        if (p[i] != '\n') continue;
-        const size_t width = display_width(line_ + std::string(p + start, i - start));
-        line_.clear();
-        start = i + 1;
-        used_ += width == 0 ? 1 : (width + cols - 1) / cols;
-        full_ = used_ + 1 >= rows;
-      }
-      if (quit) {
-        mute = true;
-        left = 0;
-      } else {
-        line_.append(p + start, left - start);  // the start of a line not ended yet
-      }
-    }
-    write_all(p, left);
-    setp(buf_, buf_ + sizeof buf_);
-    return error_ == 0 ? 0 : -1;
-  }
-  // The screen is full: the prompt, a line from the terminal, the title again.
-  void page_pause() {
-    write_all(prompt.data(), prompt.size());
-    std::string answer;
-    char c = 0;
-    for (;;) {
-      const ssize_t n = ::read(STDIN_FILENO, &c, 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {  // end of input: as q
-        quit = true;
-        write_all("\n", 1);
-        return;
-      }
-      if (c == '\n') break;
-      answer += c;
-    }
-    static const char kErase[] = "\033[1A\r\033[2K";  // the prompt's line goes away (TERM=dumb: it stays)
-    if (!dumb_terminal()) write_all(kErase, sizeof kErase - 1);
-    const size_t b = answer.find_first_not_of(" \t");
-    if (b != std::string::npos && (answer[b] == 'q' || answer[b] == 'Q')) {
-      quit = true;
-      return;
-    }
-    used_ = 0;
-    if (!title.empty()) {
-      write_all(title.data(), title.size());
-      used_ = 1;
-    }
-  }
-  void write_all(const char* p, size_t left) {
-    while (left > 0 && error_ == 0) {  // after an error, the rest is dropped (and reported)
-      const ssize_t n = ::write(STDOUT_FILENO, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error_ = n < 0 ? errno : EIO;
-        break;
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-  char buf_[1 << 16];
-  int error_ = 0;
-  size_t used_ = 0;   // rows written on this page
-  bool full_ = false;  // the page is full: pause before the next byte
-  std::string line_;  // the line being written, not ended yet
-};
 
 namespace {
 
@@ -739,7 +610,7 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     std::cout.flush();
     if (start_step_ > 1) out.mute = true;  // the lines before step 1 belong to no step
     if (stepping()) {
-      out.record = &step_record_;
+      out.recording = true;
       winsize ws{};  // a step taller than the screen pauses inside it, page by page
       if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 2) out.rows = ws.ws_row;
       out.cols = terminal_width(80);
@@ -817,7 +688,8 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
   }
 }
 
-void Chapter::budget(double bytes, double madds, const std::string& knobs, double other_seconds) const {
+void Chapter::budget(double bytes, double madds, const std::string& knobs, double other_seconds,
+                     const std::string& up_to) const {
   // Refuse above ~4 GB; warn above ~10 s. The rates are what this course's loops reach on a
   // 2-core Zen 3 shared with other work (OpenBLAS ~10 G multiply-adds/s in the chapters, the
   // plain loops ~0.15 G/s: ch05 --naive at T=100, C=1024, F=8192 took 86 s). The note states
@@ -832,7 +704,16 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
   const double seconds = madds / rate + other_seconds;
   if (seconds <= kWarnSeconds) return;
   std::string note;
-  if (madds <= 0)
+  if (!up_to.empty() && madds > 0)  // a run that may stop sooner: the figures are a bound, and say so
+    note = trf(naive ? N_("{id}: note: these sizes take {gb:.1f} GB and up to {n:.2g} multiply-adds on the plain loops "
+                          "({up_to}): at most about {s:.0f} s at {rate:.2g} G multiply-adds/s, a busy 2-core machine's "
+                          "rate (sooner on a faster one); make {knobs} smaller for a quicker run")
+                     : N_("{id}: note: these sizes take {gb:.1f} GB and up to {n:.2g} multiply-adds ({up_to}): at most "
+                          "about {s:.0f} s at {rate:.2g} G multiply-adds/s, a busy 2-core machine's rate (sooner on a "
+                          "faster one); make {knobs} smaller for a quicker run"),
+               fmt::arg("id", id_), fmt::arg("gb", bytes / 1e9), fmt::arg("n", madds), fmt::arg("s", seconds),
+               fmt::arg("rate", rate / 1e9), fmt::arg("knobs", knobs), fmt::arg("up_to", up_to));
+  else if (madds <= 0)
     note = trf("{id}: note: these sizes take {gb:.1f} GB and about {s:.0f} s on a busy 2-core machine (sooner on "
                "a faster one); make {knobs} smaller for a quicker run",
                fmt::arg("id", id_), fmt::arg("gb", bytes / 1e9), fmt::arg("s", seconds), fmt::arg("knobs", knobs));
@@ -845,6 +726,10 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
                           "make {knobs} smaller for a quicker run"),
                fmt::arg("id", id_), fmt::arg("gb", bytes / 1e9), fmt::arg("n", madds), fmt::arg("s", seconds),
                fmt::arg("rate", rate / 1e9), fmt::arg("knobs", knobs));
+  // on the terminal the pager counts its rows on the page, so that it does not push the page's
+  // first lines (the chapter's header) off the screen unseen
+  std::cout.flush();
+  if (out_ != nullptr && !out_->aside(note + "\n")) return;
   std::cerr << note << "\n";
 }
 
@@ -860,28 +745,22 @@ void Chapter::pause_after_step() {
   if (out_ != nullptr && out_->quit) throw QuitSteps{};  // q at a page of this step
   if (!stepping() || out_ == nullptr || out_->mute || section_no_ == 0) return;
   std::cout.flush();          // the step's last lines, recorded
-  out_->record = nullptr;     // the prompt is not part of the step
+  out_->recording = false;    // the prompt is not part of the step
   out_->new_page();           // nor of a page
+  const std::string prompt =
+      fit_words(trf("step {n} · Enter: next step · b: this step again · q: quit ", fmt::arg("n", section_no_)),
+                out_->cols - 1);
   for (;;) {
-    std::cout << dim(trf("step {n} · Enter: next step · b: this step again · q: quit ", fmt::arg("n", section_no_)))
-              << std::flush;
-    std::string answer;
-    if (!std::getline(std::cin, answer)) {
-      std::cout << "\n";
-      throw QuitSteps{};
-    }
-    if (!dumb_terminal()) std::cout << "\033[1A\r\033[2K" << std::flush;  // the prompt's line goes away
-    const size_t b = answer.find_first_not_of(" \t");
-    const char key = b == std::string::npos ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[b])));
-    if (key == 'q') throw QuitSteps{};
-    if (key != 'b') break;
-    out_->new_page();
-    std::cout << step_record_ << std::flush;
+    const Key key = out_->ask(dim(prompt), true);  // a single key, as it is pressed
+    if (key == Key::Quit) throw QuitSteps{};
+    if (key == Key::Next) break;
+    out_->new_page();  // b: the step again, paged as it was
+    out_->replay();
     if (out_->quit) throw QuitSteps{};
     out_->new_page();
   }
-  step_record_.clear();
-  out_->record = &step_record_;
+  out_->clear_record();
+  out_->recording = true;
 }
 
 // --svg DIR: the figure the explained mode is about to show, as NN_<title>.svg (written
@@ -909,18 +788,18 @@ void Chapter::section(const std::string& title, const std::string& article_ref, 
   std::cout.flush();  // what came before is shown or not by its own step
   if (out_ != nullptr) out_->mute = section_no_ < start_step_;
   if (out_ != nullptr && out_->rows > 0) {  // paging: the step's title again above each page after the first
-    out_->new_page();
-    std::string shown = "── " + title;
+    // (the page goes on from what came before: the step's pause started it, or the chapter's start)
+    // one row: the title cut at a word's end to leave room for "(continued)"
     const std::string more = " " + std::string(_("(continued)"));
     const size_t room = out_->cols > display_width(more) + 1 ? out_->cols - display_width(more) - 1 : 0;
-    while (!shown.empty() && display_width(shown) > room) {  // cut where a character starts
-      while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) shown.pop_back();
-      if (!shown.empty()) shown.pop_back();  // the character's first byte
-    }
-    out_->title = accent(shown) + dim(more) + "\n";
-    out_->prompt = dim(trf("step {n} goes on · Enter: the next page · q: quit ", fmt::arg("n", section_no_)));
+    out_->title = accent(fit_words("── " + title, room)) + dim(more) + "\n";
+    out_->prompt = dim(fit_words(trf("step {n} goes on · Enter: the next page · q: quit ", fmt::arg("n", section_no_)),
+                                 out_->cols - 1));
+    out_->prompt_cut = dim(fit_words(
+        trf("step {n} goes on · cut between two rows · Enter: the next page · q: quit ", fmt::arg("n", section_no_)),
+        out_->cols - 1));
   }
-  step_record_.clear();
+  if (out_ != nullptr) out_->clear_record();
   step_file_ = file;
   step_line_ = line;
   step_sites_.clear();
@@ -946,7 +825,9 @@ void Chapter::end_step() {
                           fmt::arg("n", ran.size() - shown));
   const std::string note =
       hang(trf("code: {sites}", fmt::arg("sites", sites)), terminal_width(std::string::npos), "  ", "    ");
+  if (out_ != nullptr) out_->begin_block();  // its rows stay on one page
   std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
+  if (out_ != nullptr) out_->end_block({});
   earlier_sites_.insert(earlier_sites_.end(), step_sites_.begin(), step_sites_.end());
   step_file_ = nullptr;
   step_sites_.clear();
@@ -973,12 +854,26 @@ void Chapter::show(const std::string& expr, const std::string& printed, const st
   }
   ++step_;
   // tensors are printed at the width already (Chapter::run sets the line width); a line still
-  // wider (a closing bracket, a module repr) is folded, never cut into blocks of columns
+  // wider (a closing bracket, a module repr) is folded, never cut into blocks of columns.
+  // The >>> line and the value are one block for the pager: a page breaks before it, or, when it
+  // is taller than a page, before one of its rows (a line that opens "[", "(" or is "...")
   const size_t width = terminal_width(std::string::npos);
-  if (width == std::string::npos)  // TS_COLUMNS=0: as written
-    std::cout << dim(">>> ") << bold(expr) << "\n" << printed << "\n";
-  else
-    std::cout << hang(bold(expr), width, dim(">>> "), dim("... ")) << fold_block(printed + "\n", width);
+  std::string block = width == std::string::npos ? dim(">>> ") + bold(expr) + "\n"
+                                                 : hang(bold(expr), width, dim(">>> "), dim("... "));
+  std::vector<size_t> rows;
+  for (size_t b = 0; b <= printed.size();) {
+    size_t e = printed.find('\n', b);
+    if (e == std::string::npos) e = printed.size();
+    const std::string line = printed.substr(b, e - b);
+    const size_t lead = line.find_first_not_of(' ');
+    if (b > 0 && lead != std::string::npos && (line[lead] == '[' || line[lead] == '(' || line.compare(lead, 3, "...") == 0))
+      rows.push_back(block.size());
+    block += width == std::string::npos ? line + "\n" : fold_block(line + "\n", width);
+    b = e + 1;
+  }
+  if (out_ != nullptr) out_->begin_block();
+  std::cout << block;
+  if (out_ != nullptr) out_->end_block(rows);
   if (!why.empty()) {  // on a terminal, re-flowed to its width under the arrow; piped, one line
     const std::string note = hang(why, terminal_width(std::string::npos), "   ↳ ", "     ");
     std::cout << dim(note.substr(0, note.size() - 1)) << "\n";
@@ -1049,7 +944,14 @@ void Chapter::erratum(const std::string& where, const std::string& text) {
 void Chapter::figure(const std::string& text) {
   if (!rich()) return;
   // a figure or table wider than the terminal shows the columns that fit and says how many it left out
-  std::cout << fit_block(text + (text.empty() || text.back() != '\n' ? "\n" : ""), terminal_width(std::string::npos));
+  const std::string block = fit_block(text + (text.empty() || text.back() != '\n' ? "\n" : ""), terminal_width(std::string::npos));
+  // one block for the pager, which may break it between any two of its rows when it is taller than a page
+  std::vector<size_t> rows;
+  for (size_t at = block.find('\n'); at != std::string::npos && at + 1 < block.size(); at = block.find('\n', at + 1))
+    rows.push_back(at + 1);
+  if (out_ != nullptr) out_->begin_block();
+  std::cout << block;
+  if (out_ != nullptr) out_->end_block(rows);
 }
 
 // "scores.masked_fill(mask == 0, -inf)" -> "07_scores_masked_fill_mask_0_inf.npy"

@@ -114,7 +114,10 @@ class Chapter {
   // estimated from the knobs. More than about 4 GB is refused (UsageError naming `knobs`,
   // the flags to make smaller); more than about 10 s gets a one-line note on stderr.
   // `other_seconds`: work that is not multiply-adds (e.g. sin/cos tables), already in seconds.
-  void budget(double bytes, double madds, const std::string& knobs, double other_seconds = 0) const;
+  // `up_to`: the madds are those of a run to its cap, which it may stop before (ch14: each model
+  // trains until its target); the note then gives them as a bound, saying when it is reached.
+  void budget(double bytes, double madds, const std::string& knobs, double other_seconds = 0,
+              const std::string& up_to = "") const;
 
   // ---- options, valid inside body ----
   uint64_t seed = 0;
@@ -225,7 +228,6 @@ class Chapter {
   bool step_by_step_ = false;
   int64_t start_step_ = 1;  // --step N: the first step shown
   int64_t section_no_ = 0;  // steps opened so far (section)
-  std::string step_record_; // the current step's output, for `b`
   std::string step_title_;  // the current step's title (a figure without one takes it)
   std::string svg_dir_;
   std::unique_ptr<DumpDir> svg_;
