@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -266,14 +267,23 @@ int main(int argc, char** argv) {
     Tensor x_small = x;
     for (float& v : x_small) v = v / 1000.0f;
     std::vector<double> ratio_002(2);  // y_002 / y_000 on x and on x_small
+    bool overflowed = false;           // did float32 overflow decide an output (x or x_small)?
+    const double ln_000_eps = LayerNorm(static_cast<int64_t>(n)).eps;
+    bool rounding_rows = false;  // did float32 rounding decide an output (x or x_small)?
     for (int pass = 0; pass < 2; ++pass) {
       const Tensor& row = pass == 0 ? x : x_small;
       const std::string name = pass == 0 ? "x" : "x_small";
-      const double vn = var_lastdim(row, 0).data()[0], vu = var_lastdim(row, 1).data()[0];
+      // the row's statistics in float32 (as the modules compute them) and in double (the formulas')
+      const ShortRow r = short_row(row);
+      const double vn = r.var_n, vu = r.var_u;
       if (pass == 1)
         ch.show("x_small = x / 1000", x_small, {},
-                trf("the same shape of row, with variance {v:.3g}: next to it, eps is no longer small",
-                    fmt::arg("v", vn)),
+                // eps (1e-5, 1e-6) counts once it is at least a thousandth of the variance
+                vn <= 1e3 * ln_000_eps
+                    ? trf("the same shape of row, with variance {v:.3g}: next to it, eps is no longer small",
+                          fmt::arg("v", vn))
+                    : trf("the same shape of row, with variance {v:.3g}: eps is still small next to it",
+                          fmt::arg("v", vn)),
                 Shown::Twin);
       // the three formulas on one row   (1,n) -> (1,n)
       const LayerNorm ln_n(static_cast<int64_t>(n));
@@ -283,22 +293,58 @@ int main(int argc, char** argv) {
       const std::string n_s = std::to_string(n), e0 = eps_str(ln_n.eps), e2 = eps_str(ln_u.eps), e4 = eps_str(ln_s.eps);
       const double d000 = divisor_of(row, y_000), d002 = divisor_of(row, y_002), d004 = divisor_of(row, y_004);
       const double f000 = std::sqrt(vn + ln_n.eps), f002 = std::sqrt(vu + ln_u.eps), f004 = std::sqrt(vn) + ln_s.eps;
+      // float32 overflow decides an output (NaN, or 0 from an inf divisor): said by overflow_note
+      const std::string o000 = overflow_note(ch, y_000, r, "sum (x - mean)^2", r.sum_sq),
+                        o002 = overflow_note(ch, y_002, r, "std_u^2", vu),
+                        o004 = overflow_note(ch, y_004, r, "std_n + " + e4, f004);
+      const bool over_002 = !o000.empty() || !o002.empty(), over_004 = !o000.empty() || !o004.empty();
+      overflowed = overflowed || over_002 || over_004;
+      // float32 rounds the row's values by about epsilon x max |x|: when the deviations from the mean are
+      // so small that a few such roundings pass the 1e-4 the divisor check allows, the divisor read off
+      // the output measures the rounding, not the formula (e.g. --row "1e20,1.0000001e20")
+      double max_abs = 0;
+      for (float v : row) max_abs = std::max(max_abs, std::fabs(double(v)));
+      const double rounding = 8 * std::numeric_limits<float>::epsilon() * max_abs / std::sqrt(vn);
+      const std::string rounded =
+          r.constant || !(rounding > 1e-4)
+              ? std::string()
+              : trf("the deviations from the mean (std {s:.3g}) are within float32's rounding of values this large "
+                    "(8 x epsilon x max |x| = {u:.3g}, {p:.2g} x the std): the output shows the rounding, so no divisor "
+                    "can be read off it",
+                    fmt::arg("s", std::sqrt(vn)), fmt::arg("u", rounding * std::sqrt(vn)), fmt::arg("p", rounding));
       // each divisor is its formula's (divisor_note's check; 0: a constant row, any divisor gives 0)
-      auto holds = [](double d, double f) { return d == 0.0 || std::fabs(d - f) <= 1e-4 * f; };
-      const bool as_formulas = holds(d000, f000) && holds(d002, f002) && holds(d004, f004);
+      auto holds = [&](double d, double f) { return !rounded.empty() || d == 0.0 || std::fabs(d - f) <= 1e-4 * f; };
+      const bool as_formulas = (!o000.empty() || holds(d000, f000)) && (!o002.empty() || holds(d002, f002)) &&
+                               (!o004.empty() || holds(d004, f004));
       as_formula_002 = as_formula_002 && as_formulas;
       ch.show("y_000 = nn.LayerNorm(" + n_s + ")(" + name + ")", y_000, {"NativeLayerNormBackward0"},
-              divisor_note(ch, d000, f000, fmt::format("sqrt(var_n + {1}) = sqrt({0:.6g} + {1})", vn, e0)), Shown::Twin);
+              !o000.empty()       ? o000
+              : !rounded.empty() ? rounded
+                                 : divisor_note(ch, d000, f000, fmt::format("sqrt(var_n + {1}) = sqrt({0:.6g} + {1})", vn, e0)),
+              Shown::Twin);
       ch.show("y_002 = LayerNorm(" + n_s + ")(" + name + ")  # article 002", y_002, {"AddBackward0"},
-              divisor_note(ch, d002, f002, fmt::format("sqrt(std_u^2 + {1}) = sqrt({0:.6g} + {1})", vu, e2)), Shown::Twin);
+              !o002.empty()       ? o002
+              : !rounded.empty() ? rounded
+                                 : divisor_note(ch, d002, f002, fmt::format("sqrt(std_u^2 + {1}) = sqrt({0:.6g} + {1})", vu, e2)),
+              Shown::Twin);
       ch.show("y_004 = LayerNormalization(" + n_s + ")(" + name + ")  # article 004", y_004, {"AddBackward0"},
-              divisor_note(ch, d004, f004, fmt::format("std_n + {1} = {0:.6g} + {1}", std::sqrt(vn), e4)), Shown::Twin);
+              !o004.empty()       ? o004
+              : !rounded.empty() ? rounded
+                                 : divisor_note(ch, d004, f004, fmt::format("std_n + {1} = {0:.6g} + {1}", std::sqrt(vn), e4)),
+              Shown::Twin);
       // y_002 / y_000 = d000 / d002: sqrt((C-1)/C) from the unbiased std, the rest from the two eps
       const double by_std = std::sqrt((static_cast<double>(n) - 1) / static_cast<double>(n));
-      const bool flat = d002 == 0.0 || d004 == 0.0;
-      ratio_002[pass] = flat ? 1.0 : d000 / d002;
+      ratio_002[pass] = over_002 || r.constant || !rounded.empty() ? 1.0 : d000 / d002;
+      rounding_rows = rounding_rows || !rounded.empty();
+      const std::string flat = _("a constant row: both outputs are 0, up to float rounding");
+      const std::string overflow = _("float32 overflowed in one of these outputs (above): the difference shows what the "
+                                     "overflow left, not how the two formulas differ");
+      const std::string rounding_gap = _("float32's rounding decides these outputs (above): the difference shows the "
+                                         "rounding, not how the two formulas differ");
       ch.show("y_002 - y_000", y_002 - y_000, {"SubBackward0"},
-              flat           ? _("a constant row: both outputs are 0, up to float rounding")
+              over_002       ? overflow
+              : r.constant   ? flat
+              : !rounded.empty() ? rounding_gap
               : !as_formulas ? trf("y_002 = y_000 x {r:.4f} (a divisor above is not its formula's)",
                                    fmt::arg("r", ratio_002[pass]))
                              : trf("y_002 = y_000 x {r:.4f}: the unbiased std alone gives x {s:.4f} (sqrt((C-1)/C)), the two "
@@ -306,7 +352,9 @@ int main(int argc, char** argv) {
                          fmt::arg("r", ratio_002[pass]), fmt::arg("s", by_std), fmt::arg("e", ratio_002[pass] / by_std)),
               Shown::Twin);
       ch.show("y_004 - y_000", y_004 - y_000, {"SubBackward0"},
-              flat           ? _("a constant row: both outputs are 0, up to float rounding")
+              over_004       ? overflow
+              : r.constant   ? flat
+              : !rounded.empty() ? rounding_gap
               : !as_formulas ? trf("y_004 = y_000 x {r:.7g} (a divisor above is not its formula's)",
                                    fmt::arg("r", d000 / d004))
                              : trf("y_004 = y_000 x {r:.7g}: the two divide by the same std; eps makes the gap ({e0} "
@@ -314,7 +362,12 @@ int main(int argc, char** argv) {
                                    fmt::arg("r", d000 / d004), fmt::arg("e0", e0), fmt::arg("e4", e4)),
               Shown::Twin);
     }
-    if (as_formula_002)
+    if (overflowed)  // the ratios of x and x_small say nothing about the formulas then
+      ch.say(trf("  On this row float32 overflowed (above), so it cannot show how the three formulas differ: try one "
+                 "whose sums and squared deviations stay below float32's largest value, {max:.6g}, such as --row "
+                 "\"1,2,3,4\".",
+                 fmt::arg("max", std::numeric_limits<float>::max())));
+    else if (as_formula_002 && !rounding_rows)
       ch.say(trf("  So the three 'LayerNorms' are one idea with three yardsticks. On the C = {C} rows of Steps 2-4 "
                "article 002's output is nn.LayerNorm's x {s:.5f}; on the {n} values of x it is x {r0:.4f}; on "
                "x_small, where eps decides, x {r1:.4f}. With trained weights (w, a_2, gamma) each model learns "

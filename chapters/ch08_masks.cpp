@@ -50,9 +50,9 @@ int main(int argc, char** argv) {
   int64_t d_model = 768, valid_len = 3, look_ahead = 3;
   ch.add_sentence_flags(d_model, _("size C of each token vector, = dim_k of the scores, BERT-base's by default"));
   ch.option("--valid-len", valid_len,
-            _("real tokens in the padding-mask demo, or T if shorter; the rest count as padding"),
-            1, 512,
-            _("at most T, the tokens of --text"));
+            _("real tokens in the padding-mask demo, at most T, the tokens of --text (a larger value is refused; the "
+              "default is cut to T); the rest count as padding"),
+            1, 512, _("at most T, the tokens of --text"));
   ch.option("--look-ahead", look_ahead,
             _("size of the article-004 look-ahead mask that is printed"), 1, 64);
   const int64_t valid_len_default = valid_len;  // without --valid-len: this, or T if the text is shorter

@@ -16,6 +16,7 @@
 // equal, the mask hides the future, post-LN rows have std 1, the cache gives the full pass's
 // rows) are verdicts: OK / NOT OK with the figure.
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,7 @@ int main(int argc, char** argv) {
     DecoderCache kv_cache(CacheKind::KeysValues, N);
     std::vector<Tensor> in_rows, kv_rows;
     std::vector<StepCost> steps;
+    const auto loop_start = std::chrono::steady_clock::now();
     for (size_t t = 0; t < T; ++t) {
       const Tensor x_t = position(tgt, t, /*keepdim=*/true);  // (B,1,C)
       const uint64_t in_before = in_cache.macs.total(), kv_before = kv_cache.macs.total();
@@ -274,6 +276,17 @@ int main(int argc, char** argv) {
                        decoder_full_pass_macs(static_cast<int64_t>(N), 1, static_cast<int64_t>(t + 1),
                                               static_cast<int64_t>(S), C, F).total(),
                        in_cache.macs.total() - in_before, kv_cache.macs.total() - kv_before});
+      // the first two steps timed: a step's multiply-adds grow by the same amount each step (one more
+      // cached row), so the loop's time at this pace is the first steps' time x its total / theirs
+      if (t + 1 == std::min<size_t>(T, 2)) {
+        const auto macs = [&](size_t k) { return double(steps[k].inputs + steps[k].keys_values); };
+        const double m0 = macs(0), grow = T > 1 ? macs(1) - m0 : 0.0, n = double(T);
+        const double first = T > 1 ? m0 + macs(1) : m0, total = n * m0 + grow * n * (n - 1) / 2;
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
+        ch.pace_note(trf("decoding the first {n} of the {T} tokens with both caches", fmt::arg("n", std::min<size_t>(T, 2)),
+                         fmt::arg("T", T)),
+                     seconds, first > 0 ? seconds * total / first : 0.0, "--tgt-len, --layers, --d-model or --d-ff");
+      }
     }
     // torch.cat(rows, dim=1): T x (B,1,C) -> (B,T,C)
     const Tensor cached_in = cat(in_rows, 1), cached_kv = cat(kv_rows, 1);

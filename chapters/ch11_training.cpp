@@ -339,13 +339,11 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
   // not given: 1000, or 0 after --load (where --steps 0 may be said)
   if (ch.given("--steps")) check_range("--steps", steps, ch.given("--load") ? 0 : 1, 1000000);
   check_model_dims(cfg.d_model, cfg.heads);
-  if (!(dropout >= 0.0 && dropout < 1.0))
-    throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
-  if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+  check_adam_knobs(dropout, lr);
   if (!(cfg.label_smoothing >= 0.0 && cfg.label_smoothing < 1.0))
     throw UsageError(trf("--label-smoothing must be in [0, 1), got {v}", fmt::arg("v", cfg.label_smoothing)));
   if (loss_name != "article" && loss_name != "token")
-    throw UsageError(trf("--loss must be 'article' or 'token', got '{v}'", fmt::arg("v", loss_name)));
+    throw UsageError(trf("--loss must be 'article' or 'token', got {v}", fmt::arg("v", quoted_input(loss_name))));
   if (translate_text == "\x01") return -1;  // --translate not given ("" must be refused, not ignored)
   return task_number("--translate", translate_text);
 }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -131,6 +132,8 @@ int main(int argc, char** argv) {
             throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
                                  fmt::arg("s", s + 1)));
           curve.push_back(loss);
+          // the first step measured: the whole run's time at that pace (a note past ~10 s)
+          if (s == 0) ch.pace_note(_("the first training step"), seconds_since(t0), seconds_since(t0) * double(steps), "--steps");
           log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
         },
         [&] { return held_out_exact_match(model, Sampler{}, 0); });
@@ -205,11 +208,17 @@ int main(int argc, char** argv) {
 static int64_t parse_number(const std::string& flag, const std::string& text) { return task_number(flag, text); }
 
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s) {
-  if (!(dropout >= 0.0 && dropout < 1.0))
-    throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
-  if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+  check_adam_knobs(dropout, lr);
   if (!(s.temperature >= 0.0 && s.temperature <= 100.0))
     throw UsageError(trf("--temperature must be in [0, 100] (0 = greedy), got {v}", fmt::arg("v", s.temperature)));
+  // logits / T must stay a finite double for every float logit: T >= FLT_MAX / DBL_MAX, rounded
+  // up to a power of ten (train/sampling.cpp divides in double)
+  const double smallest = std::pow(10.0, std::ceil(std::log10(double(std::numeric_limits<float>::max()) /
+                                                            std::numeric_limits<double>::max())));
+  if (s.temperature > 0.0 && s.temperature < smallest)
+    throw UsageError(trf("--temperature {v} is too small: logits / T overflows a double below {min} (the largest float "
+                         "logit / the largest double): give 0 (greedy) or at least {min}",
+                         fmt::arg("v", s.temperature), fmt::arg("min", smallest)));
   if (!(s.top_p > 0.0 && s.top_p <= 1.0))
     throw UsageError(trf("--top-p must be in (0, 1] (1 keeps every token), got {v}", fmt::arg("v", s.top_p)));
   if (s.greedy() && (ch.given("--top-k") || ch.given("--top-p")))

@@ -87,11 +87,9 @@ int main(int argc, char** argv) {
                              fmt::arg("flag", flag)));
     if (ch.given("--steps")) check_range("--steps", steps, load_dir.empty() ? 1 : 0, 1000000);
     check_model_dims(cfg.d_model, cfg.heads, 2);
-    if (!(dropout >= 0.0 && dropout < 1.0))
-      throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
-    if (!(lr > 0.0 && lr <= 1.0)) throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+    check_adam_knobs(dropout, lr);
     if (pool != "cls" && pool != "mean")
-      throw UsageError(trf("--pool must be 'cls' or 'mean', got '{v}'", fmt::arg("v", pool)));
+      throw UsageError(trf("--pool must be 'cls' or 'mean', got {v}", fmt::arg("v", quoted_input(pool))));
     const int64_t number = classify_text == not_given ? -1 : parse_number_words(classify_text);
     if (!load_dir.empty() && !ch.given("--steps")) steps = 0;
     if (!save_dir.empty()) checkpoint_io("--save", [&] { prepare_save_folder(save_dir); });  // before training

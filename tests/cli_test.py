@@ -17,7 +17,11 @@ words). In both, these words stand for things made fresh in a temporary director
   TRAP      a directory whose 01_*.npy is a symlink to a victim file (checked untouched)
   OUTDIR    a folder that does not exist yet     OUTDIR_AGAIN  the same, written D/./out/
   LONGDIGITS  130,000 digits
-A line may end with "#expect TEXT": the message must then contain TEXT.
+A line may end with "#expect TEXT": the message must then contain TEXT. A line may start with
+NAME=VALUE words: the run gets them in its environment (OPENBLAS_CORETYPE=Bogus, TS_LOCALEDIR=...).
+CASES.good, if it exists, holds odd inputs that are VALID (same syntax): each run must exit 0 with
+no error and no NOT OK; "#expect TEXT" (stdout or stderr contains it) and "#never TEXT" (neither
+does) may follow, several times, in that order.
 CASES.quick, if it exists, holds flags added to every run that does the chapter's whole work (the
 I/O, --dump and full runs): a chapter whose default run is long names its quick form there.
 """
@@ -31,6 +35,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from script_args import args_or_usage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,8 +57,8 @@ GENERIC = [
     # numbers: Python's int() in decimal only
     "--seed abc", "--seed 1.5", "--seed 99999999999999999999999", "--seed 0x10", "--seed ''", "--seed 1e3",
     "--seed=-9223372036854775809",
-    # paths
-    "--dump /proc/forbidden/dir", "--dump ''", "--dump NOTADIR #expect not a directory",
+    # paths ("--dump /proc/forbidden/dir" is an I/O failure, exit 1: io_cases)
+    "--dump ''", "--dump NOTADIR #expect not a directory",
     "--dump STRANGER #expect no earlier --dump", "--dump TRAP #expect no earlier --dump",
     "--vocab ''", "--vocab /dev/zero", "--vocab FIFO", "--vocab LOOP", "--vocab LONGPATH", "--vocab /tmp",
     "--vocab /nonexistent/vocab.txt", "--vocab DUPVOCAB", "--vocab BIGVOCAB",
@@ -64,6 +70,17 @@ GENERIC = [
     "--svg OUTDIR --dump OUTDIR #expect same folder", "--dump OUTDIR --svg OUTDIR_AGAIN #expect same folder",
     # an echoed value is cut, its length said; an invisible character is named with its byte
     "--seed LONGDIGITS #expect 130000 bytes", "--seed $'4\\xc2\\xa02' #expect U+00A0 NO-BREAK SPACE at byte 1",
+    # every invisible (Unicode category C*, Zs, Zl, Zp) and bidi character is named, and echoed as \\uNNNN
+    "--seed $'4\\xe2\\x80\\x8e2' #expect U+200E LEFT-TO-RIGHT MARK at byte 1",
+    "--seed $'\\xe2\\x81\\xa642' #expect '\\u206642' (U+2066 LEFT-TO-RIGHT ISOLATE at byte 0)",
+    "--seed $'1\\xc2\\xad' #expect U+00AD SOFT HYPHEN", "--seed $'1\\xef\\xbb\\xbf' #expect U+FEFF",
+    "--seed $'1\\xee\\x80\\x80' #expect (U+E000: an invisible character", "--seed $'1\\xe2\\x80\\xa8' #expect U+2028",
+    "--lang $'zh\\xe2\\x80\\x8f' #expect U+200F RIGHT-TO-LEFT MARK", "--color $'\\xe2\\x80\\xaeauto' #expect U+202E",
+    # the environment: a Chinese catalog that is not there, an OpenBLAS core it does not know
+    "TS_LOCALEDIR=/nonexistent --lang zh #expect TS_LOCALEDIR=/nonexistent holds no catalog",
+    "LANG=zh_CN.UTF-8 LC_ALL= LC_MESSAGES= TS_LOCALEDIR=/nonexistent #expect LANG=zh_CN.UTF-8 asks for Chinese",
+    "OPENBLAS_CORETYPE=Bogus #expect OPENBLAS_CORETYPE='Bogus' is not a core",
+    "OPENBLAS_CORETYPE=$'Haswell\\xe2\\x80\\x8b' #expect U+200B",
 ]
 
 
@@ -135,15 +152,26 @@ def run(binary, args, **kw):
     return subprocess.run([binary] + args, timeout=900, **kw)
 
 
+def env_and_args(fx, line):
+    """The NAME=VALUE words a case line starts with (its environment), and its arguments."""
+    words = [fx.words.get(w, w) for w in bash_words(line)]
+    env = {}
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+        name, value = words.pop(0).split("=", 1)
+        env[name] = value
+    return env, words
+
+
 def bad_input(res, fx, binary, line, help_text):
     expect = None
     if "#expect " in line:
         line, expect = line.split("#expect ", 1)
         expect = expect.strip()
-        if line.split()[0] not in help_text:  # a generic case for an option this chapter lacks:
-            expect = "unknown option"         # refused as unknown
-    args = [fx.words.get(w, w) for w in bash_words(line)]
-    p = run(binary, args)
+        first = [w for w in line.split() if not re.match(r"^[A-Z_][A-Z0-9_]*=", w)]
+        if first and first[0].startswith("--") and first[0] not in help_text:  # a generic case for an option
+            expect = "unknown option"                                            # this chapter lacks: refused as unknown
+    env, args = env_and_args(fx, line)
+    p = run(binary, args, env=dict(os.environ, **env))
     err = p.stderr.decode("utf-8", "replace")
     lines = [l for l in err.splitlines() if l.strip()]
     ok = (p.returncode == 2 and len(lines) == 1 and "error" in lines[0] and sanitizer_clean(err)
@@ -155,6 +183,58 @@ def bad_input(res, fx, binary, line, help_text):
     if not ok and expect:
         detail += f"\n        expected the message to contain: {expect}"
     return res.record(ok, shown, detail)
+
+
+def until_note(res, binary, shown, args, env, text):
+    """A run too long to finish in a test: TEXT (its note) must come on stderr first, within 300 s;
+    the run is then stopped (SIGTERM)."""
+    p = subprocess.Popen([binary] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=dict(os.environ, TS_COLUMNS="80", **env))
+    seen, lines = False, []
+    timer = threading.Timer(300, p.kill)
+    timer.start()
+    start = time.monotonic()
+    for raw in p.stderr:
+        lines.append(raw.decode("utf-8", "replace").rstrip())
+        if text in lines[-1]:
+            seen = True
+            break
+    timer.cancel()
+    p.terminate()
+    p.wait(timeout=60)
+    took = time.monotonic() - start
+    # no note is right only for a run that ended well within the note's 10 s (a faster machine)
+    quick = not seen and p.returncode == 0 and took < 15
+    return res.record(seen or quick, "valid: " + shown,
+                      (lines[-1] if lines else "(no message)") + (f" (ended in {took:.1f} s)" if not seen else ""))
+
+
+def good_input(res, fx, binary, line):
+    """A valid odd input: exit 0, nothing called an error on stderr, no NOT OK in the output; each
+    "#expect TEXT" found in stdout or stderr, each "#never TEXT" in neither. "#until TEXT": a run too
+    long for a test, stopped once TEXT is on stderr (until_note)."""
+    parts = re.split(r"#(expect|never|until) ", line)
+    line, marks = parts[0], list(zip(parts[1::2], (t.strip() for t in parts[2::2])))
+    env, args = env_and_args(fx, line)
+    until = [t for kind, t in marks if kind == "until"]
+    if until:
+        return until_note(res, binary, line.strip(), args, env, until[0])
+    p = run(binary, QUICK + args, env=dict(os.environ, **env))
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    both = out + err
+    missing = [t for kind, t in marks if kind == "expect" and t not in both]
+    present = [t for kind, t in marks if kind == "never" and t in both]
+    ok = (p.returncode == 0 and "error" not in err and "NOT OK" not in out and sanitizer_clean(err)
+          and not missing and not present)
+    shown = line.strip() if len(line) < 80 else line[:77] + "..."
+    detail = f"exit {p.returncode}" + (f": {err.strip().splitlines()[-1]}" if err.strip() else "")
+    if missing:
+        detail += f"; missing: {missing}"
+    if present:
+        detail += f"; present: {present}"
+    if "NOT OK" in out:
+        detail += "; " + next(l.strip() for l in out.splitlines() if "NOT OK" in l)
+    return res.record(ok, "valid: " + shown, detail)
 
 
 def io_failure(res, binary, what, args, want, **kw):
@@ -194,6 +274,28 @@ def io_cases(res, fx, binary):
     err = p.stderr.decode("utf-8", "replace")
     res.record(p.returncode != 0 and "standard output is closed" in err and sanitizer_clean(err), "--plain >&-",
                f"exit {p.returncode}: {err.strip() or '(no message)'}")
+    # an output folder the system will not let us make or write: an I/O failure, exit 1, one line
+    # (as a full disk is), whether the refusal is /proc's, /sys's or a folder's permissions
+    unwritable = [("/proc/forbidden/dir", None), ("/proc/self/ts-dump", None), ("/sys/ts-dump", None)]
+    ro = os.path.join(fx.dir, "readonly")
+    os.makedirs(ro)
+    os.chmod(ro, 0o555)
+    os.chmod(fx.dir, 0o755)
+    # root writes anywhere: the read-only folder is tried as nobody (setpriv), when this runs as root
+    as_nobody = None
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    if os.geteuid() != 0 or as_nobody:
+        unwritable += [(os.path.join(ro, "out"), as_nobody), (ro, as_nobody)]
+    for path, prefix in unwritable:
+        cmd = (prefix or []) + [binary, "--plain", "--dump", path] + QUICK
+        p = subprocess.run(cmd, capture_output=True, timeout=900, env=dict(os.environ, TS_COLUMNS="80"))
+        err = p.stderr.decode("utf-8", "replace")
+        lines = [l for l in err.splitlines() if l.strip()]
+        res.record(p.returncode == 1 and len(lines) == 1 and "--dump" in lines[0] and sanitizer_clean(err),
+                   f"--dump {path}{' (as nobody)' if prefix else ''}: an I/O failure",
+                   f"exit {p.returncode}: {lines[0] if lines else '(no message)'}")
+    os.chmod(ro, 0o755)
     # --dump where the disk fills up (RLIMIT_FSIZE makes every write past 4 kB fail with EFBIG)
     out = os.path.join(fx.dir, "dump_full")
     def small_files():
@@ -290,6 +392,10 @@ def main():
             line = line.strip()
             if line and not line.startswith("#"):
                 cases.append(line)
+    good = []
+    good_path = bad[0][:-4] + ".good" if bad and bad[0].endswith(".bad") else ""
+    if good_path and os.path.exists(good_path):
+        good = [l.strip() for l in open(good_path, encoding="utf-8") if l.strip() and not l.startswith("#")]
     QUICK[:] = quick_flags(binary)
     res = Results(os.path.basename(binary))
     fx = Fixture()
@@ -297,6 +403,8 @@ def main():
         help_text = run(binary, ["--help"], text=True).stdout
         for c in cases:
             bad_input(res, fx, binary, c, help_text)
+        for g in good:
+            good_input(res, fx, binary, g)
         io_cases(res, fx, binary)
         columns_cases(res, binary)
         dump_cases(res, fx, binary)
@@ -366,7 +474,8 @@ def main():
         res.record(ok, "--lang zh / LANG=zh_CN.UTF-8: bad input refused in Chinese", " | ".join(msgs))
     finally:
         fx.close()
-    print(f"{res.passed} passed, {res.failed} failed ({len(cases)} bad-input cases, 4 I/O cases, 2 dump cases)")
+    print(f"{res.passed} passed, {res.failed} failed ({len(cases)} bad-input cases, {len(good)} valid odd inputs, "
+          f"I/O and dump cases)")
     return 0 if res.failed == 0 else 1
 
 

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -58,6 +59,10 @@ struct Chapter::Knob {
 };
 
 namespace {
+// Chinese asked for (lang_source: "--lang zh" or "LANG=zh_CN.UTF-8") and its catalog missing: the
+// file tried (choose_language; Chapter::run refuses the run)
+std::string missing_catalog, lang_source;
+bool dumb_terminal();  // TERM=dumb (below)
 // What --help shows as a chapter knob's default: its variable's value when declared. Nothing
 // for a flag, an empty text, or a value that stands for "not given" (a negative count, \x01).
 std::string default_of(int kind, const void* target) {
@@ -110,17 +115,34 @@ bool looks_like_option(const std::string& a) {
   return true;
 }
 
-// An error message kept to ONE line whatever the user typed into it: control bytes as \xNN.
+// An error message kept to ONE line whatever the user typed into it: control bytes as \xNN, and
+// what a terminal would not show as typed (a byte that is not UTF-8, an invisible or bidi format
+// character such as U+202E, which would reorder the rest of the line) as \xNN or \uNNNN.
 std::string one_line(const std::string& msg) {
   std::string out;
-  for (unsigned char c : msg) {
-    if (c < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(c));
-      out += hex;
-    } else {
-      out += static_cast<char>(c);
+  for (size_t i = 0; i < msg.size();) {
+    const unsigned char c = static_cast<unsigned char>(msg[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f)
+        out += fmt::format("\\x{:02x}", unsigned(c));
+      else
+        out += static_cast<char>(c);
+      ++i;
+      continue;
     }
+    const size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    const std::string one = n != 0 && i + n <= msg.size() ? msg.substr(i, n) : std::string();
+    if (one.empty() || !utf8_error(one).empty()) {  // not UTF-8: the byte itself
+      out += fmt::format("\\x{:02x}", unsigned(c));
+      ++i;
+      continue;
+    }
+    uint32_t cp = c & (0x7F >> n);
+    for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(msg[i + k]) & 0x3F);
+    // (U+2028 and U+2029, Zl and Zp, break the line where a terminal or an editor honours them)
+    const bool hide = is_category_c(cp) || cp == 0x2028 || cp == 0x2029;
+    out += !hide ? one : cp > 0xFFFF ? fmt::format("\\U{:08x}", cp) : fmt::format("\\u{:04x}", cp);
+    i += n;
   }
   return out;
 }
@@ -149,23 +171,43 @@ bool same_folder(const std::string& a, const std::string& b) {
          (pa.lexically_normal() / "").lexically_normal() == (pb.lexically_normal() / "").lexically_normal();
 }
 
-// The characters a learner cannot tell from a space, a hyphen or a digit on screen.
+// A character a learner cannot see, or cannot tell from a space, a hyphen or a digit on screen,
+// by its Unicode name: the look-alikes (visible, but not what they seem) and the common invisible
+// ones. Every other invisible one is found by its category in the Unicode tables (C* or Zs,
+// text/tokenizer.hpp) and described by invisible_kind.
 const char* invisible_name(uint32_t cp) {
   switch (cp) {
     case 0x00A0: return "NO-BREAK SPACE";
     case 0x00AD: return "SOFT HYPHEN";
+    case 0x061C: return "ARABIC LETTER MARK";
+    case 0x1680: return "OGHAM SPACE MARK";
+    case 0x180E: return "MONGOLIAN VOWEL SEPARATOR";
     case 0x2007: return "FIGURE SPACE";
     case 0x2009: return "THIN SPACE";
     case 0x200B: return "ZERO WIDTH SPACE";
     case 0x200C: return "ZERO WIDTH NON-JOINER";
     case 0x200D: return "ZERO WIDTH JOINER";
+    case 0x200E: return "LEFT-TO-RIGHT MARK";
+    case 0x200F: return "RIGHT-TO-LEFT MARK";
     case 0x2010: return "HYPHEN";
     case 0x2011: return "NON-BREAKING HYPHEN";
     case 0x2012: return "FIGURE DASH";
     case 0x2013: return "EN DASH";
     case 0x2014: return "EM DASH";
+    case 0x202A: return "LEFT-TO-RIGHT EMBEDDING";
+    case 0x202B: return "RIGHT-TO-LEFT EMBEDDING";
+    case 0x202C: return "POP DIRECTIONAL FORMATTING";
+    case 0x202D: return "LEFT-TO-RIGHT OVERRIDE";
+    case 0x202E: return "RIGHT-TO-LEFT OVERRIDE";
     case 0x202F: return "NARROW NO-BREAK SPACE";
+    case 0x205F: return "MEDIUM MATHEMATICAL SPACE";
     case 0x2060: return "WORD JOINER";
+    case 0x2066: return "LEFT-TO-RIGHT ISOLATE";
+    case 0x2067: return "RIGHT-TO-LEFT ISOLATE";
+    case 0x2068: return "FIRST STRONG ISOLATE";
+    case 0x2069: return "POP DIRECTIONAL ISOLATE";
+    case 0x2028: return "LINE SEPARATOR";
+    case 0x2029: return "PARAGRAPH SEPARATOR";
     case 0x2212: return "MINUS SIGN";
     case 0x3000: return "IDEOGRAPHIC SPACE";
     case 0xFEFF: return "ZERO WIDTH NO-BREAK SPACE";
@@ -174,6 +216,13 @@ const char* invisible_name(uint32_t cp) {
   if (cp >= 0x2000 && cp <= 0x200A) return "SPACE";  // EN QUAD .. HAIR SPACE: widths of space
   if (cp >= 0xFF10 && cp <= 0xFF19) return "FULLWIDTH DIGIT";
   return nullptr;
+}
+// The same for a character the course has no name for: what its category makes it ("" if visible).
+std::string invisible_kind(uint32_t cp) {
+  if (cp >= 0x80 && is_category_c(cp))
+    return _("an invisible character (Unicode category C: format, control, private use or unassigned)");
+  if (cp >= 0x80 && is_category_zs(cp)) return _("a space character other than U+0020 (Unicode category Zs)");
+  return {};
 }
 
 std::string join_words(int argc, char** argv) {
@@ -194,8 +243,11 @@ std::string quoted_input(const std::string& v) {
     if (n == 0 || i + n > v.size()) break;
     uint32_t cp = n == 1 ? c : c & (0x7F >> n);
     for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(v[i + k]) & 0x3F);
-    if (const char* name = invisible_name(cp)) {
-      out += fmt::format(" (U+{:04X} {} {})", cp, name, trf("at byte {i}", fmt::arg("i", i)));
+    const char* name = invisible_name(cp);
+    const std::string kind = name ? std::string() : invisible_kind(cp);
+    if (name || !kind.empty()) {
+      out += name ? fmt::format(" (U+{:04X} {} {})", cp, name, trf("at byte {i}", fmt::arg("i", i)))
+                  : fmt::format(" (U+{:04X}: {}, {})", cp, kind, trf("at byte {i}", fmt::arg("i", i)));
       break;
     }
     i += n;
@@ -214,6 +266,33 @@ int64_t whole_number(const std::string& flag, const std::string& text, int64_t m
     throw UsageError(trf("{flag} needs a whole number from 0 to {max} written with digits, got {text}",
                          fmt::arg("flag", flag), fmt::arg("max", max), fmt::arg("text", quoted_input(text))));
   return std::stoll(t);
+}
+
+double decimal_number(const std::string& flag, const std::string& text) {
+  // as Python's float() reads it, spaces around included: decimal only (no "0x1p3"), nothing
+  // infinite or NaN ("inf" and "nan" hold an n)
+  const size_t b = text.find_first_not_of(" \t\n\r\f\v"), e = text.find_last_not_of(" \t\n\r\f\v");
+  const std::string t = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+  char* end = nullptr;
+  errno = 0;
+  const double d = t.empty() ? 0.0 : std::strtod(t.c_str(), &end);
+  const bool out_of_range = errno == ERANGE;
+  if (t.empty() || end != t.c_str() + t.size() || t.find_first_of("xXnN") != std::string::npos ||
+      (!out_of_range && !std::isfinite(d)))
+    throw UsageError(trf("{flag} needs a finite decimal number (e.g. {flag} 0.5), got {value}", fmt::arg("flag", flag),
+                         fmt::arg("value", quoted_input(text))));
+  // beyond a double's range (strtod says ERANGE): too large, or so small that it is subnormal
+  // (fewer significant bits) or 0; a finite number that Python would read as inf or as a
+  // subnormal is refused for what it is
+  constexpr double kLargest = std::numeric_limits<double>::max(), kSmallest = std::numeric_limits<double>::min();
+  if (out_of_range && std::fabs(d) > 1.0)
+    throw UsageError(trf("{flag} {value} is too large: a double holds at most {max}", fmt::arg("flag", flag),
+                         fmt::arg("value", quoted_input(text)), fmt::arg("max", kLargest)));
+  if ((out_of_range || d != 0.0) && std::fabs(d) < kSmallest)
+    throw UsageError(trf("{flag} {value} is too small: below {min}, the smallest normal double, it is subnormal "
+                         "(fewer significant digits) or 0; write 0 or a number of at least {min}",
+                         fmt::arg("flag", flag), fmt::arg("value", quoted_input(text)), fmt::arg("min", kSmallest)));
+  return d == 0.0 ? 0.0 : d;  // -0 reads as 0
 }
 
 std::string Help::text() const {
@@ -404,18 +483,9 @@ void Chapter::read_knobs() {
         *static_cast<int64_t*>(k->target) = v.negative ? static_cast<int64_t>(uint64_t{0} - m) : static_cast<int64_t>(m);
         break;
       }
-      case kDouble: {
-        char* end = nullptr;
-        errno = 0;
-        const double d = std::strtod(k->text.c_str(), &end);
-        // as Python's float() reads it: no hex floats ("0x10"), nothing infinite or NaN
-        if (k->text.empty() || end != k->text.c_str() + k->text.size() || errno == ERANGE || !std::isfinite(d) ||
-            k->text.find_first_of("xX") != std::string::npos)
-          throw UsageError(trf("{name} needs a finite decimal number (e.g. {name} 0.5), got {value}",
-                               fmt::arg("name", name), fmt::arg("value", in_quotes(k->text))));
-        *static_cast<double*>(k->target) = d;
+      case kDouble:
+        *static_cast<double*>(k->target) = decimal_number(name, k->text);
         break;
-      }
       case kText: {
         const std::string bad = utf8_error(k->text);
         if (!bad.empty()) {  // "invalid UTF-8 at byte 3 of the input (0xE9): ..." -> "... of --text ..."
@@ -459,6 +529,7 @@ int Chapter::finish_output(int code) {
 // refused later, with the other knobs (read_knobs).
 void Chapter::choose_language(int argc, char** argv) {
   Lang lang = lang_from_env();
+  missing_catalog.clear(), lang_source.clear();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     std::string v;
@@ -469,10 +540,16 @@ void Chapter::choose_language(int argc, char** argv) {
     else
       continue;
     Lang chosen;
-    if (parse_lang(v, chosen)) lang = chosen;
+    if (parse_lang(v, chosen)) lang = chosen, lang_source = "--lang " + v;
     break;
   }
-  set_lang(lang);
+  missing_catalog = set_lang(lang);
+  if (!missing_catalog.empty() && lang_source.empty())  // the variable lang_from_env read
+    for (const char* name : {"LC_ALL", "LC_MESSAGES", "LANG"})
+      if (const char* v = std::getenv(name); v && *v) {
+        lang_source = std::string(name) + "=" + v;
+        break;
+      }
   title_ = tr(title_.c_str());
   follows_ = cite(sources_);
   app_->description(trf("{title} (follows {follows})", fmt::arg("title", title_), fmt::arg("follows", follows_)));
@@ -491,6 +568,22 @@ void Chapter::choose_language(int argc, char** argv) {
 
 int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& body) {
   choose_language(argc, argv);
+  // Chinese asked for, and no catalog to read it from: the run would be English, exit 0, without
+  // a word. Bad input (the setting or the build), said in English, the only language left.
+  if (!missing_catalog.empty()) {
+    const char* env = std::getenv("TS_LOCALEDIR");
+    std::cerr << one_line(env && *env ? fmt::format("{}: error: {} asks for Chinese, but TS_LOCALEDIR={} holds no catalog "
+                                                    "({} cannot be read): point TS_LOCALEDIR at a folder with "
+                                                    "zh_CN/LC_MESSAGES/transformer-steps.mo (scripts/po.sh preview makes "
+                                                    "one), unset it, or give --lang en",
+                                                    id_, lang_source, env, missing_catalog)
+                                      : fmt::format("{}: error: {} asks for Chinese, but the course's catalog {} cannot be "
+                                                    "read: build it (cmake --build build makes it from po/zh_CN.po), or "
+                                                    "give --lang en",
+                                                    id_, lang_source, missing_catalog))
+              << "\n";
+    return 2;
+  }
   // A closed stdout (`>&-`) would lose every line, and let the next file we open take fd 1.
   if (::fcntl(STDOUT_FILENO, F_GETFD) == -1 && errno == EBADF) {
     std::cerr << trf("{id}: write error: standard output is closed ({reason}): run with stdout open, e.g. > out.txt",
@@ -542,6 +635,12 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
                                           "TS_ISA to use the widest)"),
                            fmt::arg("value", in_quotes(e.value)), fmt::arg("routes", e.supported)));
     }
+    // OPENBLAS_CORETYPE (the README's pin): a name OpenBLAS does not run would be dropped without a word
+    if (const BlasCoreMismatch m = blas_core_env_mismatch(); !m.asked.empty())
+      throw UsageError(trf("OPENBLAS_CORETYPE={value} is not a core this OpenBLAS runs here: it runs {core} instead "
+                           "(OpenBLAS falls back without a word on a name it does not know or a core this CPU lacks): "
+                           "set it to a core it runs, such as {core}, or unset it",
+                           fmt::arg("value", in_quotes(m.asked)), fmt::arg("core", m.runs)));
     try {  // TS_AVX512_CORE (isa.hpp): a testing override of the packed GEMM's kind of core, English only
       active_avx512_core();
     } catch (const std::invalid_argument& e) {
@@ -731,6 +830,20 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
   std::cout.flush();
   if (out_ != nullptr && !out_->aside(note + "\n")) return;
   std::cerr << note << "\n";
+}
+
+void Chapter::pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs) const {
+  constexpr double kWarnSeconds = 10;  // as budget()
+  if (!(estimate > kWarnSeconds)) return;
+  // the estimate in the unit a reader takes in at once
+  const std::string how_long = estimate < 120    ? fmt::format("{:.0f} s", estimate)
+                               : estimate < 7200 ? fmt::format("{:.0f} min", estimate / 60)
+                                                 : fmt::format("{:.1f} h", estimate / 3600);
+  std::cerr << trf("{id}: note: {first} took {s:.2g} s; at that pace the whole takes about {t} on this machine now: "
+                   "make {knobs} smaller for a quicker run",
+                   fmt::arg("id", id_), fmt::arg("first", first), fmt::arg("s", seconds), fmt::arg("t", how_long),
+                   fmt::arg("knobs", knobs))
+            << "\n";
 }
 
 bool Chapter::live_progress() const { return rich() && isatty(STDOUT_FILENO) && !dumb_terminal(); }
@@ -1022,7 +1135,8 @@ Sentence read_sentence(const Chapter& ch, int64_t max_positions, bool add_specia
   WordPieceTokenizer tokenizer = load_tokenizer(ch.vocab_path);
   Sentence s;
   s.pieces = tokenizer.tokenize(ch.text);
-  if (s.pieces.empty()) throw UsageError(_("--text has no tokens: give a non-empty sentence"));
+  if (s.pieces.empty())
+    throw UsageError(trf("--text has no tokens: give a non-empty sentence, got {text}", fmt::arg("text", quoted_input(ch.text))));
   std::vector<int64_t> ids = tokenizer.encode(ch.text, add_special_tokens);
   check_seq_len(static_cast<int64_t>(ids.size()), max_positions);
   s.tokens = s.pieces;

@@ -118,6 +118,10 @@ class Chapter {
   // trains until its target); the note then gives them as a bound, saying when it is reached.
   void budget(double bytes, double madds, const std::string& knobs, double other_seconds = 0,
               const std::string& up_to = "") const;
+  // The same > 10 s note, for work this run times itself: `first` (e.g. _("the first training step"))
+  // took `seconds`, and at that pace the whole work takes `estimate` seconds; above about 10 s, one
+  // line on stderr naming both and `knobs`, the flags to make smaller. Call it once, after the first part.
+  void pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs) const;
 
   // ---- options, valid inside body ----
   uint64_t seed = 0;
@@ -273,6 +277,10 @@ std::string quoted_input(const std::string& v);
 // them (Python's int()). UsageError naming 0..max and echoing the value otherwise. (--prompt and
 // --translate call it through task_number, course/train_knobs.hpp, with the task's own bound.)
 int64_t whole_number(const std::string& flag, const std::string& text, int64_t max);
+// A decimal number as every X flag reads it (Python's float(), spaces around allowed): finite, in
+// decimal, and 0 or at least the smallest normal double (a subnormal or an underflow is refused as
+// too small, saying the smallest accepted); -0 reads as 0. UsageError echoing the value otherwise.
+double decimal_number(const std::string& flag, const std::string& text);
 // How the user wrote `flag`'s value, or std::to_string(value) if the flag was not given.
 std::string typed(const std::string& flag, int64_t value);
 void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions

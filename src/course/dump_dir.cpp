@@ -61,15 +61,15 @@ DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::
     throw UsageError(trf("--dump: '{dir}' is not a directory", fmt::arg("dir", dir)) + fix);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw UsageError(trf("--dump: cannot create directory '{dir}': {reason}", fmt::arg("dir", dir),
-                         fmt::arg("reason", ec.message())) + fix);
+  if (ec)  // the system refused (permissions, a read-only or virtual file system): an I/O failure
+    throw IoError(trf("--dump: cannot create directory '{dir}': {reason}", fmt::arg("dir", dir),
+                      fmt::arg("reason", ec.message())) + fix);
   // 2) the lock: one run at a time, held until this run ends (closing the descriptor frees it,
   //    also when the process is killed)
   lock_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock_fd_ < 0)
-    throw UsageError(trf("--dump: cannot read directory '{dir}': {reason}", fmt::arg("dir", dir),
-                         fmt::arg("reason", std::strerror(errno))));
+    throw IoError(trf("--dump: cannot read directory '{dir}': {reason}", fmt::arg("dir", dir),
+                      fmt::arg("reason", std::strerror(errno))));
   while (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
     const int err = errno;
@@ -93,8 +93,8 @@ DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::
   }
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr)
-    throw UsageError(trf("--dump: cannot read directory '{dir}': {reason}", fmt::arg("dir", dir),
-                         fmt::arg("reason", std::strerror(errno))));
+    throw IoError(trf("--dump: cannot read directory '{dir}': {reason}", fmt::arg("dir", dir),
+                      fmt::arg("reason", std::strerror(errno))));
   std::vector<std::string> remove;
   std::string stranger;
   while (const dirent* e = ::readdir(d)) {
@@ -117,10 +117,10 @@ DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::
                          fmt::arg("dir", dir), fmt::arg("name", stranger)) + fix);
   for (const std::string& path : remove)  // unlink removes a symlink itself, never its target
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-      throw UsageError(trf("--dump: cannot remove the earlier run's '{path}': {reason}", fmt::arg("path", path),
-                           fmt::arg("reason", std::strerror(errno))) + fix);
-  // 4) our manifest; writing it also proves the directory is writable (a refusal is bad
-  //    input; a disk that fails us is an I/O failure)
+      throw IoError(trf("--dump: cannot remove the earlier run's '{path}': {reason}", fmt::arg("path", path),
+                        fmt::arg("reason", std::strerror(errno))) + fix);
+  // 4) our manifest; writing it also proves the directory is writable (a refusal, like any
+  //    failure of the system to write, is an I/O failure: exit 1, as for every other write)
   std::string one_line = command;  // a --text with a newline must not add lines to the manifest
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
   std::replace(one_line.begin(), one_line.end(), '\r', ' ');
@@ -129,7 +129,7 @@ DumpDir::DumpDir(const std::string& dir, const std::string& chapter, const std::
     write_atomically(manifest, {{header_.data(), header_.size()}});
   } catch (const WriteError& e) {
     if (e.err == EACCES || e.err == EPERM || e.err == EROFS)
-      throw UsageError(trf("--dump: {reason}: give a directory you can write in", fmt::arg("reason", write_failure(e))));
+      throw IoError(trf("--dump: {reason}: give a directory you can write in", fmt::arg("reason", write_failure(e))));
     throw IoError(write_failure(e));
   }
 }

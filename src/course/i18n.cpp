@@ -202,10 +202,10 @@ bool parse_lang(const std::string& text, Lang& out) {
   return false;
 }
 
-void set_lang(Lang lang) {
+std::string set_lang(Lang lang) {
   g_lang = lang;
   g_catalog = Catalog{};
-  if (lang != Lang::Zh) return;
+  if (lang != Lang::Zh) return "";
   // TS_LOCALEDIR: a translator's catalogs, tried without rebuilding (scripts/po.sh preview)
   const char* env = std::getenv("TS_LOCALEDIR");
   const std::string dir = env && *env ? env : TS_LOCALE_DIR;
@@ -216,9 +216,10 @@ void set_lang(Lang lang) {
     if (!bytes.empty() && parse_mo(bytes, c)) {
       read_plural_forms(c);
       g_catalog = std::move(c);
-      return;
+      return "";
     }
   }
+  return dir + "/zh_CN/LC_MESSAGES/" + kDomain + ".mo";
 }
 
 Lang current_lang() { return g_lang; }

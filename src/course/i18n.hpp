@@ -26,8 +26,11 @@ enum class Lang { En, Zh };
 Lang lang_from_env();
 // Parse --lang's value: "zh" (also zh_CN, zh-CN, zh_CN.UTF-8) or "en"; false if neither.
 bool parse_lang(const std::string& text, Lang& out);
-// Use `lang` from now on (binds the catalog). English needs no catalog.
-void set_lang(Lang lang);
+// Use `lang` from now on (binds the catalog). English needs no catalog. Chinese reads
+// <dir>/zh_CN/LC_MESSAGES/transformer-steps.mo (else zh/), dir = $TS_LOCALEDIR if set, else the
+// build's locale folder; returns "" when it read one, else the file it tried first (the
+// messages then stay in English: Chapter::run refuses such a run as bad input).
+std::string set_lang(Lang lang);
 Lang current_lang();
 
 // The translation of `msgid` in the current language, or msgid itself.

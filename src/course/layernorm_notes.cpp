@@ -1,8 +1,10 @@
 #include "course/layernorm_notes.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -92,6 +94,58 @@ std::string divisor_note(Chapter& ch, double measured, double formula, const std
                                  fmt::arg("m", measured), fmt::arg("how", how), fmt::arg("f", formula)));
 }
 
+bool ShortRow::overflows() const {
+  constexpr double kLargest = std::numeric_limits<float>::max();
+  return big * big > kLargest || static_cast<double>(n) * big > kLargest;
+}
+
+ShortRow short_row(const Tensor& x) {
+  ShortRow r;
+  r.n = x.size();
+  r.mean_f = mean_lastdim_keepdim(x).data()[0];
+  r.var_f = var_lastdim(x, 0).data()[0];
+  const double n = static_cast<double>(r.n);
+  r.mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  r.big = std::fabs(r.mean);
+  for (float v : x) {
+    r.sum_sq += (v - r.mean) * (v - r.mean);
+    r.big = std::max({r.big, std::fabs(double(v)), std::fabs(v - r.mean)});
+  }
+  r.var_n = r.sum_sq / n, r.var_u = r.sum_sq / (n - 1);
+  r.constant = std::all_of(x.begin(), x.end(), [&](float v) { return v == x.data()[0]; });
+  return r;
+}
+
+std::string overflow_note(Chapter& ch, const Tensor& y, const ShortRow& r, const std::string& what, double value) {
+  constexpr double kLargest = std::numeric_limits<float>::max();
+  const bool finite = std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); });
+  const bool zeros = std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; });
+  if (!finite) {  // inf - inf, 0 x inf, inf / inf: NaN, once a square or a sum has overflowed
+    const std::string stats =
+        trf("the largest of |x|, |mean| and |x - mean| is {b:.6g}: squared {sq:.6g}, {n} of them summed {sum:.6g}; "
+            "float32 ends at {max:.6g} (its mean here {mf:.6g}, var_n {vf:.6g})",
+            fmt::arg("b", r.big), fmt::arg("sq", r.big * r.big), fmt::arg("n", r.n),
+            fmt::arg("sum", static_cast<double>(r.n) * r.big), fmt::arg("max", kLargest), fmt::arg("mf", r.mean_f),
+            fmt::arg("vf", r.var_f));
+    return ch.verdict(r.overflows(), r.overflows() ? trf("not a number: float32 overflows inside this row's statistics "
+                                                         "({stats}); inf - inf or 0 x inf then gives NaN",
+                                                         fmt::arg("stats", stats))
+                                                   : trf("not a number, yet nothing in this row's statistics can "
+                                                         "overflow float32 ({stats}): the module computes something "
+                                                         "else",
+                                                         fmt::arg("stats", stats)));
+  }
+  if (!zeros || r.constant) return "";
+  const bool inf = value > kLargest;
+  return ch.verdict(inf, inf ? trf("every output is 0 although the row is not constant: {what} = {v:.6g} is above "
+                                   "float32's largest value, {max:.6g}, so in float32 the divisor is inf and every "
+                                   "(x - mean) / inf is 0",
+                                   fmt::arg("what", what), fmt::arg("v", value), fmt::arg("max", kLargest))
+                             : trf("every output is 0 although the row is not constant and {what} = {v:.6g} fits "
+                                   "in float32: the module computes another formula",
+                                   fmt::arg("what", what), fmt::arg("v", value)));
+}
+
 std::string eps_str(double eps) {
   std::string s = fmt::format("{:g}", eps);  // 1e-05
   const size_t e = s.find("e-0");
@@ -142,10 +196,19 @@ std::vector<float> parse_row(const std::string& text) {
     item.erase(item.find_last_not_of(' ') + 1);
     const bool chars_ok = !item.empty() && item.find_first_not_of("0123456789+-.eE") == std::string::npos;
     char* end = nullptr;
+    errno = 0;
     const double v = chars_ok ? std::strtod(item.c_str(), &end) : 0.0;
+    const bool underflow = errno == ERANGE && std::fabs(v) < 1.0;  // "1e-400": 0 in a double
     if (!chars_ok || end != item.c_str() + item.size() || !std::isfinite(static_cast<float>(v)))
-      throw UsageError(trf("--row must be comma-separated finite numbers such as \"1,2,3,4\", got '{text}'",
-                           fmt::arg("text", text)));
+      throw UsageError(trf("--row must be comma-separated finite numbers such as \"1,2,3,4\", got {text}",
+                           fmt::arg("text", quoted_input(text))));
+    // Step 5 divides the row by 1000 (x_small): a value whose thousandth is subnormal in float32 keeps
+    // a few bits only, and the notes' divisors would measure that rounding, not the formulas
+    const double smallest = 1000.0 * std::numeric_limits<float>::min();
+    if ((v != 0.0 || underflow) && std::fabs(v) < smallest)
+      throw UsageError(trf("--row: {v} is too small: below {min}, x / 1000 (Step 5's x_small) is subnormal in float32, "
+                           "with too few bits for the formulas to show; write 0 or a number of at least {min}",
+                           fmt::arg("v", quoted_input(item)), fmt::arg("min", smallest)));
     row.push_back(static_cast<float>(v));
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -31,6 +31,24 @@ double divisor_of(const Tensor& x, const Tensor& y);
 // A divisor note: the measured one against the formula's (`how` = formula), OK within 1e-4 relative.
 std::string divisor_note(Chapter& ch, double measured, double formula, const std::string& how);
 
+// A short row in float32 and in double: what the modules' float32 arithmetic can overflow.
+// mean_f, var_f: x.mean(-1) and x.var(-1, unbiased=False) in float32; mean, var_n, var_u: the same
+// in double (var_u divided by n - 1), sum_sq = sum (x - mean)^2; big: the largest of |x|, |mean| and
+// |x - mean| (the statistics square it, and sum n of them); constant: every value equal.  x (1,n)
+struct ShortRow {
+  double mean_f = 0, var_f = 0, mean = 0, var_n = 0, var_u = 0, sum_sq = 0, big = 0;
+  size_t n = 0;
+  bool constant = false;
+  // a square or a sum of the statistics passes float32's largest value, 3.40282e+38
+  bool overflows() const;
+};
+ShortRow short_row(const Tensor& x);
+// y's note when float32 overflow decides it, checked (OK / NOT OK): NaN outputs, or every output 0
+// on a row that is not constant; "" otherwise (divisor_note speaks then). `what` names the quantity
+// the module's divisor is made from (sum (x - mean)^2, std_u^2, std_n + eps) and `value` is it in
+// double: above float32's largest, the divisor is inf in float32 and every output 0.   y (1,n)
+std::string overflow_note(Chapter& ch, const Tensor& y, const ShortRow& r, const std::string& what, double value);
+
 // The table of what each formula divides by, per token (var_n, var_u (T); eps of each), and the
 // sentence after it: in how many rows article 002's divisor is the largest (follows_002: its
 // module divides by its formula's divisor, as Step 3 measured).

@@ -1,6 +1,8 @@
 // course/train_knobs.cpp: see train_knobs.hpp.
 #include "course/train_knobs.hpp"
 
+#include <limits>
+
 #include "course/errors.hpp"
 #include "course/i18n.hpp"
 #include "train/batch_parts.hpp"
@@ -21,6 +23,19 @@ void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff)
 void adam_options(Chapter& ch, double& dropout, double& lr, const Help& lr_help) {
   ch.option("--dropout", dropout, _("dropout rate"));
   ch.option("--lr", lr, lr_help.empty() ? Help(N_("Adam's learning rate")) : lr_help);
+}
+
+void check_adam_knobs(double dropout, double lr) {
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    throw UsageError(trf("--dropout must be in [0, 1), got {v}", fmt::arg("v", dropout)));
+  if (!(lr > 0.0 && lr <= 1.0))
+    throw UsageError(trf("--lr must be in (0, 1], got {v}", fmt::arg("v", lr)));
+  // Adam's step lr / (1 - beta1^t) >= lr is a float32 (train/adam.cpp)
+  constexpr float kSmallest = std::numeric_limits<float>::min();
+  if (lr < kSmallest)
+    throw UsageError(trf("--lr {v} is too small: Adam's step, lr / (1 - beta1^t), is a float32, subnormal or 0 below "
+                         "{min} (float32's smallest normal number): give at least {min}",
+                         fmt::arg("v", lr), fmt::arg("min", kSmallest)));
 }
 
 void loop_options(Chapter& ch, int64_t& log_every, int64_t& threads, const Help& log_help) {

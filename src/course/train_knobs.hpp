@@ -20,6 +20,10 @@ int64_t task_number(const std::string& flag, const std::string& text);
 void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff);
 // --dropout p, --lr (Adam's learning rate); `lr_help` replaces the generic help where given
 void adam_options(Chapter& ch, double& dropout, double& lr, const Help& lr_help = "");
+// --dropout in [0, 1); --lr in (0, 1] and at least float32's smallest normal number, since Adam's
+// step lr / (1 - beta1^t) is a float32 (train/adam.cpp): below it the step is subnormal or 0.
+// UsageError naming the flag otherwise.
+void check_adam_knobs(double dropout, double lr);
 // --log-every N (how often the progress line prints), --threads 1 to the machine's cores
 // (training's threads: they take the batch's fixed parts, so results do not depend on them);
 // `log_help` replaces the generic help where given

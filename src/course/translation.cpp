@@ -117,14 +117,17 @@ TranslationInputs read_translation_inputs(Chapter& ch, const std::string& target
   std::vector<std::string> src_tokens = {"[CLS]"};
   src_tokens.insert(src_tokens.end(), pieces.begin(), pieces.end());
   src_tokens.push_back("[SEP]");
-  for (size_t i = 0; i < src_ids.size(); ++i)
-    if (src_ids[i] >= src_vocab)
-      throw UsageError(trf("--src-vocab {given} is too small: '{token}' has id {id} in {file}, so the source table "
-                           "needs at least {rows} rows",
-                           fmt::arg("given", typed("--src-vocab", src_vocab)), fmt::arg("token", src_tokens[i]),
-                           fmt::arg("id", src_ids[i]),
-                           fmt::arg("file", ch.given("--vocab") ? _("the --vocab file") : "bert-base-uncased"),
-                           fmt::arg("rows", src_ids[i] + 1)));
+  // the largest id the text needs: a table of that many rows + 1 takes every token
+  size_t i = 0;
+  for (size_t k = 1; k < src_ids.size(); ++k)
+    if (src_ids[k] > src_ids[i]) i = k;
+  if (src_ids[i] >= src_vocab)
+    throw UsageError(trf("--src-vocab {given} is too small: '{token}' has id {id} in {file}, the largest id of the "
+                         "text, so the source table needs at least {rows} rows",
+                         fmt::arg("given", typed("--src-vocab", src_vocab)), fmt::arg("token", src_tokens[i]),
+                         fmt::arg("id", src_ids[i]),
+                         fmt::arg("file", ch.given("--vocab") ? _("the --vocab file") : "bert-base-uncased"),
+                         fmt::arg("rows", src_ids[i] + 1)));
   // tgt = <bos> + the French words (a word outside the list becomes <unk>)
   std::vector<int64_t> tgt_ids = {kFrBos};
   for (const std::string& w : python_split(target)) {  // the twin's target.split()

@@ -1,6 +1,8 @@
 // blas_core.cpp: which OpenBLAS kernel the course runs (see blas_core.hpp).
 #include "fast/blas_core.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -87,5 +89,18 @@ void use_widest_blas_core() {
 }
 
 std::string blas_core_reason() { return core_reason(); }
+
+BlasCoreMismatch blas_core_env_mismatch() {
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  if (!env || !*env || !openblas_get_corename) return {};
+  const std::string asked = env, runs = openblas_get_corename();
+  // OpenBLAS matches the name with strncasecmp: the same letters in any case
+  const bool same = asked.size() == runs.size() &&
+                    std::equal(asked.begin(), asked.end(), runs.begin(), [](char a, char b) {
+                      return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                    });
+  if (same) return {};
+  return {asked, runs};
+}
 
 }  // namespace ts

@@ -20,6 +20,14 @@ struct BlasCoreChoice {
   std::string core, reason;
 };
 BlasCoreChoice choose_blas_core(const std::string& picked, const char* env, Isa cpu);
+// OPENBLAS_CORETYPE set to a core OpenBLAS does not run: OpenBLAS falls back without a word on a
+// name it does not know (or a core this CPU cannot run). `asked` the variable's value, `runs` the
+// core OpenBLAS runs; both empty when the variable is unset, names the running core (any case, as
+// OpenBLAS compares), or the BLAS is not OpenBLAS. Call after use_widest_blas_core().
+struct BlasCoreMismatch {
+  std::string asked, runs;
+};
+BlasCoreMismatch blas_core_env_mismatch();
 // Why blas_core() is what it is, one line (for a chapter's info output and the benchmarks).
 std::string blas_core_reason();
 

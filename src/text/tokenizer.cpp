@@ -304,6 +304,9 @@ void basic_tokenize_chunk(const std::u32string& chunk, std::vector<std::string>&
 
 }  // namespace
 
+bool is_category_c(char32_t c) { return in_ranges(kControlRanges, c); }
+bool is_category_zs(char32_t c) { return in_ranges(kSpaceSeparatorRanges, c); }
+
 void append_utf8(char32_t c, std::string& out) {
   if (c < 0x80) {
     out += char(c);

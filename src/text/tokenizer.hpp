@@ -83,6 +83,13 @@ void append_utf8(char32_t c, std::string& out);
 // "" if s is valid UTF-8, else why not: "invalid UTF-8 at byte N of the input (0xFF): ...".
 std::string utf8_error(const std::string& s);
 
+// Unicode category of code point c, from the tables the tokenizer uses (unicode_tables_<version>.inc):
+// C* (a control, format, private-use or unassigned code point: nothing, or a box, on screen; U+200E
+// and the other bidi marks are format characters) or Zs (a space separator other than U+0020).
+// Bad-input messages name such a character where a learner's value holds one (quoted_input).
+bool is_category_c(char32_t c);
+bool is_category_zs(char32_t c);
+
 // Python's text.split(): the words between runs of the code points str.isspace() is true
 // for (ASCII whitespace, U+001C..U+001F, U+0085, U+00A0, U+3000, ...). s must be valid UTF-8.
 std::vector<std::string> python_split(const std::string& text);

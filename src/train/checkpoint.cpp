@@ -431,11 +431,12 @@ void prepare_save_folder(const std::string& dir) {
     if (::stat(t.parent.c_str(), &pst) == 0 && (pst.st_dev != st.st_dev || pst.st_ino == st.st_ino))
       throw FileError(N_("{dir} is a mount point: --save replaces its folder as a whole, choose a folder inside it"),
                       fmt::arg("dir", dir));
+    // the system refusing to write (or read) is an I/O failure (exit 1), as every failed write is
     if (::access(t.path.c_str(), W_OK | X_OK) != 0)
-      throw FileError(N_("cannot write to the folder {dir}: choose a writable folder"), fmt::arg("dir", dir));
+      throw FileIoError(N_("cannot write to the folder {dir}: choose a writable folder"), fmt::arg("dir", dir));
     DIR* d = ::opendir(t.path.c_str());
     if (d == nullptr)
-      throw FileError(N_("cannot read the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
+      throw FileIoError(N_("cannot read the folder {dir}: {reason}"), fmt::arg("dir", dir), fmt::arg("reason", errno_text()));
     std::string stranger, link;
     while (const dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
@@ -457,12 +458,12 @@ void prepare_save_folder(const std::string& dir) {
     std::error_code ec;
     fs::create_directories(t.parent, ec);
     if (ec)
-      throw FileError(N_("cannot create the folder {dir}: {reason}"), fmt::arg("dir", t.parent), fmt::arg("reason", ec.message()));
+      throw FileIoError(N_("cannot create the folder {dir}: {reason}"), fmt::arg("dir", t.parent), fmt::arg("reason", ec.message()));
   }
   if (::access(t.parent.c_str(), W_OK | X_OK) != 0)
-    throw FileError(N_("cannot write to {parent}: --save builds the new checkpoint beside {dir} and swaps it in, so "
-                       "its parent folder must be writable"),
-                    fmt::arg("parent", t.parent), fmt::arg("dir", dir));
+    throw FileIoError(N_("cannot write to {parent}: --save builds the new checkpoint beside {dir} and swaps it in, so "
+                         "its parent folder must be writable"),
+                      fmt::arg("parent", t.parent), fmt::arg("dir", dir));
   ParentLock lock(t.parent);
   remove_leftovers(lock.fd(), t.name);
 }
