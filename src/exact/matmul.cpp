@@ -39,6 +39,7 @@ namespace ts {
 
 namespace {
 std::atomic<MatmulPath> g_matmul_path{MatmulPath::Blas};
+std::atomic<int64_t> g_sgemm_calls{0};  // sgemm_calls()
 
 bool is_trans(char t) {
   switch (t) {
@@ -108,6 +109,7 @@ void gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha
   const int m_ = int(m), n_ = int(n), k_ = int(k), lda_ = int(lda), ldb_ = int(ldb), ldc_ = int(ldc);
   const char ta_ = ta ? 't' : 'n', tb_ = tb ? 't' : 'n';  // torch's to_blas() spelling
   sgemm_(&ta_, &tb_, &m_, &n_, &k_, &alpha, a, &lda_, b, &ldb_, &beta, c, &ldc_);
+  g_sgemm_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ================================================================================
@@ -676,6 +678,8 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v) {
 // 6) Which OpenBLAS kernel runs (the choice itself lives in fast/blas_core.cpp)
 // ================================================================================
 std::string blas_core() { return openblas_get_corename ? std::string(openblas_get_corename()) : std::string(); }
+
+int64_t sgemm_calls() { return g_sgemm_calls.load(std::memory_order_relaxed); }
 
 void set_blas_threads(int n) {
   if (openblas_set_num_threads && n > 0) openblas_set_num_threads(n);
