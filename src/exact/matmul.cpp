@@ -593,7 +593,8 @@ void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w,
   }, &job);
 }
 
-// x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear.
+// x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear (2.6's
+// under TS_TORCH=2.6).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   if (weight.dimension() != 2) fail("linear: weight must be (out,in)");
   if (x.dimension() == 0) fail("linear: input must be at least 1-D");
@@ -613,7 +614,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
     return out;
   }
 
-  if (bias && (x.dimension() == 2 || x.dimension() == 3)) {
+  // 1.13 fuses 2-D and contiguous 3-D inputs; 2.x fuses every contiguous input with a 1-D bias
+  // (Linear.cpp's _flatten_nd_linear), a 1-D input as one row too: there b = w_2(w_1.bias) is
+  // addmm's single sgemm with C starting at the bias, not mm then add_. The two round differently
+  // (OpenBLAS 0.3.29, every x86 kernel); ch05's printed merged-Linear gap showed it on SkylakeX.
+  if (bias && (x.dimension() == 2 || x.dimension() == 3 || torch_version() == TorchVersion::V2_6)) {
     // Fused: addmm(bias, x2d, weight.t()) -- C starts as the bias rows, beta = alpha = 1.
     const int64_t rows = int64_t(x.size()) / std::max<int64_t>(in_f, 1);
     Shape out_shape = shape_of(x);
