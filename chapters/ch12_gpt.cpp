@@ -226,6 +226,11 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
 // the last GELU backward, train/gpt.hpp), never from a setting.
 static void show_training_arithmetic(Chapter& ch, int64_t products) {
   const std::string core = blas_core(), route = gelu_backward_route();
+  if (products == 0 && route.empty()) {  // --naive: neither OpenBLAS nor a SIMD route ran
+    ch.say(_("  The digits of these losses come from the plain loops (--naive): no OpenBLAS kernel and no SIMD route "
+             "ran, so OPENBLAS_CORETYPE and TS_ISA do not change them."));
+    return;
+  }
   const std::string blas =
       products == 0 ? std::string(_("no product went to the BLAS (the plain loops of --naive ran)"))
       : core.empty() ? trf("{n} products ran on the system BLAS", fmt::arg("n", products))
