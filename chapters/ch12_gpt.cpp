@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "course/beam_report.hpp"
+#include "exact/matmul.hpp"
 #include "course/chapter.hpp"
 #include "train/checkpoint.hpp"
 #include "course/i18n.hpp"
@@ -45,6 +46,7 @@ static double seconds_since(Clock::time_point t0) { return std::chrono::duration
 // The chapter's helpers, after main.
 static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..kMaxNumber, digits only
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
+static void show_training_arithmetic(Chapter& ch, int64_t products);  // which kernel and route the losses came from
 
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
     std::vector<double> curve;
     TrainLog log{ch, log_every, steps};
     const auto t0 = Clock::now();
+    const int64_t sgemm_before = sgemm_calls();
     // every kCheckEvery steps, until it first reaches kTarget: greedy held-out exact match
     // (train/until_target.hpp, the loop ch14 trains its three kinds with)
     const TargetRun run = train_until(
@@ -140,6 +143,7 @@ int main(int argc, char** argv) {
     const int64_t step_95 = run.step_hit;
     const double seconds_95 = run.seconds_hit;
     log.finish(curve, run.seconds, step_95, seconds_95);
+    if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 
     // ---------------------------------------------------------------- 3) evaluate
     ch.section(_("Step 3: greedy completion of the held-out numbers"), _("article 004 evaluate(): argmax, append, repeat"));
@@ -224,4 +228,26 @@ static void check_knobs(const Chapter& ch, double dropout, double lr, const Samp
   if (s.greedy() && (ch.given("--top-k") || ch.given("--top-p")))
     throw UsageError(_("--top-k and --top-p cut a distribution that is sampled: give --temperature > 0 too "
                        "(temperature 0 is greedy)"));
+}
+
+// The losses' digits come from the order in which the products and the GELU backward add: named
+// from what ran (the sgemm calls of the training and blas_core(), exact/matmul.hpp; the route of
+// the last GELU backward, train/gpt.hpp), never from a setting.
+static void show_training_arithmetic(Chapter& ch, int64_t products) {
+  const std::string core = blas_core(), route = gelu_backward_route();
+  if (products == 0 && route.empty()) {  // --naive: neither OpenBLAS nor a SIMD route ran
+    ch.say(_("  The digits of these losses come from the plain loops (--naive): no OpenBLAS kernel and no SIMD route "
+             "ran, so OPENBLAS_CORETYPE and TS_ISA do not change them."));
+    return;
+  }
+  const std::string blas =
+      products == 0 ? std::string(_("no product went to the BLAS (the plain loops of --naive ran)"))
+      : core.empty() ? trf("{n} products ran on the system BLAS", fmt::arg("n", products))
+                     : trf("{n} products ran on OpenBLAS's {core} kernel", fmt::arg("n", products), fmt::arg("core", core));
+  const std::string gelu = route.empty() ? std::string(_("the GELU backward in the module's plain loop"))
+                                         : trf("the GELU backward on the {isa} SIMD route", fmt::arg("isa", route));
+  ch.say(trf("  The digits of these losses depend on the CPU's arithmetic: {blas}, {gelu}. Another OpenBLAS kernel "
+             "(another CPU, or OPENBLAS_CORETYPE) or route (TS_ISA) adds in another order, and a few hundred steps "
+             "later the printed losses differ; docs/ch12_gpt.md's samples pin OPENBLAS_CORETYPE=Haswell TS_ISA=avx2.",
+             fmt::arg("blas", blas), fmt::arg("gelu", gelu)));
 }

@@ -189,7 +189,8 @@ join() {
 #             catalogue and ISA-route checks (msgfmt, g++ 14's objects), each chapter's seed-0
 #             twin against PyTorch 2.6 (ch01-ch10; ch11-ch13 by the train, module, GPT and
 #             classifier twins), the cli_* tests (--lang zh under glibc 2.41: Chinese), the
-#             checkpoint tests. Built: only what those run (the chapters, ts_tests, the
+#             checkpoint tests, and the seed-0 twins again on OpenBLAS's SkylakeX kernel (on an
+#             AVX-512 CPU: OpenBLAS 0.3.29 has its own small-matrix paths there). Built: only what those run (the chapters, ts_tests, the
 #             catalogues, the four dump tools).
 #   platform  lean, and every other twin (seeds 1 and 42, --eval, the cases, isa_scalar, lang_zh),
 #             threads_same, the save-fault tests and the docs samples (OpenBLAS 0.3.29's digits).
@@ -200,8 +201,8 @@ join() {
 #             fp_contract), the fuzzers.
 #   all       the whole ctest (everything built)
 #   REGEX     ctest -R REGEX (everything built)
-tests_lean='^(unit|po_complete|glossary|isa_routes|twin_.*_seed0|cli_.*|.*_checkpoints|train_twin|module_twin|gpt_twin|classifier_twin)$'
-tests_platform='^(unit|threads_same|po_complete|glossary|isa_routes|twin_.*|cli_.*|.*_checkpoints|.*_save_faults|train_twin|module_twin|gpt_twin|classifier_twin|docs_samples)$'
+tests_lean='^(unit|po_complete|glossary|isa_routes|twin_.*_seed0|twin_.*_skylakex|cli_.*|.*_checkpoints|train_twin|module_twin|gpt_twin|classifier_twin)$'
+tests_platform='^(unit|threads_same|po_complete|glossary|isa_routes|twin_.*|cli_.*|.*_checkpoints|.*_save_faults|train_twin|module_twin|gpt_twin|classifier_twin|docs_samples|docs_samples_cpus)$'
 targets_lean='chapters ts_tests translations train_dump module_dump gpt_dump classifier_dump'
 TARGETS=all
 case ${TS_DEBIAN13_TESTS:-lean} in

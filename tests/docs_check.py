@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Every docs page's sample output must be what the chapter prints now.
 
-usage: docs_check.py BUILD_DIR PAGE...
+usage: docs_check.py [--cpus] BUILD_DIR PAGE...
+--cpus: only the samples whose command states neither OPENBLAS_CORETYPE nor TS_ISA, each run under
+two other CPUs' picks (an AVX-512 CPU: SkylakeX with the scalar route, then Haswell with avx2;
+an AVX2 CPU: Zen with scalar, then Haswell with avx2): such a sample claims that its lines hold
+on every CPU (exit 77, skipped, on a CPU without AVX2).
 In each page, the code block after a heading "## Sample output (`ENV=x ./build/chNN_x FLAGS`...)"
 (or its Chinese twin "## 输出示例 (`ENV=x ./build/chNN_x --lang zh ...`...)") or
 after a line "Made with `ENV=x ./build/chNN_x FLAGS`:" (the README) is compared with a real run
 of that command (from BUILD_DIR), under the conditions the command states right above the
-sample (e.g. OPENBLAS_CORETYPE=Haswell, the sgemm kernel the committed transcripts pin):
-nothing else of the caller's environment that changes the numbers or the layout
-(OPENBLAS_CORETYPE, TS_ISA, TS_COLUMNS, TS_TORCH) is passed on, so a sample reproduces as stated. The samples
+sample (e.g. OPENBLAS_CORETYPE=Haswell, the sgemm kernel the committed transcripts pin, and
+TS_ISA=avx2 where the SIMD route changes a digit, as in ch12's training): nothing else of the
+caller's environment that changes the layout or PyTorch's arithmetic (TS_COLUMNS, TS_TORCH) is
+passed on, so a sample reproduces as stated. What a command does not state is the machine's:
+the caller's OPENBLAS_CORETYPE and TS_ISA stand for another CPU's picks (OpenBLAS's kernel, the
+widest SIMD route), so `OPENBLAS_CORETYPE=SkylakeX TS_ISA=scalar docs_check.py ...` checks the
+samples as such a CPU runs them, and a sample whose digits depend on either states it (ctest
+docs_samples_cpus runs the samples that state neither under two other picks). The samples
 keep each line as the chapter writes it (TS_COLUMNS=0, set here unless the command states a
 width); at a terminal the same lines are laid out to its width. A sample is abridged: its lines
 must appear in the run's output in the same order, a line that is only "..." (or "…")
@@ -46,7 +55,7 @@ HEADING = re.compile(r"^## (?:Sample output|输出示例) \(`(" + ENVS + r"\./bu
 MARKER = re.compile(r"^Made with `(" + ENVS + r"\./build/\S[^`]*)`:$")  # README: a block per chapter
 FIGURES = re.compile(r"^Figures made with `(" + ENVS + r"\./build/\S[^`]*--svg (\S+))`:$")
 IMAGE = re.compile(r"!\[(?:\\.|[^\]\\])*\]\((figures/[^)]+\.svg)\)")
-UNSTATED = ("OPENBLAS_CORETYPE", "TS_ISA", "TS_COLUMNS", "COLUMNS", "TS_TORCH")
+UNSTATED = ("TS_COLUMNS", "COLUMNS", "TS_TORCH")  # set here unless stated (OPENBLAS_CORETYPE, TS_ISA: the CPU's)
 TIMING = re.compile(r"\bms\b|ms/forward|GFLOP/s|speed|faster|slower")
 NUMBER = re.compile(r"\d+(\.\d+)?")
 # a BLAS figure without its digits: a whole number as torch prints it (2.6822e-07 and 0. alike)
@@ -170,8 +179,36 @@ def check_figures(build, page):
     return True
 
 
-def check(build, name, command, sample):
+def cpu_route():
+    """The widest SIMD route this CPU runs, as src/fast/isa.cpp decides: avx512, avx2 or scalar."""
+    try:
+        flags = next((set(l.split(":", 1)[1].split()) for l in open("/proc/cpuinfo") if l.startswith("flags")), set())
+    except OSError:
+        flags = set()
+    if {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        return "avx512"
+    return "avx2" if {"avx2", "fma"} <= flags else "scalar"
+
+
+def other_cpus():
+    """[{OPENBLAS_CORETYPE, TS_ISA}]: two picks another CPU could make, both runnable here."""
+    route = cpu_route()
+    if route == "scalar":
+        return []
+    wide = "SkylakeX" if route == "avx512" else "Zen"  # an AVX-512 kernel needs an AVX-512 CPU
+    return [{"OPENBLAS_CORETYPE": wide, "TS_ISA": "scalar"}, {"OPENBLAS_CORETYPE": "Haswell", "TS_ISA": "avx2"}]
+
+
+def states_cpu(command):
+    """Whether the command fixes OpenBLAS's kernel or the SIMD route itself."""
+    return any(w.startswith(("OPENBLAS_CORETYPE=", "TS_ISA=")) for w in shlex.split(command) if "=" in w)
+
+
+def check(build, name, command, sample, cpu=None):
     argv, env = run_stated(build, command)  # under the conditions stated right above the sample
+    if cpu:
+        env.update(cpu)  # --cpus: the command states neither, so another CPU's picks stand in
+        name = f"{name} ({' '.join(f'{k}={v}' for k, v in cpu.items())})"
     if "--no-color" not in argv:
         argv.append("--no-color")
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
@@ -210,9 +247,24 @@ def check(build, name, command, sample):
     return True
 
 
+def check_cpus(build, page):
+    """--cpus: the page's samples that state no CPU pick, under other_cpus()' picks."""
+    found = [(c, s) for c, s in samples_of(page) if not states_cpu(c)]
+    return all(check(build, os.path.basename(page), c, s, cpu) for c, s in found for cpu in other_cpus())
+
+
 def main():
+    cpus = sys.argv[1:2] == ["--cpus"]
+    if cpus:
+        del sys.argv[1]
     build, *pages = args_or_usage(__doc__, 2)
-    results = [check_page(build, p) for p in pages]
+    if cpus and not other_cpus():
+        print("skipped: this CPU has no AVX2, so no other CPU's picks can run here")
+        return 77
+    if cpus and not any(not states_cpu(c) for p in pages for c, _ in samples_of(p)):
+        print("skipped: every sample states OPENBLAS_CORETYPE or TS_ISA, so no sample claims to hold on every CPU")
+        return 77
+    results = [check_cpus(build, p) if cpus else check_page(build, p) for p in pages]
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1
 

@@ -39,6 +39,7 @@ namespace ts {
 
 namespace {
 std::atomic<MatmulPath> g_matmul_path{MatmulPath::Blas};
+std::atomic<int64_t> g_sgemm_calls{0};  // sgemm_calls()
 
 bool is_trans(char t) {
   switch (t) {
@@ -108,6 +109,7 @@ void gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha
   const int m_ = int(m), n_ = int(n), k_ = int(k), lda_ = int(lda), ldb_ = int(ldb), ldc_ = int(ldc);
   const char ta_ = ta ? 't' : 'n', tb_ = tb ? 't' : 'n';  // torch's to_blas() spelling
   sgemm_(&ta_, &tb_, &m_, &n_, &k_, &alpha, a, &lda_, b, &ldb_, &beta, c, &ldc_);
+  g_sgemm_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ================================================================================
@@ -591,7 +593,8 @@ void few_rows_linear(const float* x, int64_t rows, int64_t in_f, const float* w,
   }, &job);
 }
 
-// x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear.
+// x (...,in), weight (out,in), bias (out) or nullptr -> (...,out): torch 1.13's linear (2.6's
+// under TS_TORCH=2.6).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
   if (weight.dimension() != 2) fail("linear: weight must be (out,in)");
   if (x.dimension() == 0) fail("linear: input must be at least 1-D");
@@ -611,7 +614,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias) {
     return out;
   }
 
-  if (bias && (x.dimension() == 2 || x.dimension() == 3)) {
+  // 1.13 fuses 2-D and contiguous 3-D inputs; 2.x fuses every contiguous input with a 1-D bias
+  // (Linear.cpp's _flatten_nd_linear), a 1-D input as one row too: there b = w_2(w_1.bias) is
+  // addmm's single sgemm with C starting at the bias, not mm then add_. The two round differently
+  // (OpenBLAS 0.3.29, every x86 kernel); ch05's printed merged-Linear gap showed it on SkylakeX.
+  if (bias && (x.dimension() == 2 || x.dimension() == 3 || torch_version() == TorchVersion::V2_6)) {
     // Fused: addmm(bias, x2d, weight.t()) -- C starts as the bias rows, beta = alpha = 1.
     const int64_t rows = int64_t(x.size()) / std::max<int64_t>(in_f, 1);
     Shape out_shape = shape_of(x);
@@ -676,6 +683,8 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v) {
 // 6) Which OpenBLAS kernel runs (the choice itself lives in fast/blas_core.cpp)
 // ================================================================================
 std::string blas_core() { return openblas_get_corename ? std::string(openblas_get_corename()) : std::string(); }
+
+int64_t sgemm_calls() { return g_sgemm_calls.load(std::memory_order_relaxed); }
 
 void set_blas_threads(int n) {
   if (openblas_set_num_threads && n > 0) openblas_set_num_threads(n);

@@ -128,6 +128,9 @@ Tensor matmul_heads_pv(const Tensor& p, const Tensor& v);
 // The core OpenBLAS is running, e.g. "SkylakeX", "Cooperlake", "Haswell" ("" if the BLAS
 // is not OpenBLAS).
 std::string blas_core();
+// How many products gemm() has handed to sgemm_ in this process so far (what ran on blas_core()'s
+// kernel: a chapter says which kernel its digits came from, ch12's training).
+int64_t sgemm_calls();
 // OpenBLAS's thread count for one product (openblas_set_num_threads); 0 if unknown.
 void set_blas_threads(int n);
 int blas_threads();

@@ -4,6 +4,7 @@
 #include "train/gpt.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -236,9 +237,17 @@ static float normal(Rng& rng, double stddev) {
   return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
-// the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route)
+// the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route);
+// a call on more than the module's 8-point probe (annotated.cpp) is a backward's: its route is kept
+static std::atomic<int> g_gelu_route{-1};  // the Isa of the last such call, -1: none yet
 static void route_gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
-  simd::route().gelu_backward(x, dy, dx, n);
+  const simd::Route& rt = simd::route();
+  rt.gelu_backward(x, dy, dx, n);
+  if (n > 8) g_gelu_route.store(static_cast<int>(rt.isa), std::memory_order_relaxed);
+}
+std::string gelu_backward_route() {
+  const int isa = g_gelu_route.load(std::memory_order_relaxed);
+  return isa < 0 ? std::string() : std::string(isa_name(static_cast<Isa>(isa)));
 }
 
 // the thread pool's parallel_for, for the few-row products of a cached step (exact/matmul.hpp)

@@ -132,6 +132,10 @@ class Gpt {
   int64_t correct_ = 0, tokens_ = 0;
 };
 
+// The SIMD route ("avx512", "avx2", "neon", "scalar") whose GELU backward the last training step
+// ran, "" when none did (the modules' plain loop ran: --naive, or an edit the module's probe caught).
+std::string gelu_backward_route();
+
 // ---------------------------------------------------------------- generation
 // Generation runs the modules' GPT with its cache argument (transformer/gpt.hpp): one KVCache per
 // block; each forward appends the new positions' keys and values and attends over all of them.

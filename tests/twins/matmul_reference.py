@@ -70,6 +70,14 @@ def main():
         xt = torch.randn(1, 1, 768)
         w, b = lin(768, 768)
         add("linear_1x1x768_to_768", "linear", [xt, w, b], F.linear(xt, w, b))
+        # a 1-D and a 4-D input whose K spans several of sgemm's K blocks: torch 1.13 runs mm and
+        # then add_(bias), 2.x one addmm whose C starts at the bias, and the sums round apart
+        # (ch05's b = ff.w_2(ff.w_1.bias), F = 2048)
+        w, b = lin(2048, 512)
+        x1 = torch.randn(2048)
+        add("linear_1d_2048_to_512", "linear", [x1, w, b], F.linear(x1, w, b))
+        x4 = torch.randn(2, 1, 3, 2048)
+        add("linear_4d_2x1x3x2048_to_512", "linear", [x4, w, b], F.linear(x4, w, b))
 
         # --- article 001: scores = bmm(q, k^T) / sqrt(dim_k), weights, bmm(weights, v) ---
         emb = torch.randn(1, 5, 768)
