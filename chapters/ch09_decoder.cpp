@@ -125,8 +125,12 @@ int main(int argc, char** argv) {
     const auto residual = [](const std::string& f) { return f.rfind("x + ", 0) == 0; };
     ch.show("x1", x1, {"AddBackward0"},
             residual(f0) ? _("the residual stream after the first sublayer")
-                         : trf("the first sublayer's output, {f} (measured): its input is not added back",
-                               fmt::arg("f", f0.empty() ? "?" : f0)),
+            : f0.find(" x + ") != std::string::npos
+                ? trf("the first sublayer's output, {f} (measured): its input is added back at weight {a} (article "
+                      "002: 1)",
+                      fmt::arg("f", f0), fmt::arg("a", f0.substr(0, f0.find(' '))))
+                : trf("the first sublayer's output, {f} (measured): its input is not added back",
+                      fmt::arg("f", f0.empty() ? "?" : f0)),
             Shown::Twin);
     ch.show("layer.self_attn.attn.shape", size_str(shape_of(layer.self_attn.attn)),
             _("(B, H, T, T): one T x T weight matrix per head"), Shown::Twin);
@@ -247,10 +251,14 @@ int main(int argc, char** argv) {
                                             "draw new random masks at every call, so a step-by-step pass could never "
                                             "match the full pass."))));
     const size_t N = decoder.layers.size();
-    ch.say(trf("  Decoder = {N} deep copies of the layer, then a final LayerNorm.", fmt::arg("N", N)));
     // full = decoder(tgt, memory, None, tgt_mask): all T rows at once, the future hidden by the mask
-    // (B,T,C)
-    const Tensor full = decoder(tgt, memory, nullptr, &tgt_mask);
+    // (B,T,C); traced, so the sentence on the Decoder's structure says what ran
+    std::vector<TraceEvent> ran;
+    const Tensor full = [&] {
+      const TraceRecorder trace(ran);
+      return decoder(tgt, memory, nullptr, &tgt_mask);
+    }();
+    ch.say(decoder_structure_words(ran));
     const float future = future_weight(decoder);  // weight on later tokens, 0 when the mask hid them
     ch.show("full = decoder(tgt, memory, None, tgt_mask)", full, {"AddBackward0"},
             future == 0.0f ? trf("the full pass (teacher forcing), all T rows at once; with tgt_mask, {sees}",

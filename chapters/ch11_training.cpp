@@ -37,6 +37,7 @@
 #include "course/settings.hpp"
 #include "course/train_knobs.hpp"
 #include "course/train_views.hpp"
+#include "train/adam_probe.hpp"
 #include "train/beam_models.hpp"
 #include "train/budget.hpp"
 #include "train/checkpoint.hpp"
@@ -210,17 +211,35 @@ int main(int argc, char** argv) {
     adam.lr = lr;
     Metrics metrics;
     if (steps > 0) {
+      // Adam's settings as its update applies them: read back from a probe step (train/adam_probe.hpp),
+      // shown with the setting's digits where the two agree to 1e-3
+      const AdamApplied applied = measure_adam(adam);
+      const auto as_applied = [](double measured, double set) {
+        return std::fabs(measured - set) <= 1e-3 * std::fabs(set) ? set : measured;
+      };
+      const auto shown = [&](double measured, double set) {
+        return std::fabs(measured - set) <= 1e-3 * std::fabs(set) ? fmt::format("{}", set)
+                                                                  : fmt::format("{:.3g}", measured);
+      };
       ch.say(trf("  {steps} steps of B = {B} ({per} batches per epoch), Adam(lr={lr}, beta_1={b1}, beta_2={b2}, "
                  "epsilon={eps}), loss: {loss}, {threads} thread(s)",
                  fmt::arg("steps", steps), fmt::arg("B", batch), fmt::arg("per", epochs.batches_per_epoch()),
-                 fmt::arg("lr", adam.lr), fmt::arg("b1", adam.beta1), fmt::arg("b2", adam.beta2),
-                 fmt::arg("eps", adam.eps),
+                 fmt::arg("lr", shown(applied.lr, adam.lr)), fmt::arg("b1", shown(applied.beta1, adam.beta1)),
+                 fmt::arg("b2", shown(applied.beta2, adam.beta2)), fmt::arg("eps", shown(applied.eps, adam.eps)),
                  fmt::arg("loss", (reduction == Reduction::ArticleMean ? _("article 004's loss_fun") : _("per-token mean")) +
                                       (cfg.label_smoothing > 0 ? trf(" with label smoothing {ls}",
                                                                      fmt::arg("ls", cfg.label_smoothing))
                                                                : std::string())),
                  fmt::arg("threads", trainer.threads())));
-      show_article_differences(ch, cfg, batch, adam.lr, log_every, epochs.batches_per_epoch());
+      if (!applied.formula)
+        ch.say("  " + ch.verdict(false, trf("Adam's update, probed: its first step applied lr {lr:.3g}, decayed m by {b1:.3g} "
+                                            "and v by {b2:.3g}, eps {e:.3g}, but its second step is {g:.2g} (relative) "
+                                            "off torch.optim.Adam's formula with those values: look at Adam::update "
+                                            "(src/train/adam.cpp)",
+                                            fmt::arg("lr", applied.lr), fmt::arg("b1", applied.beta1),
+                                            fmt::arg("b2", applied.beta2), fmt::arg("e", applied.eps),
+                                            fmt::arg("g", applied.step2_gap))));
+      show_article_differences(ch, cfg, batch, as_applied(applied.lr, adam.lr), log_every, epochs.batches_per_epoch());
       const bool tty = ch.live_progress();
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "train/checkpoint.hpp"
 #include "course/i18n.hpp"
 #include "course/gpt_report.hpp"
+#include "course/loop_trace.hpp"
 #include "course/mask_stats.hpp"
 #include "course/plot.hpp"
 #include "course/settings.hpp"
@@ -113,8 +115,10 @@ int main(int argc, char** argv) {
     show_loss_mask(ch, model, make_seq_batch({2048, 7, 915}));
 
     // ---------------------------------------------------------------- 2) train
-    ch.section(_("Step 2: the training loop, written out: forward, loss, zero the grads, backward, Adam"),
+    ch.section(_("Step 2: the training loop, as article 004's train_step writes it: forward, loss, zero the grads, "
+                 "backward, Adam"),
                _("article 004 §模型训练和测试 train_step; llm.c's train_gpt2.c loop"));
+    std::vector<TraceEvent> loop_trace;  // what the first two steps ran (base/trace.hpp)
     Epochs epochs(batch, ch.seed);
     std::vector<double> curve;
     TrainLog log{ch, log_every, steps};
@@ -125,6 +129,8 @@ int main(int argc, char** argv) {
     const TargetRun run = train_until(
         TargetPlan{kCheckEvery, steps, kTarget, /*stop=*/false},
         [&](int64_t s) {
+          std::unique_ptr<TraceRecorder> traced;
+          if (s < 2) traced = std::make_unique<TraceRecorder>(loop_trace);
           int64_t epoch = 0, bi = 0;
           const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
           const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
@@ -143,6 +149,7 @@ int main(int argc, char** argv) {
     const int64_t step_95 = run.step_hit;
     const double seconds_95 = run.seconds_hit;
     log.finish(curve, run.seconds, step_95, seconds_95);
+    show_loop_trace(ch, loop_trace);
     if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 
     // ---------------------------------------------------------------- 3) evaluate

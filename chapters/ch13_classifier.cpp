@@ -435,6 +435,18 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
 // full: every entry of each module (--check-grads); else 3 sampled entries of each tensor (step 0).
 static bool grad_check_step(Chapter& ch, const Classifier& m, bool full) {
   const ClsGradCheck c = check_classifier_grads(m, make_cls_batch({48, 12, 300, 7015}), full ? 0 : 3);
+  if (c.nonfinite > 0) {  // NaN or inf: nothing to compare, and no OK over them
+    const std::string what = c.tensor == "output"           ? _("output")
+                             : c.tensor == "input gradient"   ? _("input gradient")
+                             : c.tensor == "parameter gradient" ? _("parameter gradients")
+                                                                : _("finite differences");
+    ch.say("  " + ch.verdict(false, trf("gradient check: the {what} of {module} holds {n} NaN or inf values, so no "
+                                        "gradient can be compared; the trace of its forward first saw one in {where}; "
+                                        "training stopped",
+                                        fmt::arg("what", what), fmt::arg("module", c.module), fmt::arg("n", c.nonfinite),
+                                        fmt::arg("where", c.first_nonfinite.empty() ? c.module : c.first_nonfinite))));
+    return false;
+  }
   ch.say("  " + ch.verdict(c.ok,
                            N_("gradient check: {n} modules' backwards (leaves first, up to the whole "
                               "EncoderClassifier) agree with central finite differences of their forwards on {e} "

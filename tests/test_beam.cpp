@@ -113,6 +113,20 @@ TEST_CASE("beam: ch11's cached decoder, reordered on pruning, equals recomputing
   }
 }
 
+TEST_CASE("beam: a <pad> a beam emitted is a token, cached and recomputed alike", "[beam][train]") {
+  // an untrained model may emit <pad> (id 0); the recompute's masks must not hide it as padding
+  // while the cache attends to it (ch11 --steps 1 --beam K blamed KVCache::append for that)
+  const Model<float> m = init_model(tiny_translation(), 3);
+  TranslationBeams cached(m, 905);
+  TranslationRecompute full(m, 905);
+  CompareBeams both(cached, full);
+  for (const std::vector<int64_t>& prefix : {std::vector<int64_t>{}, {kPad}, {kPad, 3}, {kPad, 3, kPad}})
+    both.log_probs({prefix});
+  CHECK(both.rows == 4);
+  CHECK(both.maxdiff < 1e-4);
+  CHECK(both.argmax_differ == 0);
+}
+
 TEST_CASE("beam: a cache that does not follow its parent is caught", "[beam][train]") {
   // the check must be able to fail: a model that forgets to reorder
   class NoReorder : public TranslationBeams {

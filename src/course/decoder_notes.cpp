@@ -17,6 +17,12 @@
 namespace ts {
 
 namespace {
+// the layers' own file, "src/transformer/annotated.cpp" (from KVCache::append's site)
+std::string layers_file() {
+  const std::string append = kv_cache_append_site();
+  return append.substr(0, append.find(':'));
+}
+
 
 // (T,S) view of a (T,S) or (1,T,S) mask: its rows and columns and entry (t, s)
 struct Mask2 {
@@ -117,6 +123,13 @@ std::string sublayer_formula(const SublayerConnection& sub, const Tensor& x) {
   if (near(zero_out, sub.norm(x)) && near(same_out, sub.norm(Tensor(x + x)))) return "norm(x + f(x))";
   if (near(zero_out, x) && near(same_out, Tensor(x + x))) return "x + f(x)";
   if (near(zero_out, zero) && near(same_out, n)) return "f(norm(x))";
+  // the input added back at another weight a: f = 0 leaves a x, measured as <out, x> / <x, x>
+  double xo = 0.0, xx = 0.0;
+  for (size_t i = 0; i < x.size(); ++i)
+    xo += double(x.data()[i]) * double(zero_out.data()[i]), xx += double(x.data()[i]) * double(x.data()[i]);
+  const float a = xx > 0.0 ? static_cast<float>(xo / xx) : 0.0f;
+  if (std::isfinite(a) && near(zero_out, Tensor(x * a)) && near(same_out, Tensor(x * a + n)))
+    return fmt::format("{:.3g} x + f(norm(x))", a);
   return "";
 }
 
@@ -170,6 +183,16 @@ std::string sublayer_words(const SublayerConnection& sub, const Tensor& x) {
 SelfAttentionNotes self_attention_notes(Chapter& ch, const MultiHeadedAttention& attn, const BTensor& mask) {
   const SelfAttentionStats st = self_attention_stats(attn.attn, mask);
   const int64_t H = attn.h;
+  // rows of the mask that keep no key: softmax then spreads their weight over every key
+  size_t hidden_rows = 0;
+  {
+    const Mask2 m(mask);
+    for (size_t t = 0; t < m.T; ++t) {
+      bool any = false;
+      for (size_t s = 0; s < m.S; ++s) any = any || m.at(t, s);
+      hidden_rows += !any;
+    }
+  }
   // the mask check, and what it measured when it fails: the mask itself, or attention not applying it
   const std::string check = ch.verdict(
       st.above == 0.0f,
@@ -181,6 +204,13 @@ SelfAttentionNotes self_attention_notes(Chapter& ch, const MultiHeadedAttention&
                 "tgt_mask keeps {k} entries above the diagonal ({sees})",
                 fmt::arg("H", H), fmt::arg("w", st.above), fmt::arg("k", st.mask_above),
                 fmt::arg("sees", mask_sees(mask)))
+      : hidden_rows > 0 && !is_lower_triangle(mask)
+          ? trf("largest weight above the diagonal over the {H} heads = {w:.3g}: the first output that differs from "
+                "the reference is tgt_mask, from subsequent_mask ({file}): it is not the causal lower triangle "
+                "({sees}), and {r} of its rows hide every key, so softmax over a row filled with -1e9 spreads the "
+                "weight evenly over all keys, later ones included; the attention applied the mask it was given",
+                fmt::arg("H", H), fmt::arg("w", st.above), fmt::arg("file", layers_file()),
+                fmt::arg("sees", mask_sees(mask)), fmt::arg("r", hidden_rows))
           : trf("largest weight above the diagonal over the {H} heads = {w:.3g}: later tokens get weight although "
                 "tgt_mask hides them, so the attention did not apply the mask",
                 fmt::arg("H", H), fmt::arg("w", st.above)));
@@ -428,6 +458,16 @@ std::string total_cost_table(size_t T, const std::vector<std::pair<CostWay, MacC
   rows.push_back({_("total")});
   for (const auto& [way, m] : ways) rows.back().push_back(thousands(m.total()));
   return text_table(key) + "\n" + text_table(rows, 1);
+}
+
+std::string decoder_structure_words(const std::vector<TraceEvent>& events) {
+  const std::vector<std::string> ran = trace_children(events, "Decoder");
+  size_t layers = 0;
+  while (layers < ran.size() && ran[layers].rfind("DecoderLayer", 0) == 0) ++layers;
+  if (layers > 0 && layers + 1 == ran.size() && ran.back() == "LayerNorm")
+    return trf("  Decoder = {N} deep copies of the layer, then a final LayerNorm.", fmt::arg("N", layers));
+  return trf("  Decoder ran (traced): {ran}. Article 002's Decoder runs its N layers, then a final LayerNorm.",
+             fmt::arg("ran", ran.empty() ? std::string(_("nothing")) : trace_children_words(ran)));
 }
 
 }  // namespace ts

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/trace.hpp"
 #include "course/chapter.hpp"
 #include "exact/tensor.hpp"
 #include "transformer/annotated.hpp"
@@ -40,7 +41,8 @@ SelfAttentionStats self_attention_stats(const Tensor& w, const BTensor& mask);
 
 // What a SublayerConnection computes, measured on x with two probe sublayers (zero and
 // identity), its dropout off: "x + f(norm(x))" (pre-LN residual), "norm(x + f(x))" (post-LN),
-// "x + f(x)" (no norm), "f(norm(x))" (no residual), or "" when none of these fits.
+// "x + f(x)" (no norm), "f(norm(x))" (no residual), "0.5 x + f(norm(x))" (the input added back at
+// the weight measured, <out, x> / <x, x> with f = 0), or "" when none of these fits.
 // x (B,T,C)
 std::string sublayer_formula(const SublayerConnection& sub, const Tensor& x);
 
@@ -104,5 +106,10 @@ std::string total_cost_table(size_t T, const std::vector<std::pair<CostWay, MacC
 // Step 7 whole: the per-step table, the totals, what the caches hold, and the two cost verdicts
 std::string decoding_costs(Chapter& ch, const DecoderShape& d, const std::vector<StepCost>& steps,
                            const MacCount& inputs, const DecoderCache& kv_cache);
+
+// "Decoder = 6 deep copies of the layer, then a final LayerNorm.", rendered from a trace of one
+// decoder call (what ran directly inside "Decoder", counted); when the trace shows another
+// structure, what ran and what article 002's Decoder holds, each said as such.
+std::string decoder_structure_words(const std::vector<TraceEvent>& events);
 
 }  // namespace ts

@@ -3,9 +3,12 @@
 
 #include <cmath>
 
+#include "base/trace.hpp"
+
 namespace ts::train {
 
 void Adam::update(float* params, const float* grads, size_t n) {
+  trace_call("Adam.step");
   if (exp_avg.size() != n) {
     exp_avg.assign(n, 0.0f);
     exp_avg_sq.assign(n, 0.0f);

@@ -113,8 +113,15 @@ std::vector<double> TranslationRecompute::log_probs(const std::vector<std::vecto
   }
   b.tar_real.assign(size_t(Lb * T), kPad);
   const ModuleInputs in = module_inputs(b, cfg_.look_ahead);
+  // every row has the same length, so no position is padding: a <pad> the beam emitted (an untrained
+  // model may) is a token the cached decoder and greedy decoding attend to, not one create_mask
+  // should hide; the self-attention mask is built as if it were any other token
+  Batch unpadded = b;
+  for (int64_t& id : unpadded.tar_inp)
+    if (id == kPad) id = target_vocab().start();
+  const ModuleInputs masks = module_inputs(unpadded, cfg_.look_ahead);
   const Tensor memory = module_.encode(in.src, &in.enc);
-  const Tensor logits = module_.generator.proj(module_.decode(memory, &in.cross, in.tgt, &in.self));  // (L,T,V)
+  const Tensor logits = module_.generator.proj(module_.decode(memory, &in.cross, in.tgt, &masks.self));  // (L,T,V)
   std::vector<double> out;
   for (int64_t i = 0; i < Lb; ++i) {
     const std::vector<double> row = log_softmax_row(logits.data() + (i * T + T - 1) * V, V);

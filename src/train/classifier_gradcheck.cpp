@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
+#include "base/trace.hpp"
 #include "transformer/encoder_classifier.hpp"
 #include "transformer/grad.hpp"
 
@@ -49,12 +50,33 @@ std::string site_words(const CodeSite* s) {
   return fmt::format("{}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
 }
 
+size_t nonfinite(const Tensor& t) {
+  size_t n = 0;
+  for (const float v : t) n += !std::isfinite(v);
+  return n;
+}
+
+// NaN or inf in what a module computed: the check fails before comparing anything (a NaN
+// compares false with every tolerance), naming where the trace of its forward first saw one
+void reject_nonfinite(ClsGradCheck& out, ModuleUnderCheck& m, size_t bad, const char* what) {
+  out.ok = false;
+  out.module = m.name, out.tensor = what;
+  out.nonfinite = int64_t(bad);
+  std::vector<TraceEvent> events;
+  {
+    const TraceRecorder trace(events);
+    (void)m.fwd();
+  }
+  out.first_nonfinite = trace_first_nonfinite(events);
+}
+
 void check_module(ClsGradCheck& out, ModuleUnderCheck& m, size_t per_tensor, CheckRng& rng) {
   Tensor y;
   {
     EnableGrad keep;
     y = m.fwd();
   }
+  if (const size_t bad = nonfinite(y)) return reject_nonfinite(out, m, bad, "output");
   std::vector<double> r(y.size());
   for (double& v : r) v = rng.normal();
   Tensor dy = y;
@@ -66,6 +88,10 @@ void check_module(ClsGradCheck& out, ModuleUnderCheck& m, size_t per_tensor, Che
     dx = m.bwd(dy);
   }
   const std::string site = sites.empty() ? m.name : site_words(sites.front());
+  if (dx.dimension() > 0)  // an empty Tensor() when the input is ids
+    if (const size_t bad = nonfinite(dx)) return reject_nonfinite(out, m, bad, "input gradient");
+  for (auto& [name, vg] : m.tensors)
+    if (const size_t bad = nonfinite(*vg.second)) return reject_nonfinite(out, m, bad, "parameter gradient");
   auto sample = [&](size_t n) {
     std::vector<size_t> idx;
     if (per_tensor == 0 || per_tensor >= n) {
@@ -105,6 +131,11 @@ void check_module(ClsGradCheck& out, ModuleUnderCheck& m, size_t per_tensor, Che
     const double fd = (up - down) / (up_h - down_h);
     fds.push_back(fd);
     scale = std::max({scale, std::fabs(fd), std::fabs(e.grad)});
+  }
+  {
+    size_t bad = 0;
+    for (const double fd : fds) bad += !std::isfinite(fd);
+    if (bad) return reject_nonfinite(out, m, bad, "finite difference");
   }
   scale = std::max(scale, 1e-6);
   // each tensor's own scale (its largest sampled |fd| or |grad|), at least a tenth of the module's:

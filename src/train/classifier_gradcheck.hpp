@@ -30,6 +30,8 @@ struct ClsGradCheck {
   std::string tensor;  // its first tensor that disagrees ("feed_forward.linear_1.weight", "input")
   std::string site;    // "src/transformer/nn.cpp:LINE FeedForward::backward", from the compiler
   double grad = 0, fd = 0, rel = 0;  // that entry
+  int64_t nonfinite = 0;        // NaN/inf values in that module's `tensor` ("output", "input gradient", ...), rejected first
+  std::string first_nonfinite;  // where the trace of its forward first saw one ("" when it did not)
 };
 
 // m's weights on batch b. per_tensor: entries sampled from each tensor (all of them when 0; the

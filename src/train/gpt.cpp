@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/code_site.hpp"
+#include "base/trace.hpp"
 #include "exact/matmul.hpp"
 #include "fast/simd/route.hpp"
 #include "fast/thread_pool.hpp"
@@ -285,6 +286,7 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_g
 }
 
 double Gpt::forward(const SeqBatch& b, bool training) {
+  trace_call("forward");
   const int64_t K = batch_parts(b.B), V = cfg.vocab;
   used_ = K;
   std::vector<double> sums(static_cast<size_t>(K), 0.0);
@@ -314,15 +316,23 @@ double Gpt::forward(const SeqBatch& b, bool training) {
   correct_ = 0;
   for (int64_t k = 0; k < K; ++k) sum += sums[size_t(k)], correct_ += correct[size_t(k)];  // part order
   tokens_ = b.answer_tokens();
+  trace_call("loss");
   return sum / double(std::max<int64_t>(tokens_, 1));
 }
 
 void Gpt::zero_grad() {
+  trace_call("zero_grad");
   for (auto& p : parts_) ts::zero_grad(p->grads);
   std::fill(grads.begin(), grads.end(), 0.0f);
 }
 
 void Gpt::backward() {
+  trace_call("backward");
+  if (trace_on()) {  // what this backward adds to: 0 after zero_grad
+    double before = 0;
+    for (const float g : grads) before += std::fabs(double(g));
+    trace_value("grads.sum_abs_before_backward", before);
+  }
   const float scale = 1.0f / float(std::max<int64_t>(tokens_, 1));
   run_parts(used_, threads_, [&](int64_t k) {
     Part& p = *parts_[size_t(k)];

@@ -2,6 +2,7 @@
 // article's Python (tests/twins/article002.py); comments give the formula, then the shape.
 #include "transformer/annotated.hpp"
 #include "base/code_site.hpp"
+#include "base/trace.hpp"
 #include "base/errors.hpp"
 
 #include <algorithm>
@@ -202,6 +203,7 @@ AnnotatedLayerNorm::AnnotatedLayerNorm(int64_t features, double eps)
 TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
   TS_NO_FP_CONTRACT_BODY
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("LayerNorm", x);
   const size_t C = a_2.size();
   if (x.dimension() == 0 || x.shape().back() != C)
     fail("LayerNorm: input's last dim is not " + std::to_string(C));
@@ -309,6 +311,7 @@ SublayerConnection::SublayerConnection(int64_t size, double p, NormPlace place)
 static const CodeSite kSublayerForwardSite{__FILE__, __LINE__ + 1, "SublayerConnection::operator()"};
 Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("SublayerConnection", x);
   if (norm_place == NormPlace::Post) {
     // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
     Tensor sum = x + dropout(sublayer(x));
@@ -393,6 +396,7 @@ static const CodeSite kAttentionForwardSite{__FILE__, __LINE__ + 1, "MultiHeaded
 Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                         const BTensor* mask, KVCache* cache) {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("MultiHeadedAttention", query);
   if (query.dimension() != 3 || key.dimension() != 3 || value.dimension() != 3)
     fail("MultiHeadedAttention: query, key, value must be (B,T,C), (B,S,C), (B,S,C)");
   // 0) mask.unsqueeze(1): the same mask for every head   (B,1,T,S)
@@ -508,6 +512,7 @@ PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, 
 static const CodeSite kFeedForwardForwardSite{__FILE__, __LINE__ + 1, "PositionwiseFeedForward::operator()"};
 Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("PositionwiseFeedForward", x);
   // h1 = w_1(x)   (B,T,F);  h2 = dropout(act(h1))   (B,T,F);  out = w_2(h2)   (B,T,C)
   Tensor h1 = w_1(x);
   Tensor h2;
@@ -559,6 +564,7 @@ EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, cons
 static const CodeSite kEncoderLayerForwardSite{__FILE__, __LINE__ + 1, "EncoderLayer::operator()"};
 Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("EncoderLayer", x_in);
   // x = x + dropout(self_attn(norm(x)))   (B,S,C)
   Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask); });
   // out = x + dropout(feed_forward(norm(x)))   (B,S,C)
@@ -597,6 +603,7 @@ void EncoderLayer::train(bool on) {
 
 Tensor Encoder::operator()(const Tensor& x_in, const BTensor* mask) {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("Encoder", x_in);
   // x = layer(x) for each of the N layers, then the final norm   (B,S,C)
   // (the article re-applies self.norm inside the loop; only the last result is kept, and the
   // norm draws no random numbers, so applying it once after the loop gives the same tensor)
@@ -624,6 +631,7 @@ static const CodeSite kDecoderLayerForwardSite{__FILE__, __LINE__ + 1, "DecoderL
 Tensor DecoderLayer::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                                 const BTensor* tgt_mask, DecoderLayerCache* cache) {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("DecoderLayer", x_in);
   // 1) masked self-attention: x = x + dropout(self_attn(n, n, n, tgt_mask)), n = norm(x)   (B,T,C)
   //    with a cache, n holds the new rows only and attends over the cached past too; article
   //    001's way (cache->inputs) caches the rows: rows = cat(rows, n); self_attn(n, rows, rows)
@@ -691,6 +699,7 @@ void DecoderLayer::train(bool on) {
 Tensor Decoder::operator()(const Tensor& x_in, const Tensor& memory, const BTensor* src_mask,
                            const BTensor* tgt_mask, std::vector<DecoderLayerCache>* caches) {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("Decoder", x_in);
   if (caches && caches->size() != layers.size())
     fail("Decoder: " + std::to_string(caches->size()) + " caches for " + std::to_string(layers.size()) + " layers");
   // x = layer(x, memory) for each of the N layers (layer i with cache i), then the final norm   (B,T,C)

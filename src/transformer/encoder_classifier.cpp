@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/code_site.hpp"
+#include "base/trace.hpp"
 #include "exact/matmul.hpp"
 #include "transformer/grad.hpp"
 
@@ -21,6 +22,7 @@ EncoderClassifier::EncoderClassifier(const Config& config, int64_t num_labels, b
 
 Tensor EncoderClassifier::operator()(const ITensor& ids) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("EncoderClassifier", ids);
   // 1) hide the padded keys from every query   (B,T,T)
   const Tensor mask = padding_mask(ids);
   // 2) x = Encoder(ids)   (B,T) -> (B,T,C)
@@ -43,6 +45,7 @@ Tensor EncoderClassifier::padding_mask(const ITensor& ids) const {
 static const CodeSite kHeadForwardSite{__FILE__, __LINE__ + 1, "EncoderClassifier::head"};
 Tensor EncoderClassifier::head(const Tensor& x, const ITensor& ids) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("head", x);
   // 1) one vector per sentence   (B,T,C) -> (B,C)
   Tensor pooled = pool(x, ids);
   // 2) dropout, then the classifier   (B,C) -> (B,K)

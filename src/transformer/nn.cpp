@@ -1,6 +1,7 @@
 // nn.cpp: article 000's modules. Each forward reads top to bottom like the article's Python.
 #include "transformer/nn.hpp"
 #include "base/code_site.hpp"
+#include "base/trace.hpp"
 #include "base/errors.hpp"
 
 #include <algorithm>
@@ -273,11 +274,12 @@ AttentionHead::AttentionHead(int64_t embed_dim, int64_t head_dim) {
 Tensor AttentionHead::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                  const Tensor* mask) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("AttentionHead", query);
   // head = Attention(query W_q, key W_k, value W_v)
   // (B,T,C) -> (B,T,D)
-  if (!grad_enabled()) return scaled_dot_product_attention(q(query), k(key), v(value), mask);
+  if (!grad_enabled()) return trace_output(scaled_dot_product_attention(q(query), k(key), v(value), mask));
   saved = {q(query), k(key), v(value), Tensor()};  // kept for the backward
-  return scaled_dot_product_attention(saved.q, saved.k, saved.v, mask, &saved.p);
+  return trace_output(scaled_dot_product_attention(saved.q, saved.k, saved.v, mask, &saved.p));
 }
 
 AttentionHead::InputGrads AttentionHead::backward(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -305,6 +307,7 @@ MultiHeadAttention::MultiHeadAttention(const Config& config) {
 Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                       const Tensor* mask) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("MultiHeadAttention", query);
   // 1) every head attends on its own projection
   //    (B,T,C) -> H x (B,T,D)
   std::vector<Tensor> outs;
@@ -356,6 +359,7 @@ FeedForward::FeedForward(const Config& config) {
 static const CodeSite kFeedForwardForwardSite{__FILE__, __LINE__ + 1, "FeedForward::operator()"};
 Tensor FeedForward::operator()(const Tensor& x) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("FeedForward", x);
   // FFN(x) = Dropout(GELU(x W1^T + b1) W2^T + b2)
   // (B,T,C) -> (B,T,F) -> (B,T,C)
   Tensor h = linear_1(x);  // (B,T,F)
@@ -403,6 +407,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const Config& config) {
 
 Tensor TransformerEncoderLayer::operator()(const Tensor& x_in, const Tensor* mask) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("TransformerEncoderLayer", x_in);
   // 1) h = LN1(x)                       (B,T,C)
   Tensor hidden_state = layer_norm_1(x_in);
   // 2) x = x + MHA(h, h, h)             (B,T,C)
@@ -453,6 +458,7 @@ Embeddings::Embeddings(const Config& config) {
 static const CodeSite kEmbeddingsForwardSite{__FILE__, __LINE__ + 1, "Embeddings::operator()"};
 Tensor Embeddings::operator()(const ITensor& input_ids) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("Embeddings", input_ids);
   // 1) position ids 0..T-1              (1,T)
   const size_t T = input_ids.shape()[1];
   if (T > position_embeddings.weight.shape()[0])
@@ -501,6 +507,7 @@ TransformerEncoder::TransformerEncoder(const Config& config) {
 
 Tensor TransformerEncoder::operator()(const ITensor& input_ids, const Tensor* mask) const {
   TS_CODE_SITE();
+  TS_TRACE_SCOPE("TransformerEncoder", input_ids);
   // x = Embeddings(ids); then x = layer(x) for each of the N layers
   // (B,T) -> (B,T,C)
   Tensor x = embeddings(input_ids);
