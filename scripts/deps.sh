@@ -152,3 +152,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 "$here/scripts/fetch_vocab.sh"
+[ "$tier" != all ] || "$here/scripts/fetch_gpt2_bpe.sh"  # GPT-2's vocab.bpe/encoder.json and npm encoder (tests, bench)
