@@ -29,17 +29,14 @@ CharClass slow_class(char32_t c) {
   return CharClass::Other;
 }
 
-// The 128 ASCII code points' classes, from the same tables (built once).
+// The 128 ASCII code points' classes, from the same tables (filled before main runs).
 struct AsciiClasses {
   CharClass cls[128];
   AsciiClasses() {
     for (char32_t c = 0; c < 128; ++c) cls[c] = slow_class(c);
   }
 };
-const AsciiClasses& ascii() {
-  static const AsciiClasses table;
-  return table;
-}
+const AsciiClasses kAscii;
 
 // One unit of the input: a valid UTF-8 sequence (one code point) or one invalid byte (Other).
 struct Unit {
@@ -51,7 +48,7 @@ struct Unit {
 // surrogates, nothing above U+10FFFF, no truncated sequence.
 Unit unit_at(std::string_view text, size_t i) {
   const unsigned char b = static_cast<unsigned char>(text[i]);
-  if (b < 0x80) return {ascii().cls[b], 1};
+  if (b < 0x80) return {kAscii.cls[b], 1};
   size_t len;
   char32_t c;
   unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
@@ -80,6 +77,12 @@ Unit unit_at(std::string_view text, size_t i) {
 // End of the run of units of class cls that starts at text[i].
 size_t run_end(std::string_view text, size_t i, CharClass cls) {
   while (i < text.size()) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {  // ASCII without the decoder
+      if (kAscii.cls[b] != cls) break;
+      ++i;
+      continue;
+    }
     const Unit u = unit_at(text, i);
     if (u.cls != cls) break;
     i += u.len;
@@ -100,9 +103,22 @@ size_t contraction_at(std::string_view text, size_t i) {
 
 }  // namespace
 
-CharClass char_class(char32_t c) { return c < 128 ? ascii().cls[c] : slow_class(c); }
+CharClass char_class(char32_t c) { return c < 128 ? kAscii.cls[c] : slow_class(c); }
 bool unassigned(char32_t c) { return in_ranges(kUnassignedRanges, c); }
 const char* unicode_version() { return kGpt2UnicodeVersion; }
+
+bool valid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const Unit u = unit_at(text, i);
+    if (u.len == 1) return false;  // a non-ASCII unit of one byte is an invalid byte
+    i += u.len;
+  }
+  return true;
+}
 
 std::string replace_invalid_utf8(std::string_view text) {
   // WHATWG's UTF-8 decoder: a lead byte says how many continuation bytes follow and the range

@@ -48,6 +48,9 @@ const char* unicode_version();
 // as WHATWG's decoder (node's Buffer.toString('utf8')) does: "a\xE2\x82b\xFF" -> "a\uFFFDb\uFFFD"
 std::string replace_invalid_utf8(std::string_view text);
 
+// whether text is valid UTF-8 (then replace_invalid_utf8 would return it unchanged)
+bool valid_utf8(std::string_view text);
+
 // text (bytes) -> chunks, views into text that cover it in order, each non-empty (Keep policy;
 // for Replace, split replace_invalid_utf8(text)). Appends to chunks.
 void split(std::string_view text, std::vector<std::string_view>& chunks);
