@@ -278,27 +278,55 @@ std::vector<int32_t> Encoder::bpe_chunk(std::string_view chunk, Loop loop) const
   return ids;
 }
 
+void Encoder::cache_clear() {
+  cache_.assign(size_t{1} << 12, Slot{});
+  cache_used_ = 0;
+  cache_bytes_.clear();
+  cache_ids_.clear();
+}
+
+void Encoder::cache_grow() {  // twice the slots, every entry placed again
+  std::vector<Slot> old(cache_.size() * 2);
+  old.swap(cache_);
+  const size_t mask = cache_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.bytes_len == 0) continue;
+    size_t i = size_t(s.hash) & mask;
+    while (cache_[i].bytes_len != 0) i = (i + 1) & mask;
+    cache_[i] = s;
+  }
+}
+
 void Encoder::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) {
-  std::string key(chunk);
-  const auto it = cache_.find(key);
-  if (it != cache_.end()) {
-    out.insert(out.end(), cache_ids_.begin() + it->second.first,
-               cache_ids_.begin() + it->second.first + it->second.second);
-    return;
+  const uint64_t hash = std::hash<std::string_view>()(chunk);
+  const size_t mask = cache_.size() - 1;
+  size_t i = size_t(hash) & mask;
+  for (; cache_[i].bytes_len != 0; i = (i + 1) & mask) {
+    const Slot& s = cache_[i];
+    if (s.hash == hash && s.bytes_len == chunk.size() &&
+        std::string_view(cache_bytes_).substr(s.bytes_at, s.bytes_len) == chunk) {
+      out.insert(out.end(), cache_ids_.begin() + s.ids_at, cache_ids_.begin() + s.ids_at + s.ids_len);
+      return;
+    }
   }
   const std::vector<int32_t> ids = bpe_chunk(chunk, chunk.size() <= 32 ? Loop::Naive : Loop::Heap);
   out.insert(out.end(), ids.begin(), ids.end());
-  if (cache_.size() >= kCacheEntries || cache_ids_.size() + ids.size() > UINT32_MAX) {
-    cache_.clear();
-    cache_ids_.clear();
+  if (cache_used_ >= kCacheEntries || cache_bytes_.size() + chunk.size() > (size_t{256} << 20) ||
+      cache_ids_.size() + ids.size() > (size_t{64} << 20)) {
+    cache_clear();  // bounded: start again (Encoder.js's Map only grows)
+    i = size_t(hash) & (cache_.size() - 1);
+    while (cache_[i].bytes_len != 0) i = (i + 1) & (cache_.size() - 1);
   }
-  cache_.emplace(std::move(key), std::make_pair(uint32_t(cache_ids_.size()), uint32_t(ids.size())));
+  cache_[i] = Slot{hash, uint32_t(cache_bytes_.size()), uint32_t(chunk.size()), uint32_t(cache_ids_.size()),
+                   uint32_t(ids.size())};
+  cache_bytes_.append(chunk);
   cache_ids_.insert(cache_ids_.end(), ids.begin(), ids.end());
+  if (++cache_used_ * 2 > cache_.size()) cache_grow();  // at most half full
 }
 
 std::vector<int32_t> Encoder::encode(std::string_view text, InvalidUtf8 invalid) {
   std::string replaced;
-  if (invalid == InvalidUtf8::Replace) {
+  if (invalid == InvalidUtf8::Replace && !valid_utf8(text)) {
     replaced = replace_invalid_utf8(text);
     text = replaced;
   }

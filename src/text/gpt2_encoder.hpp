@@ -12,7 +12,8 @@
 //      the line number from 0) is merged everywhere in the chunk, left to right; repeat until no
 //      pair has a rank.
 //   3) ids: each final piece's id in encoder.json (V = 50257: 256 bytes, 50000 merges, <|endoftext|>).
-// Chunk results are cached, as Encoder.js does (bounded here: cleared at kCacheEntries).
+// Chunk results are cached, as Encoder.js does (bounded here: emptied when it reaches kCacheEntries
+// chunks or 256 MiB of them).
 //
 // Where Encoder.js differs from a plain reading, it is followed, so ids match it exactly:
 //   - its ranks are keyed by the pair joined with a comma ("a,b"), so in chunks that contain a
@@ -65,7 +66,7 @@ class Encoder {
   std::string token_text(int32_t id) const;
   // rank of merging pieces a and b (raw bytes), or -1: the merge's line in vocab.bpe, from 0
   int32_t rank(const std::string& a, const std::string& b) const;
-  size_t cache_size() const { return cache_.size(); }
+  size_t cache_size() const { return cache_used_; }
 
  private:
   struct Merge {
@@ -87,8 +88,18 @@ class Encoder {
   std::vector<std::pair<std::string, std::string>> merges_;  // (50000): rank -> raw first, second
   std::unordered_map<uint64_t, Merge> pair_merge_;        // (id first << 32 | id second) -> merge
   std::unordered_map<std::string, int32_t> comma_rank_;   // raw "first,second" -> rank (Encoder.js)
-  std::unordered_map<std::string, std::pair<uint32_t, uint32_t>> cache_;  // chunk -> ids_ [offset, count)
+  // The chunk cache: open addressing over a power-of-two table, linear probing; a slot holds the
+  // chunk's hash, where its bytes sit in cache_bytes_ and where its ids sit in cache_ids_.
+  struct Slot {
+    uint64_t hash;
+    uint32_t bytes_at, bytes_len, ids_at, ids_len;  // bytes_len 0: empty slot (chunks are never empty)
+  };
+  std::vector<Slot> cache_ = std::vector<Slot>(size_t{1} << 12);
+  size_t cache_used_ = 0;
+  std::string cache_bytes_;
   std::vector<int32_t> cache_ids_;
+  void cache_clear();
+  void cache_grow();
   std::vector<std::string_view> chunks_;                  // scratch of encode()
 };
 
