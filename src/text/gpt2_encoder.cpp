@@ -20,6 +20,12 @@ namespace {
 
 constexpr const char* kFetchHint = "; fetch it with scripts/fetch_gpt2_bpe.sh";
 constexpr size_t kMaxFileBytes = size_t{64} << 20;  // GPT-2's: 456 kB and 1.04 MB
+constexpr uint64_t kEmpty = ~uint64_t{0};            // no id pair has it: ids are below 2^31
+
+// slot of a pair key in a table of `slots` (a power of two): Fibonacci hashing
+size_t slot_of(uint64_t key, size_t slots) {
+  return size_t((key * 0x9E3779B97F4A7C15ull) >> 32) & (slots - 1);
+}
 
 [[noreturn]] void bad_file(const std::string& path, const std::string& what) {
   throw std::runtime_error(path + ": " + what + kFetchHint);
@@ -109,7 +115,7 @@ Encoder::Encoder(const std::string& vocab_bpe_path, const std::string& encoder_j
     id_of_[bytes] = int32_t(id);
   }
   for (int b = 0; b < 256; ++b)
-    if (id_of(std::string(1, char(b))) < 0) bad_file(encoder_json_path, "byte " + std::to_string(b) + " has no id");
+    if ((byte_id_[b] = id_of(std::string(1, char(b)))) < 0) bad_file(encoder_json_path, "byte " + std::to_string(b) + " has no id");
 
   // 2) vocab.bpe: Encoder.js drops the first line (#version) and the last (empty after the final
   // newline), then splits each line on whitespace: rank = index among the rest
@@ -123,6 +129,7 @@ Encoder::Encoder(const std::string& vocab_bpe_path, const std::string& encoder_j
   }
   if (lines.size() < 3 || lines[0].substr(0, 9) != "#version:") bad_file(vocab_bpe_path, "does not start with a #version line");
   std::string first, second;
+  std::vector<std::pair<uint64_t, Merge>> ids;
   for (size_t k = 1; k + 1 < lines.size(); ++k) {
     std::vector<std::string_view> parts;
     std::string_view line = lines[k];
@@ -139,7 +146,16 @@ Encoder::Encoder(const std::string& vocab_bpe_path, const std::string& encoder_j
     merges_.emplace_back(first, second);
     comma_rank_[first + "," + second] = rank;  // later lines win, as in Encoder.js's dictZip
     const int32_t a = id_of(first), b = id_of(second);
-    if (a >= 0 && b >= 0) pair_merge_[uint64_t(uint32_t(a)) << 32 | uint32_t(b)] = Merge{rank, id_of(first + second)};
+    if (a >= 0 && b >= 0) ids.emplace_back(uint64_t(uint32_t(a)) << 32 | uint32_t(b), Merge{rank, id_of(first + second)});
+  }
+  // the id pairs in a table at most half full
+  size_t slots = 16;
+  while (slots < 2 * ids.size()) slots *= 2;
+  pair_merge_.assign(slots, {kEmpty, Merge{-1, -1}});
+  for (const auto& [key, merge] : ids) {
+    size_t i = slot_of(key, slots);
+    while (pair_merge_[i].first != kEmpty && pair_merge_[i].first != key) i = (i + 1) & (slots - 1);
+    pair_merge_[i] = {key, merge};  // a repeated line: the later one wins, as in Encoder.js
   }
 }
 
@@ -169,8 +185,12 @@ std::string Encoder::token_text(int32_t id) const {
 
 Encoder::Merge Encoder::pair_merge(std::string_view chunk, const Piece& a, const Piece& b, bool comma) const {
   if (!comma) {  // one comma-free key per pair: look the ids up
-    const auto it = pair_merge_.find(uint64_t(uint32_t(a.id)) << 32 | uint32_t(b.id));
-    return it == pair_merge_.end() ? Merge{-1, -1} : it->second;
+    const uint64_t key = uint64_t(uint32_t(a.id)) << 32 | uint32_t(b.id);
+    const size_t mask = pair_merge_.size() - 1;
+    for (size_t i = slot_of(key, pair_merge_.size());; i = (i + 1) & mask) {
+      if (pair_merge_[i].first == key) return pair_merge_[i].second;
+      if (pair_merge_[i].first == kEmpty) return Merge{-1, -1};
+    }
   }
   // Encoder.js: bpe_ranks[[first, second]] reads the key "first,second"
   std::string key(chunk.substr(a.begin, a.end - a.begin));
@@ -265,7 +285,7 @@ void Encoder::bpe_heap(std::string_view chunk, bool comma, std::vector<Piece>& w
 std::vector<int32_t> Encoder::bpe_chunk(std::string_view chunk, Loop loop) const {
   std::vector<Piece> word;
   word.reserve(chunk.size());
-  for (uint32_t i = 0; i < chunk.size(); ++i) word.push_back(Piece{i, i + 1, id_of(chunk.substr(i, 1))});
+  for (uint32_t i = 0; i < chunk.size(); ++i) word.push_back(Piece{i, i + 1, byte_id_[uint8_t(chunk[i])]});
   const bool comma = chunk.find(',') != std::string_view::npos;
   if (!word.empty()) {
     if (loop == Loop::Naive)

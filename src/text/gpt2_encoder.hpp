@@ -86,7 +86,9 @@ class Encoder {
   std::vector<std::string> token_bytes_;                  // (V): id -> raw bytes
   std::unordered_map<std::string, int32_t> id_of_;        // raw bytes -> id
   std::vector<std::pair<std::string, std::string>> merges_;  // (50000): rank -> raw first, second
-  std::unordered_map<uint64_t, Merge> pair_merge_;        // (id first << 32 | id second) -> merge
+  // (id first << 32 | id second) -> merge: open addressing, linear probing, key ~0 = empty
+  std::vector<std::pair<uint64_t, Merge>> pair_merge_;
+  int32_t byte_id_[256] = {};                              // byte -> its id
   std::unordered_map<std::string, int32_t> comma_rank_;   // raw "first,second" -> rank (Encoder.js)
   // The chunk cache: open addressing over a power-of-two table, linear probing; a slot holds the
   // chunk's hash, where its bytes sit in cache_bytes_ and where its ids sit in cache_ids_.
