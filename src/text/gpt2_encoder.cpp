@@ -128,6 +128,7 @@ Encoder::Encoder(const std::string& vocab_bpe_path, const std::string& encoder_j
     at = nl + 1;
   }
   if (lines.size() < 3 || lines[0].substr(0, 9) != "#version:") bad_file(vocab_bpe_path, "does not start with a #version line");
+  if (!lines.back().empty()) bad_file(vocab_bpe_path, "does not end with a newline (cut short?)");
   std::string first, second;
   std::vector<std::pair<uint64_t, Merge>> ids;
   for (size_t k = 1; k + 1 < lines.size(); ++k) {

@@ -41,7 +41,8 @@ class Encoder {
  public:
   // Loads the merges (vocab.bpe: "#version: 0.2", then "first second" per line, rank = line - 1)
   // and the ids (encoder.json: {"piece": id}). Throws std::runtime_error("<path>: what is wrong;
-  // fetch it with scripts/fetch_gpt2_bpe.sh") when either is missing or malformed.
+  // fetch it with scripts/fetch_gpt2_bpe.sh") when either is missing or malformed (vocab.bpe cut
+  // short, without its final newline, included; the checksums are scripts/fetch_gpt2_bpe.sh's).
   Encoder(const std::string& vocab_bpe_path, const std::string& encoder_json_path);
   static constexpr size_t kCacheEntries = size_t{1} << 18;
 

@@ -12,6 +12,8 @@
 //   bpe_dump classes                                  one letter per code point 0..0x10FFFF:
 //                   L N S O (letter, number, space, other), lower case where \p{Cn} (unassigned)
 // Bad arguments or unreadable files: one line on stderr, exit code 2.
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -35,6 +37,8 @@ namespace {
 }
 
 std::string read_all(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) usage(path + " is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) usage("cannot open " + path);
   std::ostringstream ss;
