@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 5) article 002's module
     ch.section(_("Step 5: article 002's PositionwiseFeedForward: w_2(dropout(w_1(x))), no activation"),
                _("article 002 §9.2.1 注意力机制, PositionwiseFeedForward"));
-    PositionwiseFeedForward ff(config.hidden_size, config.intermediate_size, config.hidden_dropout_prob);
+    FeedForward ff = positionwise_feed_forward(config.hidden_size, config.intermediate_size, config.hidden_dropout_prob);
     ff.train(ch.training());
     ch.show(fmt::format("ff = PositionwiseFeedForward({}, {})", config.hidden_size, config.intermediate_size),
             ff.repr(), _("two Linears and a dropout between them, but no activation"), Shown::Twin);
@@ -250,9 +250,9 @@ int main(int argc, char** argv) {
                 : _("dropout off: in train mode it would draw a new mask on every call, and no fixed map could match it"),
             Shown::Info);
     // W = W2 W1: (C,F) x (F,C) -> (C,C)
-    const Tensor W = matmul(ff.w_2.weight, ff.w_1.weight);
+    const Tensor W = matmul(ff.linear_2.weight, ff.linear_1.weight);
     // b = W2 b1 + b2: (F) -> (C)
-    const Tensor b = ff.w_2(ff.w_1.bias);
+    const Tensor b = ff.linear_2(ff.linear_1.bias);
     ch.show("W = ff.w_2.weight @ ff.w_1.weight; W.shape", size_str(shape_of(W)),
             _("(x W1^T + b1) W2^T + b2 = x (W2 W1)^T + (W2 b1 + b2)"), Shown::Twin);
     ch.show("b = ff.w_2(ff.w_1.bias); b.shape", size_str(shape_of(b)), _("w_2 applied to b1 is W2 b1 + b2"),
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
     ch.show("merged", merged.repr(),
             trf("{m} parameters; w_1 and w_2 have {w}",
                 fmt::arg("m", W.size() + b.size()),
-                fmt::arg("w", ff.w_1.weight.size() + ff.w_1.bias.size() + ff.w_2.weight.size() + ff.w_2.bias.size())),
+                fmt::arg("w", ff.linear_1.weight.size() + ff.linear_1.bias.size() + ff.linear_2.weight.size() + ff.linear_2.bias.size())),
             Shown::Twin);
     // y (B,T,C) each way
     const Tensor merged_out = merged(attn_output);
@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
                                              "than the 1e-5 float rounding allows: here merged does not reproduce ff",
                                              fmt::arg("d", lin_gap))),
             Shown::Twin);
-    const Tensor gelu_out = ff.w_2(gelu(ff.w_1(attn_output)));
+    const Tensor gelu_out = ff.linear_2(gelu(ff.linear_1(attn_output)));
     const double gelu_gap = max_gap(gelu_out, merged_out);
     ch.show("(ff.w_2(F.gelu(ff.w_1(attn_output))) - merged(attn_output)).abs().max()",
             max_abs_diff(gelu_out, merged_out), {"MaxBackward1"},
@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
                 "no longer reproduces the layer",
                 fmt::arg("d", gelu_gap), fmt::arg("x", gelu_gap / std::max(lin_gap, 1e-12))),
             Shown::Twin);
-    const Tensor relu_out = ff.w_2(relu(ff.w_1(attn_output)));
+    const Tensor relu_out = ff.linear_2(relu(ff.linear_1(attn_output)));
     const double relu_gap = max_gap(relu_out, merged_out);
     ch.show("(ff.w_2(F.relu(ff.w_1(attn_output))) - merged(attn_output)).abs().max()",
             max_abs_diff(relu_out, merged_out), {"MaxBackward1"},

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
               per_row(var_n, [&](double vn) { return vn / (vn + eps_000); }), "var_n / (var_n + " + eps_str(eps_000) + ")");
 
     // ---------------------------------------------------------------- 3) article 002
-    AnnotatedLayerNorm norm_002(d_model);  // no random draws
+    LayerNorm norm_002(d_model, LayerNormArithmetic::Article002);  // no random draws
     bool as_formula_002 = true;            // do its rows have the variance its formula gives? (below)
     const double eps_002 = norm_002.eps;
     ch.section(trf("Step 3: article 002's LayerNorm: (x - mean) / sqrt(std**2 + {eps}), unbiased std",
@@ -138,17 +138,17 @@ int main(int argc, char** argv) {
       for (size_t t = 0; t < unit.size(); ++t)
         unit[t] = var_n.data()[t] / (static_cast<double>(var_u.data()[t]) + eps_002);
       as_formula_002 =
-          row_stats(ch, "ln_002", ln_002, norm_002.a_2, norm_002.b_2, unit,
+          row_stats(ch, "ln_002", ln_002, norm_002.weight, norm_002.bias, unit,
                     fmt::format("var_n / (var_u + {}) ~ (C-1)/C = {}/{} = {:.5f}", eps_str(eps_002), C - 1, C, (c - 1) / c));
       ch.say(as_formula_002 ? _("  x.std() divides by C-1, so by nn.LayerNorm's yardstick article 002's rows come out a "
                             "little narrow.")
                             : _("  These rows do not have the variance article 002's formula (x.std(), divided by C-1) "
-                            "gives: AnnotatedLayerNorm::operator() (src/transformer/annotated.cpp) computes another."));
+                            "gives: norm_002() (src/transformer/layer_norm.cpp) computes another."));
     }
     {
       // its own yardstick: std_u(y) = a_2 sqrt(var_u / (var_u + eps)), 1 up to eps when fresh
       const Tensor std_u = squeeze_last(std_lastdim(ln_002, 1));
-      const double a2 = static_cast<double>(norm_002.a_2.data()[0]);
+      const double a2 = static_cast<double>(norm_002.weight.data()[0]);
       double gap = 0;
       for (size_t t = 0; t < std_u.size(); ++t) {
         const double vu = var_u.data()[t];
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------- 4) article 004
-    LayerNormalization norm_004(C);  // src/transformer/article004.cpp
+    LayerNorm norm_004(static_cast<int64_t>(C), LayerNormArithmetic::Article004);
     const double eps_004 = norm_004.eps;
     ch.section(trf("Step 4: article 004's LayerNormalization: gamma (x - mean) / (std + {eps}) + beta",
                    fmt::arg("eps", eps_str(eps_004))),
@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
     Tensor ln_004 = norm_004(inputs_embeds);
     ch.show("ln_004 = norm_004(inputs_embeds)", ln_004, {"AddBackward0"},
             _("the same rows through article 004's formula"), Shown::Twin);
-    row_stats(ch, "ln_004", ln_004, norm_004.gamma, norm_004.beta,
+    row_stats(ch, "ln_004", ln_004, norm_004.weight, norm_004.bias,
               per_row(var_n, [&](double vn) { return vn / ((std::sqrt(vn) + eps_004) * (std::sqrt(vn) + eps_004)); }),
               "var_n / (std_n + " + eps_str(eps_004) + ")^2");
     {
@@ -287,8 +287,8 @@ int main(int argc, char** argv) {
                 Shown::Twin);
       // the three formulas on one row   (1,n) -> (1,n)
       const LayerNorm ln_n(static_cast<int64_t>(n));
-      const AnnotatedLayerNorm ln_u(static_cast<int64_t>(n));
-      const LayerNormalization ln_s(n);
+      const LayerNorm ln_u(static_cast<int64_t>(n), LayerNormArithmetic::Article002);
+      const LayerNorm ln_s(static_cast<int64_t>(n), LayerNormArithmetic::Article004);
       Tensor y_000 = ln_n(row), y_002 = ln_u(row), y_004 = ln_s(row);
       const std::string n_s = std::to_string(n), e0 = eps_str(ln_n.eps), e2 = eps_str(ln_u.eps), e4 = eps_str(ln_s.eps);
       const double d000 = divisor_of(row, y_000), d002 = divisor_of(row, y_002), d004 = divisor_of(row, y_004);

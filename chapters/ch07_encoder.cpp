@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
               Shown::Twin);
     }
     // article 002's Encoder ends with self.norm(x)
-    AnnotatedLayerNorm norm(config.hidden_size);
+    LayerNorm norm(config.hidden_size, LayerNormArithmetic::Article002);
     Tensor final_norm = norm(encoded);
     ch.show("norm(encoder(inputs.input_ids))  # article 002's Encoder.norm", final_norm, {"AddBackward0"},
             _("article 002 normalises once more after the stack: a pre-LN stack needs it, its output is never "

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
                _("article 002 §9.3.1 创建解码器层, listing 9.4"));
     // one MultiHeadedAttention (four independent Linear draws: q, k, v, output), one PositionwiseFeedForward
     const MultiHeadedAttention attn(heads, d_model);
-    const PositionwiseFeedForward ff(d_model, d_ff, 0.1);
+    const FeedForward ff = positionwise_feed_forward(d_model, d_ff, 0.1);
     // DecoderLayer(C, deepcopy(attn), deepcopy(attn), deepcopy(ff), 0.1): self_attn and src_attn start equal
     DecoderLayer layer(d_model, attn, attn, ff, 0.1);
     layer.train(ch.training());
@@ -268,7 +268,7 @@ int main(int argc, char** argv) {
                                  fmt::arg("w", future)),
             Shown::Twin);
     // Row t, one at a time: x_t (B,1,C) through each layer with that layer's cache; no mask needed
-    const int64_t C = layer.size, F = layer.feed_forward.w_1.out_features;
+    const int64_t C = layer.size, F = layer.feed_forward.linear_1.out_features;
     DecoderCache in_cache(CacheKind::Inputs, N);
     DecoderCache kv_cache(CacheKind::KeysValues, N);
     std::vector<Tensor> in_rows, kv_rows;

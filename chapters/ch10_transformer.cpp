@@ -319,7 +319,7 @@ int main(int argc, char** argv) {
         const DecoderLayer& l0 = model.decoder.layers[0];
         no_cache += decoder_full_pass_macs(static_cast<int64_t>(model.decoder.layers.size()), 1,
                                            static_cast<int64_t>(ys_c.size()), static_cast<int64_t>(S), l0.size,
-                                           l0.feed_forward.w_1.out_features).total();
+                                           l0.feed_forward.linear_1.out_features).total();
         const int64_t next = top_k(lp, 1)[0].first;
         if (next == kFrEos) break;
         ys_c.push_back(next);

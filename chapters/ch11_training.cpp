@@ -370,7 +370,7 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
 static void show_module(Chapter& ch, const EncoderDecoder& module) {
   // what the module holds (create_model's settings), not what the flags asked for
   const DecoderLayer& layer = module.decoder.layers.at(0);
-  const PositionwiseFeedForward& ff = layer.feed_forward;
+  const FeedForward& ff = layer.feed_forward;
   std::vector<std::string> settings = {
       trf("feed-forward activation {act}", fmt::arg("act", activation_name(ff.activation))),
       norm_place_name(layer.sublayer.at(0).norm_place),

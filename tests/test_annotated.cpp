@@ -12,6 +12,7 @@
 //   6) create_model (N=2, tiny sizes): xavier parameters, encode, decode, generator
 #include "catch_compat.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -138,15 +139,54 @@ TEST_CASE("annotated: attention() on (B,H,T,D) with a padding mask and dropout",
 }
 
 TEST_CASE("annotated: article 002 LayerNorm equals torch bit for bit", "[annotated]") {
-  ts::AnnotatedLayerNorm ln(256);
+  ts::LayerNorm ln(256, ts::LayerNormArithmetic::Article002);
   const ts::Tensor x = load("ln.x", {3, 5, 256});
   CHECK(mismatches("ln.y", ln(x)) == 0);
   const ts::Tensor x1 = load("ln.x1", {1, 256});
   CHECK(mismatches("ln.y1", ln(x1)) == 0);
-  ln.a_2 = load("ln.a_2", {256});
-  ln.b_2 = load("ln.b_2", {256});
+  ln.weight = load("ln.a_2", {256});
+  ln.bias = load("ln.b_2", {256});
   CHECK(mismatches("ln.y2", ln(x)) == 0);
   CHECK(ln.repr().str() == "LayerNorm()");
+}
+
+TEST_CASE("the one LayerNorm: each article's arithmetic, eps, names and repr", "[annotated][layernorm]") {
+  const ts::LayerNorm n0(4), n2(4, ts::LayerNormArithmetic::Article002), n4(4, ts::LayerNormArithmetic::Article004);
+  CHECK(n0.eps == 1e-5);
+  CHECK(n2.eps == 1e-6);
+  CHECK(n4.eps == static_cast<double>(1e-6f));  // the Keras layer's float32 epsilon
+  CHECK(std::string(n0.param_names().first) == "weight");
+  CHECK(std::string(n2.param_names().first) == "a_2");
+  CHECK(std::string(n4.param_names().second) == "beta");
+  CHECK(n0.repr().str() == "LayerNorm((4,), eps=1e-05, elementwise_affine=True)");
+  CHECK(n4.repr().str() == "LayerNormalization()");
+  // one row x = (1, 2, 3, 6): mean 3, sum (x - m)^2 = 14; each divides by its own divisor
+  ts::Tensor x = ts::Tensor::from_shape({1, 4});
+  const float v[4] = {1, 2, 3, 6};
+  std::copy(v, v + 4, x.begin());
+  CHECK(n0(x)(0, 3) == Approx(3.0 / std::sqrt(14.0 / 4 + 1e-5)));
+  CHECK(n2(x)(0, 3) == Approx(3.0 / std::sqrt(14.0 / 3 + 1e-6)));
+  CHECK(n4(x)(0, 3) == Approx(3.0 / (std::sqrt(14.0 / 4) + 1e-6)));
+  // a constant row: article 004's std is 0, the backward still finite (the std's slope taken as 0)
+  ts::Tensor flat = ts::Tensor::from_shape({1, 4});
+  flat.fill(0.5f);
+  ts::LayerNorm g(4, ts::LayerNormArithmetic::Article004);
+  g.weight.fill(0.0f);
+  const ts::Tensor dx = n4.backward(flat, x, g);
+  for (float d : dx) CHECK(std::isfinite(d));
+}
+
+TEST_CASE("the one FeedForward: article 000's and 002's settings print their own module", "[annotated][ffn]") {
+  ts::manual_seed(0);
+  const ts::FeedForward f2 = ts::positionwise_feed_forward(4, 8, 0.1);
+  CHECK(f2.repr().name == "PositionwiseFeedForward");
+  CHECK(std::string(f2.linear_names().first) == "w_1");
+  ts::FeedForward f0 = f2;
+  f0.article = ts::FeedForwardArticle::Article000;
+  f0.activation = ts::Activation::GELU;
+  CHECK(f0.repr().name == "FeedForward");
+  CHECK(f0.repr().children.at(2).first == "gelu");
+  CHECK(std::string(f0.linear_names().second) == "linear_2");
 }
 
 TEST_CASE("annotated: PositionalEncoding buffer equals torch bit for bit", "[annotated]") {
@@ -159,7 +199,7 @@ TEST_CASE("annotated: ch09 DecoderLayer of deep copies equals torch bit for bit"
   for (const std::string mode : {"train", "eval"}) {
     ts::manual_seed(42);
     const ts::MultiHeadedAttention attn(8, 256);
-    ts::PositionwiseFeedForward ff(256, 1024, 0.1);
+    ts::FeedForward ff = ts::positionwise_feed_forward(256, 1024, 0.1);
     ts::DecoderLayer layer(256, attn, attn, ff, 0.1);
     if (mode == "eval") layer.train(false);
     const ts::Tensor tgt = ts::randn({1, 5, 256});

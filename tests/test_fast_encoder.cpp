@@ -6,7 +6,7 @@
 // at 1 and 2 threads, and with the --naive switches (MatmulPath::Naive, KernelPath::Naive).
 // The fast row kernels are checked against the torch-exact ones element by element, and the
 // route's GELU gradient (PositionwiseFeedForward's backward when it matches gelu_slope, ch12)
-// against the module's plain loop (nn.cpp's gelu_backward).
+// against the module's plain loop (feed_forward.cpp's gelu_backward).
 #include "catch_compat.hpp"
 
 #include <algorithm>
@@ -483,7 +483,7 @@ TEST_CASE("gelu: the route's gelu_backward equals the module's plain loop", "[fa
   for (int64_t n : {1, 7, 16, 17, 256, 1000}) {
     INFO("n " << n);
     const ts::Tensor x = random_tensor({size_t(n)}, unsigned(n), 3.0f), dy = random_tensor({size_t(n)}, 9);
-    const ts::Tensor want = ts::gelu_backward(x, dy);  // the module's loop (nn.cpp), in double
+    const ts::Tensor want = ts::gelu_backward(x, dy);  // the module's loop (feed_forward.cpp), in double
     std::vector<float> got(size_t(n), 0.5f);  // the route adds into dx: start from 0.5
     ts::simd::route().gelu_backward(x.data(), dy.data(), got.data(), n);
     for (int64_t i = 0; i < n; ++i) CHECK(std::fabs(got[size_t(i)] - (0.5f + want.data()[size_t(i)])) <= 4e-6);

@@ -41,7 +41,7 @@ TEST_CASE("kv_cache: cached steps equal the full masked pass, B = 2, padded memo
   const int64_t C = 32, H = 4, F = 64, N = 3;
   const size_t B = 2, T = 7, S = 5;
   const ts::MultiHeadedAttention attn(H, C);
-  const ts::PositionwiseFeedForward ff(C, F, 0.1);
+  const ts::FeedForward ff = ts::positionwise_feed_forward(C, F, 0.1);
   ts::Decoder decoder(ts::DecoderLayer(C, attn, attn, ff, 0.1), N);
   decoder.train(false);
   const ts::Tensor tgt = ts::randn({B, T, static_cast<size_t>(C)});
@@ -82,7 +82,7 @@ TEST_CASE("kv_cache: multiply-add counts", "[kv_cache]") {
   ts::manual_seed(1);
   const int64_t C = 16, H = 2, F = 24, N = 2, T = 4, S = 3;
   const ts::MultiHeadedAttention attn(H, C);
-  const ts::PositionwiseFeedForward ff(C, F, 0.1);
+  const ts::FeedForward ff = ts::positionwise_feed_forward(C, F, 0.1);
   ts::Decoder decoder(ts::DecoderLayer(C, attn, attn, ff, 0.1), N);
   decoder.train(false);
   const ts::Tensor tgt = ts::randn({1, static_cast<size_t>(T), static_cast<size_t>(C)});

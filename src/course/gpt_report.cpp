@@ -106,10 +106,10 @@ void show_grad_check(Chapter& ch, const GptConfig& cfg) {
 // out, act(-1) and act(1) through the model's own mlp. GELU(-1) = -0.1587, ReLU(-1) = 0.
 static std::string activation_name(const GPT& g) {
   if (g.h.empty()) return "-";
-  PositionwiseFeedForward mlp = g.h[0].feed_forward;
-  mlp.w_1.weight.fill(0.0f), mlp.w_1.bias.fill(0.0f), mlp.w_2.weight.fill(0.0f), mlp.w_2.bias.fill(0.0f);
-  const size_t C = mlp.w_1.weight.shape()[1];
-  mlp.w_1.weight(0, 0) = 1.0f, mlp.w_2.weight(0, 0) = 1.0f;  // h_0 = x_0, y_0 = act(h_0)
+  FeedForward mlp = g.h[0].feed_forward;
+  mlp.linear_1.weight.fill(0.0f), mlp.linear_1.bias.fill(0.0f), mlp.linear_2.weight.fill(0.0f), mlp.linear_2.bias.fill(0.0f);
+  const size_t C = mlp.linear_1.weight.shape()[1];
+  mlp.linear_1.weight(0, 0) = 1.0f, mlp.linear_2.weight(0, 0) = 1.0f;  // h_0 = x_0, y_0 = act(h_0)
   Tensor x = zeros({1, 2, C});
   x(0, 0, 0) = -1.0f, x(0, 1, 0) = 1.0f;
   const Tensor y = mlp(x);

@@ -336,8 +336,13 @@ std::string grad_check_verdict(Chapter& ch, const std::vector<GradCheckRow>& row
                                         "reaches {name} first: look at that module's backward ({file})")
                                    : N_("{bad} of {n} parameter tensors differ from finite differences; the backward "
                                         "reaches {name} first: look at that module's backward ({file}, called by {site})");
+  // the file that holds the backward of the module first_bad belongs to (article 002's names, or GPT-2's)
+  auto has = [&](const char* part) { return first_bad.find(part) != std::string::npos; };
+  const std::string file = has("feed_forward.") || has(".mlp.")  ? feed_forward_source()
+                           : has("norm.") || has("ln_")           ? layer_norm_source()
+                                                                  : annotated_source();
   return ch.verdict(false, trf(where, fmt::arg("bad", bad), fmt::arg("n", rows.size()), fmt::arg("name", first_bad),
-                               fmt::arg("file", annotated_source()), fmt::arg("site", site)));
+                               fmt::arg("file", file), fmt::arg("site", site)));
 }
 
 }  // namespace ts

@@ -67,7 +67,8 @@ void mask_legend(HeatmapOptions& opt, const Polarity& pol);
 // The verdict under a float gradient check's table (ch11 --check-grads, and ch12's, introduced
 // in ch11): OK when every row of `rows` matches its finite differences within tol x max(max |grad|,
 // floor), the tolerance the check itself used (passed by the caller, so the line states it); else how many differ, `first_bad` (the failing tensor the backward reaches first)
-// and where to look: that module's backward in annotated_source(), and `site`, the function that
+// and where to look: that module's backward (feed_forward_source(), layer_norm_source() or
+// annotated_source(), by the tensor's name), and `site`, the function that
 // called it ("" when the chapter runs the backward itself).
 std::string grad_check_verdict(Chapter& ch, const std::vector<train::GradCheckRow>& rows,
                                const std::string& first_bad, double tol, double floor, const std::string& site = "");

@@ -94,7 +94,7 @@ ParameterCounts count_parameters(EncoderDecoder& model) {
 double max_dropout(const EncoderDecoder& model) {
   double p = std::max(model.src_embed.pos.dropout.p, model.tgt_embed.pos.dropout.p);
   const auto attn = [&](const MultiHeadedAttention& a) { p = std::max(p, a.dropout.p); };
-  const auto rest = [&](const PositionwiseFeedForward& ff, const std::vector<SublayerConnection>& subs) {
+  const auto rest = [&](const FeedForward& ff, const std::vector<SublayerConnection>& subs) {
     p = std::max(p, ff.dropout.p);
     for (const SublayerConnection& s : subs) p = std::max(p, s.dropout.p);
   };

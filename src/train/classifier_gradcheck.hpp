@@ -28,7 +28,7 @@ struct ClsGradCheck {
   double maxrel = 0;                              // the largest |grad - fd| / its tensor's scale
   std::string module;  // the first module that disagrees ("" when ok)
   std::string tensor;  // its first tensor that disagrees ("feed_forward.linear_1.weight", "input")
-  std::string site;    // "src/transformer/nn.cpp:LINE FeedForward::backward", from the compiler
+  std::string site;    // "src/transformer/feed_forward.cpp:LINE FeedForward::backward", from the compiler
   double grad = 0, fd = 0, rel = 0;  // that entry
   int64_t nonfinite = 0;        // NaN/inf values in that module's `tensor` ("output", "input gradient", ...), rejected first
   std::string first_nonfinite;  // where the trace of its forward first saw one ("" when it did not)

@@ -147,10 +147,24 @@ std::string make_seq_batch_site() { return site_words(kSeqBatchSite); }
 std::string make_gpt_layout_site() { return site_words(kLayoutSite); }
 
 // ---------------------------------------------------------------- the module it trains
+// the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route);
+// a call on more than the module's 8-point probe (feed_forward.cpp) is a backward's: its route is kept
+static std::atomic<int> g_gelu_route{-1};  // the Isa of the last such call, -1: none yet
+static void route_gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  const simd::Route& rt = simd::route();
+  rt.gelu_backward(x, dy, dx, n);
+  if (n > 8) g_gelu_route.store(static_cast<int>(rt.isa), std::memory_order_relaxed);
+}
+std::string gelu_backward_route() {
+  const int isa = g_gelu_route.load(std::memory_order_relaxed);
+  return isa < 0 ? std::string() : std::string(isa_name(static_cast<Isa>(isa)));
+}
+
 GPTConfig module_config(const GptConfig& c) {
   GPTConfig g;
   g.vocab_size = c.vocab, g.block_size = c.ctx, g.n_layer = c.layers, g.n_embd = c.d_model, g.n_head = c.heads;
   g.d_ff = c.d_ff, g.dropout = c.dropout, g.tied = c.tied, g.causal = c.causal;
+  g.gelu_backward_kernel = &route_gelu_backward;  // the MLPs' GELU backward may take the route (nn.hpp)
   return g;
 }
 
@@ -162,23 +176,23 @@ std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L)
   for (size_t l = 0; l < g.h.size(); ++l) {
     const GptLayout::Block& p = L.h[l];
     Block& b = g.h[l];
-    out.emplace_back(&b.sublayer[0].norm.a_2, p.ln1_w);
-    out.emplace_back(&b.sublayer[0].norm.b_2, p.ln1_b);
+    out.emplace_back(&b.sublayer[0].norm.weight, p.ln1_w);
+    out.emplace_back(&b.sublayer[0].norm.bias, p.ln1_b);
     for (size_t j = 0; j < 3; ++j) {  // c_attn = [q; k; v]   (3C,C), (3C)
       out.emplace_back(&b.self_attn.linears[j].weight, p.attn_w + j * C * C);
       out.emplace_back(&b.self_attn.linears[j].bias, p.attn_b + j * C);
     }
     out.emplace_back(&b.self_attn.linears[3].weight, p.proj_w);  // c_proj
     out.emplace_back(&b.self_attn.linears[3].bias, p.proj_b);
-    out.emplace_back(&b.sublayer[1].norm.a_2, p.ln2_w);
-    out.emplace_back(&b.sublayer[1].norm.b_2, p.ln2_b);
-    out.emplace_back(&b.feed_forward.w_1.weight, p.fc_w);  // c_fc
-    out.emplace_back(&b.feed_forward.w_1.bias, p.fc_b);
-    out.emplace_back(&b.feed_forward.w_2.weight, p.fc2_w);  // mlp.c_proj
-    out.emplace_back(&b.feed_forward.w_2.bias, p.fc2_b);
+    out.emplace_back(&b.sublayer[1].norm.weight, p.ln2_w);
+    out.emplace_back(&b.sublayer[1].norm.bias, p.ln2_b);
+    out.emplace_back(&b.feed_forward.linear_1.weight, p.fc_w);  // c_fc
+    out.emplace_back(&b.feed_forward.linear_1.bias, p.fc_b);
+    out.emplace_back(&b.feed_forward.linear_2.weight, p.fc2_w);  // mlp.c_proj
+    out.emplace_back(&b.feed_forward.linear_2.bias, p.fc2_b);
   }
-  out.emplace_back(&g.ln_f.a_2, L.lnf_w);
-  out.emplace_back(&g.ln_f.b_2, L.lnf_b);
+  out.emplace_back(&g.ln_f.weight, L.lnf_w);
+  out.emplace_back(&g.ln_f.bias, L.lnf_b);
   if (!g.config.tied) out.emplace_back(&g.lm_head, L.head);
   return out;
 }
@@ -238,26 +252,12 @@ static float normal(Rng& rng, double stddev) {
   return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
-// the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route);
-// a call on more than the module's 8-point probe (annotated.cpp) is a backward's: its route is kept
-static std::atomic<int> g_gelu_route{-1};  // the Isa of the last such call, -1: none yet
-static void route_gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
-  const simd::Route& rt = simd::route();
-  rt.gelu_backward(x, dy, dx, n);
-  if (n > 8) g_gelu_route.store(static_cast<int>(rt.isa), std::memory_order_relaxed);
-}
-std::string gelu_backward_route() {
-  const int isa = g_gelu_route.load(std::memory_order_relaxed);
-  return isa < 0 ? std::string() : std::string(isa_name(static_cast<Isa>(isa)));
-}
-
 // the thread pool's parallel_for, for the few-row products of a cached step (exact/matmul.hpp)
 static void pool_parallel(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t), void* ctx) {
   parallel_for(n, grain, [&](int64_t begin, int64_t end) { body(ctx, begin, end); });
 }
 
 Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_gpt_layout(c)) {
-  set_gelu_backward_kernel(&route_gelu_backward);  // the modules' GELU backward may take the route (annotated.hpp)
   set_few_rows_parallel(&pool_parallel);  // a cached step's wide products over set_num_threads' threads
   params.assign(layout.total, 0.0f);
   grads.assign(layout.total, 0.0f);
@@ -429,11 +429,11 @@ std::string gpt_block_wiring() {
                            gf = {1.0f, 0.75f, 1.25f, 2.5f};
   for (size_t i = 0; i < C; ++i) {
     g.wte.weight(1, i) = x[i];  // token 1
-    k.sublayer[0].norm.a_2(i) = g1[i], k.sublayer[1].norm.a_2(i) = g2[i], g.ln_f.a_2(i) = gf[i];
+    k.sublayer[0].norm.weight(i) = g1[i], k.sublayer[1].norm.weight(i) = g2[i], g.ln_f.weight(i) = gf[i];
     k.self_attn.linears[2].weight(i, i) = 1.0f;  // v
     k.self_attn.linears[3].weight(i, i) = 1.0f;  // out
-    k.feed_forward.w_1.weight(i, i) = 1.0f, k.feed_forward.w_1.weight(C + i, i) = -1.0f;
-    k.feed_forward.w_2.weight(i, i) = 1.0f, k.feed_forward.w_2.weight(i, C + i) = -1.0f;
+    k.feed_forward.linear_1.weight(i, i) = 1.0f, k.feed_forward.linear_1.weight(C + i, i) = -1.0f;
+    k.feed_forward.linear_2.weight(i, i) = 1.0f, k.feed_forward.linear_2.weight(i, C + i) = -1.0f;
     g.lm_head(i, i) = 1.0f;
   }
   ITensor idx = ITensor::from_shape({1, 1});
@@ -441,7 +441,7 @@ std::string gpt_block_wiring() {
   const Tensor out = g.forward(idx);
   const std::vector<float> logits(out.begin(), out.end());
   // the model's own LayerNorms, as its forward calls them (a changed eps moves the output by less than tol)
-  auto norm = [&](const AnnotatedLayerNorm& ln) {
+  auto norm = [&](const LayerNorm& ln) {
     return [&ln](const std::vector<float>& v) {
       Tensor t = Tensor::from_shape({1, 1, v.size()});
       std::copy(v.begin(), v.end(), t.begin());

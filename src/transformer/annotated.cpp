@@ -6,7 +6,6 @@
 #include "base/errors.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -15,7 +14,6 @@
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
 #include "exact/rng.hpp"
-#include "exact/stats.hpp"
 #include "exact/tensor_ops.hpp"
 #include "transformer/grad.hpp"
 
@@ -192,120 +190,11 @@ void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor&
     }
 }
 
-// ---------------------------------------------------------------- LayerNorm
-AnnotatedLayerNorm::AnnotatedLayerNorm(int64_t features, double eps)
-    : a_2(Tensor::from_shape({static_cast<size_t>(features)})),
-      b_2(Tensor::from_shape({static_cast<size_t>(features)})), eps(eps) {
-  a_2.fill(1.0f);
-  b_2.fill(0.0f);
-}
-
-TS_NO_FP_CONTRACT Tensor AnnotatedLayerNorm::operator()(const Tensor& x) const {
-  TS_NO_FP_CONTRACT_BODY
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("LayerNorm", x);
-  const size_t C = a_2.size();
-  if (x.dimension() == 0 || x.shape().back() != C)
-    fail("LayerNorm: input's last dim is not " + std::to_string(C));
-  // 1) mean = x.mean(-1, keepdim=True);  std = x.std(-1, keepdim=True)   (...,1)
-  const Tensor mean = mean_lastdim_keepdim(x);
-  const Tensor stdv = std_lastdim(x, 1);
-  // 2) denom = sqrt(std**2 + eps)   each step rounded to float, like torch   (...,1)
-  const float eps_f = static_cast<float>(eps);
-  Tensor denom = stdv;
-  for (float& d : denom) {
-    const float sq = d * d;   // std ** 2 (torch's pow(x, 2) is x * x)
-    const float se = sq + eps_f;
-    d = std::sqrt(se);
-  }
-  // 3) z = (x - mean) / denom;  out = a_2 * z + b_2   (...,C)
-  Tensor out = Tensor::from_shape(shape_of(x));
-  const size_t rows = x.size() / std::max<size_t>(C, 1);
-  const float* px = x.data();
-  float* po = out.data();
-  for (size_t r = 0; r < rows; ++r) {
-    const float m = mean.data()[r], s = denom.data()[r];
-    for (size_t c = 0; c < C; ++c) {
-      const float z = (px[r * C + c] - m) / s;
-      const float scaled = a_2.data()[c] * z;
-      po[r * C + c] = scaled + b_2.data()[c];
-    }
-  }
-  return out;
-}
-
-// AnnotatedLayerNorm::backward's rows, R at a time; each row takes the same operations in the same
-// order as alone, so R changes no bit. The per-row sums (mean, variance, mean(g), sum(g xhat)) run
-// over xt, dyt (C,R): the block transposed, so the R rows' chains are the lanes of a vector; the
-// per-element steps (ga, gb, dx) run row by row over c, ga[c] and gb[c] taking row after row.
-// x, dy, dx (R,C) rows;  a_2 (C);  ga, gb (C) += that row's terms;  xt, dyt (C*R) scratch
-template <size_t R>
-static void annotated_layernorm_backward_rows(const float* __restrict x, const float* __restrict dy,
-                                              float* __restrict dx, size_t C, double eps,
-                                              const float* __restrict a_2, float* __restrict ga,
-                                              float* __restrict gb, float* __restrict xt, float* __restrict dyt) {
-  const double d = static_cast<double>(C) - 1.0;  // the unbiased std's divisor
-  for (size_t q = 0; q < R; ++q)
-    for (size_t c = 0; c < C; ++c) xt[c * R + q] = x[q * C + c], dyt[c * R + q] = dy[q * C + c];
-  // mean, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps)   (each of the R rows)
-  double means[R] = {}, ss[R] = {}, rstds[R];
-  for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) means[q] += xt[c * R + q];
-  for (size_t q = 0; q < R; ++q) means[q] /= static_cast<double>(C);
-  for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) ss[q] += (xt[c * R + q] - means[q]) * (xt[c * R + q] - means[q]);
-  for (size_t q = 0; q < R; ++q) rstds[q] = 1.0 / std::sqrt(ss[q] / d + eps);
-  // xhat = (x - mean) rstd;  g = dy a_2;  mean(g), sum(g xhat)
-  double g_means[R] = {}, g_xhats[R] = {};
-  for (size_t c = 0; c < C; ++c)
-    for (size_t q = 0; q < R; ++q) {
-      const double xhat = (xt[c * R + q] - means[q]) * rstds[q];
-      const double g = double(dyt[c * R + q]) * double(a_2[c]);
-      g_means[q] += g;
-      g_xhats[q] += g * xhat;
-    }
-  // ga += dy xhat;  gb += dy;  dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), row by row
-  for (size_t q = 0; q < R; ++q) {
-    const double mean = means[q], rstd = rstds[q], g_mean = g_means[q] / static_cast<double>(C), g_xhat = g_xhats[q];
-    const float* px = x + q * C;
-    const float* pdy = dy + q * C;
-    float* pdx = dx + q * C;
-    for (size_t c = 0; c < C; ++c) {
-      const double xhat = (px[c] - mean) * rstd;
-      ga[c] += static_cast<float>(double(pdy[c]) * xhat);
-      gb[c] += pdy[c];
-      const double g = double(pdy[c]) * double(a_2[c]);
-      pdx[c] = static_cast<float>(rstd * (g - g_mean - xhat * g_xhat / d));
-    }
-  }
-}
-
-Tensor AnnotatedLayerNorm::backward(const Tensor& x, const Tensor& dy, AnnotatedLayerNorm& grad) const {
-  TS_CODE_SITE();
-  const size_t C = a_2.size();
-  if (x.dimension() == 0 || x.shape().back() != C || dy.size() != x.size())
-    throw std::invalid_argument("LayerNorm.backward: x and dy must both be (...,C)");
-  const size_t rows = x.size() / std::max<size_t>(C, 1);
-  // every row: dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1)), in double; 8 rows at a time
-  Tensor dx = Tensor::from_shape(shape_of(x));
-  std::vector<float> xt(8 * C), dyt(8 * C);
-  size_t r = 0;
-  for (; r + 8 <= rows; r += 8)
-    annotated_layernorm_backward_rows<8>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
-                                         grad.a_2.data(), grad.b_2.data(), xt.data(), dyt.data());
-  for (; r < rows; ++r)
-    annotated_layernorm_backward_rows<1>(x.data() + r * C, dy.data() + r * C, dx.data() + r * C, C, eps, a_2.data(),
-                                         grad.a_2.data(), grad.b_2.data(), xt.data(), dyt.data());
-  return dx;
-}
-
-ModuleRepr AnnotatedLayerNorm::repr() const { return {"LayerNorm", "", {}}; }
-
 // ---------------------------------------------------------------- SublayerConnection
 const char* norm_place_name(NormPlace p) { return p == NormPlace::Pre ? "pre-LN" : "post-LN"; }
 
 SublayerConnection::SublayerConnection(int64_t size, double p, NormPlace place)
-    : norm(size), dropout(p), norm_place(place) {}
+    : norm(size, LayerNormArithmetic::Article002), dropout(p), norm_place(place) {}
 
 // the lines below: SublayerConnection's forward and backward, named when they disagree
 static const CodeSite kSublayerForwardSite{__FILE__, __LINE__ + 1, "SublayerConnection::operator()"};
@@ -459,104 +348,8 @@ ModuleRepr MultiHeadedAttention::repr() const {
   return {"MultiHeadedAttention", "", {{"linears", module_list_repr(items)}, {"dropout", dropout.repr()}}};
 }
 
-// ---------------------------------------------------------------- PositionwiseFeedForward
-const char* activation_name(Activation a) {
-  return a == Activation::ReLU ? "ReLU" : a == Activation::GELU ? "GELU" : "no activation";
-}
-
-// GELU's derivative, for the backward:  d/dx [x Phi(x)] = Phi(x) + x phi(x),
-// Phi(x) = (1 + erf(x / sqrt 2)) / 2,  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (in double)
-static double gelu_slope(double x) {
-  const double Phi = 0.5 * (1.0 + std::erf(x * 0.7071067811865476));
-  const double phi = std::exp(-0.5 * x * x) * 0.3989422804014327;
-  return Phi + x * phi;
-}
-
-static std::atomic<GeluBackwardKernel> g_gelu_backward_kernel{nullptr};
-void set_gelu_backward_kernel(GeluBackwardKernel kernel) { g_gelu_backward_kernel.store(kernel); }
-
-// dh1 = da * gelu_slope(h1)   (n). The installed kernel (train/gpt.cpp installs the SIMD route's
-// gelu_backward, erf to ~5e-7, src/fast/simd/) when a probe of a few points finds it computes what
-// gelu_slope does; else (none installed, an edit of gelu_slope, or --naive) the plain loop above,
-// so an edit is what runs.
-static void gelu_slope_times(Tensor& dh1_t, const float* h1) {
-  float* dh1 = dh1_t.data();
-  const size_t n = dh1_t.size();
-  static constexpr int kProbe = 8;
-  static constexpr float kX[kProbe] = {-4.0f, -2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
-  const GeluBackwardKernel kernel = g_gelu_backward_kernel.load();
-  bool same = kernel != nullptr && matmul_path() == MatmulPath::Blas;
-  if (same) {
-    const float ones[kProbe] = {1, 1, 1, 1, 1, 1, 1, 1};
-    float got[kProbe] = {};
-    kernel(kX, ones, got, kProbe);
-    for (int i = 0; i < kProbe && same; ++i) same = std::fabs(double(got[i]) - gelu_slope(double(kX[i]))) <= 1e-5;
-  }
-  if (!same) {
-    for (size_t i = 0; i < n; ++i) dh1[i] = static_cast<float>(double(dh1[i]) * gelu_slope(double(h1[i])));
-    return;
-  }
-  Tensor out = zeros(shape_of(dh1_t));
-  kernel(h1, dh1, out.data(), int64_t(n));  // out = 0 + da * slope(h1)
-  dh1_t = std::move(out);
-}
-
-PositionwiseFeedForward::PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double p, Activation act) {
-  w_1 = Linear(d_model, d_ff);
-  w_2 = Linear(d_ff, d_model);
-  dropout = Dropout(p);
-  activation = act;
-}
-
-// the lines below: PositionwiseFeedForward's forward and backward, named when they disagree
-static const CodeSite kFeedForwardForwardSite{__FILE__, __LINE__ + 1, "PositionwiseFeedForward::operator()"};
-Tensor PositionwiseFeedForward::operator()(const Tensor& x) const {
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("PositionwiseFeedForward", x);
-  // h1 = w_1(x)   (B,T,F);  h2 = dropout(act(h1))   (B,T,F);  out = w_2(h2)   (B,T,C)
-  Tensor h1 = w_1(x);
-  Tensor h2;
-  if (activation == Activation::ReLU) {
-    Tensor a = h1;
-    for (float& v : a) v = v > 0.0f ? v : 0.0f;  // ReLU: max(h1, 0)
-    h2 = dropout(a);
-  } else if (activation == Activation::GELU) {
-    h2 = dropout(gelu(h1));  // GELU: h1 Phi(h1), torch's F.gelu bits (exact/kernels.hpp)
-  } else {
-    h2 = dropout(h1);
-  }
-  Tensor out = w_2(h2);
-  if (grad_enabled()) saved = Saved{x, std::move(h1), std::move(h2)};  // what the backward needs
-  return out;
-}
-
-static const CodeSite kFeedForwardBackwardSite{__FILE__, __LINE__ + 1, "PositionwiseFeedForward::backward"};
-Tensor PositionwiseFeedForward::backward(const Tensor& dy, PositionwiseFeedForward& grad) const {
-  TS_CODE_SITE();
-  require_forward(dropout.ready_for(saved.h2), "dropout", kFeedForwardForwardSite, kFeedForwardBackwardSite);
-  // dh2 = w_2.backward(h2, dy)   (B,T,F);  da = dropout.backward(dh2);  dh1 = da [h1 > 0] (ReLU),
-  // da (Phi(h1) + h1 phi(h1)) (GELU) or da
-  // dx = w_1.backward(x, dh1)   (B,T,C)
-  Tensor dh2 = w_2.backward(saved.h2, dy, grad.w_2);
-  Tensor dh1 = dropout.backward(std::move(dh2));
-  if (activation == Activation::ReLU)
-    for (size_t i = 0; i < dh1.size(); ++i)
-      if (!(saved.h1.data()[i] > 0.0f)) dh1.data()[i] = 0.0f;
-  if (activation == Activation::GELU)  // dh1 = da (Phi(h1) + h1 phi(h1))
-    gelu_slope_times(dh1, saved.h1.data());
-  return w_1.backward(saved.x, dh1, grad.w_1);
-}
-
-ModuleRepr PositionwiseFeedForward::repr() const {
-  ModuleRepr r{"PositionwiseFeedForward", "", {{"w_1", w_1.repr()}, {"w_2", w_2.repr()}, {"dropout", dropout.repr()}}};
-  // a ReLU is a child module, as nn.ReLU() would be in the __init__ (article 002's has none)
-  if (activation == Activation::ReLU) r.children.emplace_back("activation", ModuleRepr{"ReLU", "", {}});
-  if (activation == Activation::GELU) r.children.emplace_back("activation", gelu_repr());
-  return r;
-}
-
 // ---------------------------------------------------------------- encoder
-EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, const PositionwiseFeedForward& ff,
+EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, const FeedForward& ff,
                            double dropout)
     : self_attn(attn), feed_forward(ff), sublayer(2, SublayerConnection(size_, dropout)), size(size_) {}
 
@@ -623,7 +416,7 @@ Tensor Encoder::backward(const Tensor& dy, Encoder& grad) const {
 
 // ---------------------------------------------------------------- decoder
 DecoderLayer::DecoderLayer(int64_t size_, const MultiHeadedAttention& self, const MultiHeadedAttention& src,
-                           const PositionwiseFeedForward& ff, double dropout)
+                           const FeedForward& ff, double dropout)
     : size(size_), self_attn(self), src_attn(src), feed_forward(ff), sublayer(3, SublayerConnection(size_, dropout)) {}
 
 // the lines below: DecoderLayer's forward and backward, named when they disagree
@@ -880,15 +673,16 @@ void add_mha(std::vector<std::pair<std::string, Tensor*>>& out, const std::strin
     out.emplace_back(prefix + ".linears." + std::to_string(j) + ".bias", &m.linears[j].bias);
   }
 }
-void add_ff(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, PositionwiseFeedForward& f) {
-  out.emplace_back(prefix + ".w_1.weight", &f.w_1.weight);
-  out.emplace_back(prefix + ".w_1.bias", &f.w_1.bias);
-  out.emplace_back(prefix + ".w_2.weight", &f.w_2.weight);
-  out.emplace_back(prefix + ".w_2.bias", &f.w_2.bias);
+void add_ff(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, FeedForward& f) {
+  const std::string w_1 = prefix + "." + f.linear_names().first, w_2 = prefix + "." + f.linear_names().second;
+  out.emplace_back(w_1 + ".weight", &f.linear_1.weight);
+  out.emplace_back(w_1 + ".bias", &f.linear_1.bias);
+  out.emplace_back(w_2 + ".weight", &f.linear_2.weight);
+  out.emplace_back(w_2 + ".bias", &f.linear_2.bias);
 }
-void add_norm(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, AnnotatedLayerNorm& n) {
-  out.emplace_back(prefix + ".a_2", &n.a_2);
-  out.emplace_back(prefix + ".b_2", &n.b_2);
+void add_norm(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix, LayerNorm& n) {
+  out.emplace_back(prefix + "." + n.param_names().first, &n.weight);
+  out.emplace_back(prefix + "." + n.param_names().second, &n.bias);
 }
 void add_subs(std::vector<std::pair<std::string, Tensor*>>& out, const std::string& prefix,
               std::vector<SublayerConnection>& subs) {
@@ -926,7 +720,7 @@ EncoderDecoder create_model(int64_t src_vocab, int64_t tgt_vocab, int64_t N, int
   // the article's MultiHeadedAttention(h, d_model) keeps its dropout default 0.1 (settings.attention_dropout)
   MultiHeadedAttention attn(h, d_model, settings.attention_dropout);
   attn.scale_scores = settings.scale_scores;
-  const PositionwiseFeedForward ff(d_model, d_ff, dropout, settings.activation);
+  const FeedForward ff = positionwise_feed_forward(d_model, d_ff, dropout, settings.activation);
   const PositionalEncoding pos(d_model, dropout);
   // 2) the five parts, constructed in the article's argument order
   EncoderDecoder model;

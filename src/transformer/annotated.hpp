@@ -4,8 +4,10 @@
 //
 // Where the article's listings differ from the canonical Annotated Transformer, this file
 // follows the article (tests/twins/article002.py re-types the same code for the twins):
-//   - PositionwiseFeedForward is w_2(dropout(w_1(x))): NO ReLU between the two Linears;
-//   - LayerNorm divides by sqrt(std**2 + eps) with the UNBIASED std and eps 1e-6;
+//   - PositionwiseFeedForward is w_2(dropout(w_1(x))): NO ReLU between the two Linears (the one
+//     FeedForward of nn.hpp with FeedForwardArticle::Article002);
+//   - LayerNorm divides by sqrt(std**2 + eps) with the UNBIASED std and eps 1e-6 (the one
+//     LayerNorm of nn.hpp with LayerNormArithmetic::Article002);
 //   - attention() hides masked scores with -1e9 (not -inf); mask true = keep.
 //
 // Construction draws random numbers exactly like the Python __init__ (from
@@ -17,7 +19,7 @@
 //
 // Name clashes with the core (src/transformer/nn.hpp, src/exact/rng.hpp) are resolved with a prefix; the
 // module reprs still print the article's class names:
-//   article LayerNorm   -> AnnotatedLayerNorm      article Embeddings -> AnnotatedEmbeddings
+//   article Embeddings -> AnnotatedEmbeddings
 //   article Generator   -> AnnotatedGenerator      article Transformer -> EncoderDecoder
 // Shapes: B batch, T target length, S source length, C = d_model, H = h heads, D = d_k = C/H,
 // F = d_ff, V vocabulary.
@@ -69,23 +71,6 @@ void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor&
                               const Tensor& p, const Tensor& pd, const Dropout* dropout, Tensor& dq, Tensor& dk,
                               Tensor& dv, bool scale_scores = true);
 
-// ---------------------------------------------------------------- LayerNorm (article 002)
-// y = a_2 * (x - mean) / sqrt(std^2 + eps) + b_2, std unbiased (n-1), over the last dim.
-struct AnnotatedLayerNorm {
-  Tensor a_2;          // (C) ones
-  Tensor b_2;          // (C) zeros
-  double eps = 1e-6;
-  AnnotatedLayerNorm() = default;
-  explicit AnnotatedLayerNorm(int64_t features, double eps = 1e-6);  // no random draws
-  Tensor operator()(const Tensor& x) const;  // x (...,C) -> (...,C)
-  // xhat = (x - mean) rstd, rstd = 1 / sqrt(sum (x - mean)^2 / (C-1) + eps), g = dy * a_2:
-  // dx = rstd (g - mean(g) - xhat sum(g xhat) / (C-1))   (...,C)
-  // grad.a_2 += sum over rows of dy xhat   (C);   grad.b_2 += sum over rows of dy   (C)
-  // x the forward's input (mean and rstd are recomputed from it).
-  Tensor backward(const Tensor& x, const Tensor& dy, AnnotatedLayerNorm& grad) const;
-  ModuleRepr repr() const;                   // "LayerNorm()"
-};
-
 // ---------------------------------------------------------------- sublayer (pre-LN or post-LN)
 // Where the LayerNorm sits (a setting; article 002 is pre-LN, article 004 and the paper post-LN):
 //   Pre   out = x + dropout(sublayer(norm(x)))
@@ -94,7 +79,7 @@ enum class NormPlace { Pre, Post };
 const char* norm_place_name(NormPlace p);  // "pre-LN" or "post-LN"
 
 struct SublayerConnection {
-  AnnotatedLayerNorm norm;
+  LayerNorm norm;  // article 002's arithmetic (nn.hpp)
   Dropout dropout;
   NormPlace norm_place = NormPlace::Pre;
   SublayerConnection() = default;
@@ -167,47 +152,18 @@ struct MultiHeadedAttention {
 };
 
 // ---------------------------------------------------------------- feed-forward (article 002)
-// FFN(x) = w_2(dropout(act(w_1(x)))). The activation is a setting: article 002's listing has none
-// (Identity: the two Linears are one linear map, ch05); article 004 and the paper use ReLU;
-// GPT-2's MLP (ch12) uses GELU, x Phi(x) with the exact erf (torch's approximate='none').
-enum class Activation { Identity, ReLU, GELU };
-const char* activation_name(Activation a);  // "no activation", "ReLU" or "GELU"
-
-// A faster kernel for GELU's backward, dx += dy * GELU'(x) over n floats, that a higher layer may
-// install (train/gpt.cpp installs the SIMD route's, src/fast/simd/, which this layer cannot
-// include); the backward uses it only while a probe finds it computes what gelu_slope does.
-// nullptr (the default): the plain loop beside the forward.
-using GeluBackwardKernel = void (*)(const float* x, const float* dy, float* dx, int64_t n);
-void set_gelu_backward_kernel(GeluBackwardKernel kernel);
-
-struct PositionwiseFeedForward {
-  Linear w_1;  // C -> F
-  Linear w_2;  // F -> C
-  Dropout dropout;
-  Activation activation = Activation::Identity;
-  PositionwiseFeedForward() = default;
-  // draws w_1, then w_2 (the activation draws nothing)
-  PositionwiseFeedForward(int64_t d_model, int64_t d_ff, double dropout = 0.1,
-                          Activation activation = Activation::Identity);
-  Tensor operator()(const Tensor& x) const;  // (B,T,C) -> (B,T,F) -> (B,T,C)
-  // dh2 = w_2.backward(h2, dy);  da = dropout.backward(dh2);  dh1 = da (Identity), da [h1 > 0] (ReLU)
-  // or da (Phi(h1) + h1 phi(h1)) (GELU);
-  // dx = w_1.backward(x, dh1)   (B,T,C)
-  Tensor backward(const Tensor& dy, PositionwiseFeedForward& grad) const;
-  ModuleRepr repr() const;
-  void train(bool on) { dropout.training = on; }
-  mutable struct Saved { Tensor x, h1, h2; } saved;  // the last forward's (EnableGrad only)
-};
+// PositionwiseFeedForward is the one FeedForward of nn.hpp in article 002's setting
+// (positionwise_feed_forward): FFN(x) = w_2(dropout(act(w_1(x)))), no activation in its listing.
 
 // ---------------------------------------------------------------- encoder (listing 9.3)
 // x = sublayer[0](x, self_attn(x, x, x, mask)); out = sublayer[1](x, feed_forward)
 struct EncoderLayer {
   MultiHeadedAttention self_attn;
-  PositionwiseFeedForward feed_forward;
+  FeedForward feed_forward;  // article 002's setting
   std::vector<SublayerConnection> sublayer;  // 2 (deep copies, no draws)
   int64_t size = 0;                          // C
   EncoderLayer() = default;
-  EncoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const PositionwiseFeedForward& feed_forward,
+  EncoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const FeedForward& feed_forward,
                double dropout);
   // x (B,S,C), mask (B|1,1|S,S) true = keep, or nullptr -> (B,S,C)
   Tensor operator()(const Tensor& x, const BTensor* mask);
@@ -223,11 +179,11 @@ struct EncoderLayer {
 template <class Layer>
 struct LayerStack {
   std::vector<Layer> layers;  // N
-  AnnotatedLayerNorm norm;    // (C)
+  LayerNorm norm;             // (C), article 002's arithmetic
   Tensor saved_x;             // the final norm's input of the last forward (EnableGrad only)
   LayerStack() = default;
   LayerStack(const Layer& layer, int64_t N)
-      : layers(static_cast<size_t>(N > 0 ? N : 0), layer), norm(layer.size) {}
+      : layers(static_cast<size_t>(N > 0 ? N : 0), layer), norm(layer.size, LayerNormArithmetic::Article002) {}
   void train(bool on) {
     for (Layer& l : layers) l.train(on);
   }
@@ -268,11 +224,11 @@ struct DecoderLayer {
   int64_t size = 0;  // C
   MultiHeadedAttention self_attn;
   MultiHeadedAttention src_attn;
-  PositionwiseFeedForward feed_forward;
+  FeedForward feed_forward;  // article 002's setting
   std::vector<SublayerConnection> sublayer;  // 3 (deep copies, no draws)
   DecoderLayer() = default;
   DecoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const MultiHeadedAttention& src_attn,
-               const PositionwiseFeedForward& feed_forward, double dropout);
+               const FeedForward& feed_forward, double dropout);
   // x (B,T,C), memory (B,S,C), src_mask (B|1,1,S), tgt_mask (B|1,T,T), each nullable -> (B,T,C)
   // With a cache: x holds the new rows only (B,1,C) and self-attention reads the cached past
   // (tgt_mask: nullptr, or (B|1,T,t) over the cached positions).

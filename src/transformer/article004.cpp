@@ -9,7 +9,6 @@
 #include "exact/kernels.hpp"
 #include "exact/matmul.hpp"
 #include "exact/rng.hpp"
-#include "exact/stats.hpp"
 #include "exact/tensor_ops.hpp"
 #include "transformer/annotated.hpp"
 
@@ -110,34 +109,6 @@ Tensor MutilHeadAttention::operator()(const Tensor& v, const Tensor& k, const Te
   const Tensor concat_attention = merge_heads(scaled_attention);
   // 5) output = dense(concat_attention)                                (B,T,C)
   return dense(concat_attention);
-}
-
-// ---------------------------------------------------------------- LayerNormalization (ch06)
-LayerNormalization::LayerNormalization(size_t features, double epsilon)
-    : gamma(Tensor::from_shape({features})), beta(Tensor::from_shape({features})), eps(static_cast<float>(epsilon)) {
-  gamma.fill(1.0f);
-  beta.fill(0.0f);
-}
-
-TS_NO_FP_CONTRACT Tensor LayerNormalization::operator()(const Tensor& x) const {
-  TS_NO_FP_CONTRACT_BODY
-  TS_CODE_SITE();
-  const size_t C = gamma.size(), rows = x.size() / C;
-  // 1) mean and population std of each row    (...,1)
-  const Tensor mean = mean_lastdim_keepdim(x);
-  const Tensor std_n = std_lastdim(x, /*correction=*/0);
-  // 2) gamma * (x - mean) / (std + eps) + beta, each op rounded to float in this order   (...,C)
-  Tensor out = Tensor::from_shape(shape_of(x));
-  for (size_t r = 0; r < rows; ++r) {
-    const float denom = std_n.data()[r] + eps;
-    for (size_t c = 0; c < C; ++c) {
-      const float centered = x.data()[r * C + c] - mean.data()[r];
-      const float scaled = gamma.data()[c] * centered;
-      const float z = scaled / denom;
-      out.data()[r * C + c] = z + beta.data()[c];
-    }
-  }
-  return out;
 }
 
 }  // namespace ts

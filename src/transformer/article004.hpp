@@ -47,16 +47,8 @@ struct MutilHeadAttention {
   Tensor operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const;
 };
 
-// Article 004's LayerNormalization (a Keras layer, §3.3; introduced in ch06), as its call()
-// computes it:
-//   mean = mean(x, -1);  std = std(x, -1)      (tf.keras.backend.std: the POPULATION std, / C)
-//   output = gamma * (x - mean) / (std + eps) + beta       eps = 1e-6, added to the std itself
-struct LayerNormalization {
-  Tensor gamma;  // (C) ones
-  Tensor beta;   // (C) zeros
-  float eps;
-  explicit LayerNormalization(size_t features, double epsilon = 1e-6);
-  Tensor operator()(const Tensor& x) const;  // x (...,C) -> (...,C)
-};
+// Article 004's LayerNormalization (a Keras layer, §3.3; introduced in ch06) is the one LayerNorm
+// of nn.hpp with LayerNormArithmetic::Article004: gamma (x - mean) / (std_n + eps) + beta, std_n
+// the POPULATION std (tf.keras.backend.std, / C), eps 1e-6 added to the std itself.
 
 }  // namespace ts

@@ -60,12 +60,14 @@ MultiHeadedAttention zero_attention(const GPTConfig& c) {
   return attn;
 }
 
-PositionwiseFeedForward zero_mlp(const GPTConfig& c) {
-  PositionwiseFeedForward mlp;
-  mlp.w_1 = zero_linear(c.n_embd, c.d_ff);
-  mlp.w_2 = zero_linear(c.d_ff, c.n_embd);
+FeedForward zero_mlp(const GPTConfig& c) {
+  FeedForward mlp;
+  mlp.linear_1 = zero_linear(c.n_embd, c.d_ff);
+  mlp.linear_2 = zero_linear(c.d_ff, c.n_embd);
   mlp.dropout = Dropout(0.0);  // GPT-2's MLP has no dropout between its Linears
   mlp.activation = Activation::GELU;
+  mlp.article = FeedForwardArticle::Article002;  // article 002's module: w_1, w_2, the dropout between
+  mlp.gelu_backward_kernel = c.gelu_backward_kernel;
   return mlp;
 }
 }  // namespace
@@ -83,7 +85,7 @@ Tensor Block::operator()(const Tensor& x_in, const BTensor* mask, KVCache* cache
 // ---------------------------------------------------------------- GPT
 GPT::GPT(const GPTConfig& c)
     : config(c), wte(zero_embedding(c.vocab_size, c.n_embd)), wpe(zero_embedding(c.block_size, c.n_embd)),
-      drop(c.dropout), h(size_t(c.n_layer > 0 ? c.n_layer : 0), Block(c)), ln_f(c.n_embd) {
+      drop(c.dropout), h(size_t(c.n_layer > 0 ? c.n_layer : 0), Block(c)), ln_f(c.n_embd, LayerNormArithmetic::Article002) {
   if (!c.tied) lm_head = zeros({size_t(c.vocab_size), size_t(c.n_embd)});
 }
 
@@ -173,17 +175,20 @@ std::vector<std::pair<std::string, Tensor*>> GPT::named_parameters() {
       out.emplace_back(p + "self_attn.linears." + std::to_string(j) + ".weight", &b.self_attn.linears[j].weight);
       out.emplace_back(p + "self_attn.linears." + std::to_string(j) + ".bias", &b.self_attn.linears[j].bias);
     }
-    out.emplace_back(p + "feed_forward.w_1.weight", &b.feed_forward.w_1.weight);
-    out.emplace_back(p + "feed_forward.w_1.bias", &b.feed_forward.w_1.bias);
-    out.emplace_back(p + "feed_forward.w_2.weight", &b.feed_forward.w_2.weight);
-    out.emplace_back(p + "feed_forward.w_2.bias", &b.feed_forward.w_2.bias);
+    const std::string w_1 = p + "feed_forward." + b.feed_forward.linear_names().first;
+    const std::string w_2 = p + "feed_forward." + b.feed_forward.linear_names().second;
+    out.emplace_back(w_1 + ".weight", &b.feed_forward.linear_1.weight);
+    out.emplace_back(w_1 + ".bias", &b.feed_forward.linear_1.bias);
+    out.emplace_back(w_2 + ".weight", &b.feed_forward.linear_2.weight);
+    out.emplace_back(w_2 + ".bias", &b.feed_forward.linear_2.bias);
     for (size_t k = 0; k < b.sublayer.size(); ++k) {
-      out.emplace_back(p + "sublayer." + std::to_string(k) + ".norm.a_2", &b.sublayer[k].norm.a_2);
-      out.emplace_back(p + "sublayer." + std::to_string(k) + ".norm.b_2", &b.sublayer[k].norm.b_2);
+      const LayerNorm& n = b.sublayer[k].norm;
+      out.emplace_back(p + "sublayer." + std::to_string(k) + ".norm." + n.param_names().first, &b.sublayer[k].norm.weight);
+      out.emplace_back(p + "sublayer." + std::to_string(k) + ".norm." + n.param_names().second, &b.sublayer[k].norm.bias);
     }
   }
-  out.emplace_back("transformer.ln_f.a_2", &ln_f.a_2);
-  out.emplace_back("transformer.ln_f.b_2", &ln_f.b_2);
+  out.emplace_back(std::string("transformer.ln_f.") + ln_f.param_names().first, &ln_f.weight);
+  out.emplace_back(std::string("transformer.ln_f.") + ln_f.param_names().second, &ln_f.bias);
   if (!config.tied) out.emplace_back("lm_head.weight", &lm_head);
   return out;
 }

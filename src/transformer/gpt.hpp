@@ -34,6 +34,7 @@ struct GPTConfig {
   double dropout = 0.0;
   bool tied = true;    // logits read wte (GPT-2) or their own lm_head.weight
   bool causal = true;  // false: no causal mask (an exercise: the model then sees the answer)
+  GeluBackwardKernel gelu_backward_kernel = nullptr;  // every MLP's (nn.hpp): nullptr, the plain loop
 };
 
 // The mask of T new queries over S = past + T keys, (1,T,S), true = may attend: with causal,
@@ -60,7 +61,7 @@ struct GPT {
   Embedding wpe;            // (block_size,C)
   Dropout drop;
   std::vector<Block> h;     // n_layer
-  AnnotatedLayerNorm ln_f;  // (C)
+  LayerNorm ln_f;           // (C), article 002's arithmetic
   Tensor lm_head;           // (V,C) untied; empty when tied (the head reads wte.weight)
   GPT() = default;
   explicit GPT(const GPTConfig& c);  // no random draws: weights zero, norms one (set them after)

@@ -53,7 +53,7 @@ Tensor decoder_step(Decoder& decoder, const Tensor& x_in, const Tensor& memory, 
   const size_t B = x_in.shape()[0], C = x_in.shape()[2], S = memory.shape()[1];
   for (size_t i = 0; i < decoder.layers.size(); ++i) {
     const DecoderLayerCache& l = cache.layers[i];
-    const size_t t = l.len(), F = static_cast<size_t>(decoder.layers[i].feed_forward.w_1.out_features);
+    const size_t t = l.len(), F = static_cast<size_t>(decoder.layers[i].feed_forward.linear_1.out_features);
     MacCount& m = cache.macs;
     if (l.inputs) {
       m.self_proj += u(B * C * C) * 2 + u(2 * B * t * C * C);  // Q and output: 1 row; K, V: all t rows

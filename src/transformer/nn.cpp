@@ -91,46 +91,7 @@ ModuleRepr Embedding::repr() const {
   return embedding_repr(static_cast<int64_t>(weight.shape()[0]), static_cast<int64_t>(weight.shape()[1]));
 }
 
-// ---------------------------------------------------------------- LayerNorm
-LayerNorm::LayerNorm(int64_t normalized_shape, double eps)
-    : weight(Tensor::from_shape({static_cast<size_t>(normalized_shape)})),
-      bias(Tensor::from_shape({static_cast<size_t>(normalized_shape)})), eps(eps) {
-  weight.fill(1.0f);
-  bias.fill(0.0f);
-}
-
-Tensor LayerNorm::operator()(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
-
-Tensor LayerNorm::backward(const Tensor& x, const Tensor& dy, LayerNorm& grad) const {
-  // xhat = (x - mean) rstd,  g = dy weight:  dx = rstd (g - mean(g) - xhat mean(g xhat))   (N,C)
-  // grad.weight += sum_n dy xhat;  grad.bias += sum_n dy   (C)        (in double, per row)
-  const size_t C = weight.size(), N = x.size() / std::max<size_t>(C, 1);
-  if (dy.size() != x.size() || x.shape().back() != C) throw std::invalid_argument("LayerNorm.backward: x and dy disagree");
-  Tensor dx = Tensor::from_shape(shape_of(x));
-  std::vector<double> xhat(C), g(C);
-  for (size_t n = 0; n < N; ++n) {
-    const float* xr = x.data() + n * C;
-    const float* dr = dy.data() + n * C;
-    double mean = 0, var = 0;
-    for (size_t c = 0; c < C; ++c) mean += xr[c];
-    mean /= double(C);
-    for (size_t c = 0; c < C; ++c) var += (xr[c] - mean) * (xr[c] - mean);
-    const double rstd = 1.0 / std::sqrt(var / double(C) + eps);  // biased variance, as torch
-    double mg = 0, mgx = 0;
-    for (size_t c = 0; c < C; ++c) {
-      xhat[c] = (xr[c] - mean) * rstd;
-      g[c] = double(dr[c]) * double(weight.data()[c]);
-      mg += g[c], mgx += g[c] * xhat[c];
-      grad.weight.data()[c] += static_cast<float>(double(dr[c]) * xhat[c]);
-      grad.bias.data()[c] += dr[c];
-    }
-    mg /= double(C), mgx /= double(C);
-    for (size_t c = 0; c < C; ++c) dx.data()[n * C + c] = static_cast<float>(rstd * (g[c] - mg - xhat[c] * mgx));
-  }
-  return dx;
-}
-
-ModuleRepr LayerNorm::repr() const { return layer_norm_repr(static_cast<int64_t>(weight.size()), eps); }
+// ---------------------------------------------------------------- LayerNorm: layer_norm.cpp
 
 // ---------------------------------------------------------------- Dropout
 Tensor Dropout::operator()(const Tensor& x) const { return (*this)(Tensor(x)); }
@@ -349,53 +310,7 @@ ModuleRepr MultiHeadAttention::repr() const {
   return {"MultiHeadAttention", "", {{"heads", module_list_repr(items)}, {"output_linear", output_linear.repr()}}};
 }
 
-// ---------------------------------------------------------------- feed-forward
-FeedForward::FeedForward(const Config& config) {
-  linear_1 = Linear(config.hidden_size, config.intermediate_size);
-  linear_2 = Linear(config.intermediate_size, config.hidden_size);
-  dropout = Dropout(config.hidden_dropout_prob);
-}
-
-static const CodeSite kFeedForwardForwardSite{__FILE__, __LINE__ + 1, "FeedForward::operator()"};
-Tensor FeedForward::operator()(const Tensor& x) const {
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("FeedForward", x);
-  // FFN(x) = Dropout(GELU(x W1^T + b1) W2^T + b2)
-  // (B,T,C) -> (B,T,F) -> (B,T,C)
-  Tensor h = linear_1(x);  // (B,T,F)
-  Tensor g = gelu(h);      // (B,T,F)
-  if (grad_enabled()) saved = {x, h, g};  // kept for the backward
-  return dropout(linear_2(g));
-}
-
-static const CodeSite kFeedForwardBackwardSite{__FILE__, __LINE__ + 1, "FeedForward::backward"};
-Tensor FeedForward::backward(const Tensor& dy, FeedForward& grad) const {
-  TS_CODE_SITE();
-  if (saved.x.dimension() == 0) throw std::logic_error("FeedForward.backward: no forward under EnableGrad");
-  require_forward(dropout.ready_for(dy), "dropout", kFeedForwardForwardSite, kFeedForwardBackwardSite);
-  // dg = linear_2.backward(g, dropout.backward(dy))   (B,T,F)
-  const Tensor dg = linear_2.backward(saved.g, dropout.backward(dy), grad.linear_2);
-  // dh = dg GELU'(h)   (B,T,F);   dx = linear_1.backward(x, dh)   (B,T,C)
-  return linear_1.backward(saved.x, gelu_backward(saved.h, dg), grad.linear_1);
-}
-
-Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
-  // dx = dy (Phi(x) + x phi(x)),  Phi(x) = (1 + erf(x / sqrt 2)) / 2,  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-  Tensor dx = Tensor::from_shape(shape_of(x));
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double v = x.data()[i];
-    const double cdf = 0.5 * (1.0 + std::erf(v / std::sqrt(2.0)));
-    const double pdf = std::exp(-0.5 * v * v) / std::sqrt(2.0 * 3.14159265358979323846);
-    dx.data()[i] = static_cast<float>(double(dy.data()[i]) * (cdf + v * pdf));
-  }
-  return dx;
-}
-
-ModuleRepr FeedForward::repr() const {
-  return {"FeedForward", "",
-          {{"linear_1", linear_1.repr()}, {"linear_2", linear_2.repr()}, {"gelu", gelu_repr()},
-           {"dropout", dropout.repr()}}};
-}
+// ---------------------------------------------------------------- feed-forward: feed_forward.cpp
 
 // ---------------------------------------------------------------- encoder layer
 TransformerEncoderLayer::TransformerEncoderLayer(const Config& config) {
@@ -451,7 +366,7 @@ ModuleRepr TransformerEncoderLayer::repr() const {
 Embeddings::Embeddings(const Config& config) {
   token_embeddings = Embedding(config.vocab_size, config.hidden_size);
   position_embeddings = Embedding(config.max_position_embeddings, config.hidden_size);
-  layer_norm = LayerNorm(config.hidden_size, 1e-12);
+  layer_norm = LayerNorm(config.hidden_size, LayerNormArithmetic::Article000, 1e-12);
   dropout = Dropout();  // nn.Dropout() defaults to p = 0.5
 }
 

@@ -8,7 +8,7 @@
 // Where each block is explained:
 //   Linear, Embedding          ch01 / ch04      scaled_dot_product_attention  ch02-ch03, ch08
 //   AttentionHead              ch04             MultiHeadAttention            ch04
-//   FeedForward                ch05             LayerNorm                     ch06
+//   FeedForward                ch05             LayerNorm (three arithmetics) ch06
 //   TransformerEncoderLayer    ch07             Embeddings                    ch01
 //   TransformerEncoder         ch07
 //
@@ -65,19 +65,35 @@ struct Embedding {
   ModuleRepr repr() const;
 };
 
-// nn.LayerNorm over the last dimension: y = (x - mean) / sqrt(var + eps) * weight + bias.
+// LayerNorm over the last dimension (introduced in ch06). The three articles normalise with three
+// arithmetics, a setting of the one module (weight and bias keep each article's own names):
+//   Article000  nn.LayerNorm          y = (x - m) / sqrt(var_n + eps) * weight + bias   eps 1e-5
+//   Article002  its class LayerNorm   y = a_2 (x - m) / sqrt(std_u^2 + eps) + b_2        eps 1e-6
+//   Article004  LayerNormalization    y = gamma (x - m) / (std_n + eps) + beta           eps 1e-6
+//   var_n = sum (x - m)^2 / C,  std_u^2 = sum (x - m)^2 / (C - 1),  std_n = sqrt(var_n)
+// Each runs the kernel its twin's bits need (src/transformer/layer_norm.cpp).
+enum class LayerNormArithmetic { Article000, Article002, Article004 };
+std::string layer_norm_source();  // "src/transformer/layer_norm.cpp", from the compiler
+double default_eps(LayerNormArithmetic arithmetic);  // 1e-5, 1e-6, 1e-6
+
 struct LayerNorm {
-  Tensor weight;  // (C) ones
-  Tensor bias;    // (C) zeros
-  double eps = 1e-5;
+  Tensor weight;  // (C) ones    (state_dict name: weight, a_2 or gamma: param_names())
+  Tensor bias;    // (C) zeros   (bias, b_2 or beta)
+  double eps = 1e-5;  // Article004's is the float32 the Keras layer holds
+  LayerNormArithmetic arithmetic = LayerNormArithmetic::Article000;
   LayerNorm() = default;
-  explicit LayerNorm(int64_t normalized_shape, double eps = 1e-5);  // no random draws
+  // no random draws; eps = default_eps(arithmetic) unless given
+  explicit LayerNorm(int64_t normalized_shape, LayerNormArithmetic arithmetic = LayerNormArithmetic::Article000);
+  LayerNorm(int64_t normalized_shape, LayerNormArithmetic arithmetic, double eps);
   Tensor operator()(const Tensor& x) const;       // x (...,C) -> (...,C)
-  // xhat = (x - mean) rstd,  g = dy weight:   dx = rstd (g - mean(g) - xhat mean(g xhat))   (...,C)
+  // xhat = (x - mean) / divisor,  g = dy weight:   dx = (g - mean(g) - xhat k mean(g xhat)) / divisor   (...,C)
+  //   k = 1 (Article000), C/(C-1) (Article002), divisor / std_n (Article004)
   // grad.weight += sum over rows of dy xhat   (C);   grad.bias += sum over rows of dy   (C)
-  // x the forward's input (mean and rstd are recomputed from it)
+  // x the forward's input (mean and divisor are recomputed from it)
   Tensor backward(const Tensor& x, const Tensor& dy, LayerNorm& grad) const;
-  ModuleRepr repr() const;
+  ModuleRepr repr() const;  // LayerNorm((C,), eps=..., elementwise_affine=True), LayerNorm() or LayerNormalization()
+  // the state_dict names of weight and bias: weight/bias, a_2/b_2 or gamma/beta
+  std::pair<const char*, const char*> param_names() const;
 };
 
 // nn.Dropout: in train mode zero each element with probability p, scale the rest by 1/(1-p).
@@ -120,8 +136,6 @@ struct AttentionGrads {
 };
 AttentionGrads scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                                      const Tensor& p, const Tensor& dy);
-// GELU's backward: dx = dy (Phi(x) + x phi(x)),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (shape of x)
-Tensor gelu_backward(const Tensor& x, const Tensor& dy);
 // scores = q k^T / sqrt(D), as article 000 writes it (torch.bmm, then / sqrt(dim_k) with D read
 // from q's last dim): q (B,T,D), k (B,S,D) -> (B,T,S)
 Tensor scaled_scores(const Tensor& q, const Tensor& k);
@@ -163,21 +177,56 @@ struct MultiHeadAttention {
   mutable struct Saved { Tensor query, key, value, merged; } saved;
 };
 
-// Position-wise feed-forward: Linear C -> F, GELU, Linear F -> C, Dropout.
+// ---------------------------------------------------------------- the feed-forward (ch05)
+// The position-wise feed-forward, Linear C -> F, activation, Linear F -> C, with a dropout. Two
+// articles write it; what differs is a setting of the one module (introduced in ch05):
+//   Article000  FeedForward               FFN(x) = dropout(linear_2(act(linear_1(x))))
+//   Article002  PositionwiseFeedForward   FFN(x) = w_2(dropout(act(w_1(x))))
+// The article sets the dropout's place, the class name the repr prints and the state_dict names of
+// the two Linears (linear_1/linear_2 or w_1/w_2). The activation is a setting of its own: article
+// 000 runs GELU; article 002's listing none (Identity: the two Linears are one linear map, ch05);
+// article 004 and the paper ReLU; GPT-2's MLP (ch12) GELU, x Phi(x) with the exact erf.
+enum class FeedForwardArticle { Article000, Article002 };
+std::string feed_forward_source();  // "src/transformer/feed_forward.cpp", from the compiler
+enum class Activation { Identity, ReLU, GELU };
+const char* activation_name(Activation a);  // "no activation", "ReLU" or "GELU"
+
+// A kernel for GELU's backward, dx = dy * GELU'(x) over n floats: a setting of the module
+// (train/gpt.cpp gives ch12's MLPs the SIMD route's, src/fast/simd/, which this layer cannot
+// include). The backward uses it only while a probe finds it computes what the plain loop does;
+// nullptr (the default): the plain loop beside the forward.
+using GeluBackwardKernel = void (*)(const float* x, const float* dy, float* dx, int64_t n);
+
 struct FeedForward {
-  Linear linear_1, linear_2;
+  Linear linear_1;  // C -> F   (article 002: w_1)
+  Linear linear_2;  // F -> C   (article 002: w_2)
   Dropout dropout;
+  Activation activation = Activation::GELU;
+  FeedForwardArticle article = FeedForwardArticle::Article000;
+  GeluBackwardKernel gelu_backward_kernel = nullptr;
   FeedForward() = default;
-  explicit FeedForward(const Config& config);  // draws linear_1, then linear_2
-  Tensor operator()(const Tensor& x) const;     // x (B,T,C) -> (B,T,C)
-  // dg = linear_2.backward(g, dropout.backward(dy));  dh = gelu_backward(h, dg);  dx = linear_1.backward(x, dh)
-  // dy (B,T,C) -> dx (B,T,C)
+  explicit FeedForward(const Config& config);  // article 000's: draws linear_1, then linear_2; GELU
+  // draws linear_1 (C -> F), then linear_2 (the activation draws nothing)
+  FeedForward(int64_t d_model, int64_t d_ff, double dropout, Activation activation, FeedForwardArticle article);
+  Tensor operator()(const Tensor& x) const;     // x (B,T,C) -> (B,T,F) -> (B,T,C)
+  // dg = linear_2.backward(g, dropout.backward(dy)) (000), dropout.backward(linear_2.backward(g, dy)) (002);
+  // dh = dg act'(h): dg (Identity), dg [h > 0] (ReLU), dg (Phi(h) + h phi(h)) (GELU);
+  // dx = linear_1.backward(x, dh)   dy (B,T,C) -> dx (B,T,C)
   Tensor backward(const Tensor& dy, FeedForward& grad) const;
   ModuleRepr repr() const;
+  // the state_dict names of the two Linears: linear_1/linear_2 or w_1/w_2
+  std::pair<const char*, const char*> linear_names() const;
   void train(bool on) { dropout.training = on; }
-  // the last forward's input x (B,T,C), h = linear_1(x) and g = GELU(h) (B,T,F) (EnableGrad only)
+  // the last forward's input x (B,T,C), h = linear_1(x) and g = act(h) (B,T,F), g after the dropout
+  // in article 002's place (EnableGrad only)
   mutable struct Saved { Tensor x, h, g; } saved;
 };
+// Article 002's PositionwiseFeedForward(d_model, d_ff, dropout): the one FeedForward in its setting
+FeedForward positionwise_feed_forward(int64_t d_model, int64_t d_ff, double dropout = 0.1,
+                                      Activation activation = Activation::Identity);
+// GELU's backward as article 000's module (ch13) computes it: dx = dy (Phi(x) + x phi(x)),
+// phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (shape of x)
+Tensor gelu_backward(const Tensor& x, const Tensor& dy);
 
 // Pre-LN encoder layer (article 000): x = x + attn(ln1(x)); x = x + ff(ln2(x)).
 struct TransformerEncoderLayer {

@@ -38,8 +38,8 @@ StFile op_cases() {
   g.train(false);
   g.wte.weight = rand_tensor(rng, {7, 4});
   g.wpe.weight = rand_tensor(rng, {5, 4});
-  g.ln_f.a_2 = rand_tensor(rng, {4});
-  g.ln_f.b_2 = rand_tensor(rng, {4});
+  g.ln_f.weight = rand_tensor(rng, {4});
+  g.ln_f.bias = rand_tensor(rng, {4});
   const std::vector<int64_t> ids = {1, 6, 3, 0, 2, 6};  // (B,T) = (2,3): token 6 twice, 4 and 5 never
   ts::ITensor idx = ts::ITensor::from_shape({2, 3});
   std::copy(ids.begin(), ids.end(), idx.begin());
@@ -54,14 +54,14 @@ StFile op_cases() {
   put(f, "gpt0.idx", std::vector<float>(ids.begin(), ids.end()), {2, 3});
   put(f, "gpt0.wte", values(g.wte.weight), {7, 4});
   put(f, "gpt0.wpe", values(g.wpe.weight), {5, 4});
-  put(f, "gpt0.ln_f.weight", values(g.ln_f.a_2), {4});
-  put(f, "gpt0.ln_f.bias", values(g.ln_f.b_2), {4});
+  put(f, "gpt0.ln_f.weight", values(g.ln_f.weight), {4});
+  put(f, "gpt0.ln_f.bias", values(g.ln_f.bias), {4});
   put(f, "gpt0.out", values(out), {2, 3, 7});
   put(f, "gpt0.dout", values(dout), {2, 3, 7});
   put(f, "gpt0.dwte", values(grad.wte.weight), {7, 4});
   put(f, "gpt0.dwpe", values(grad.wpe.weight), {5, 4});
-  put(f, "gpt0.dln_f.weight", values(grad.ln_f.a_2), {4});
-  put(f, "gpt0.dln_f.bias", values(grad.ln_f.b_2), {4});
+  put(f, "gpt0.dln_f.weight", values(grad.ln_f.weight), {4});
+  put(f, "gpt0.dln_f.bias", values(grad.ln_f.bias), {4});
   return f;
 }
 

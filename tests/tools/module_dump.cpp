@@ -47,25 +47,32 @@ void put_linear(StFile& f, const std::string& p, const ts::Linear& l, const ts::
   put_t(f, p + ".dbias", g.bias);
 }
 
+// A LayerNorm (C = 8) of the given arithmetic with random weight and bias, its forward and backward
+// on x (2,3,8), dumped under prefix with the article's own parameter names (a_2/b_2, gamma/beta):
+// x, W, B, out, dout, dx, dW, dB
+void put_layer_norm(StFile& f, const std::string& prefix, ts::LayerNormArithmetic arithmetic, Rng& rng) {
+  ts::LayerNorm ln(8, arithmetic);
+  ln.weight = rand_tensor(rng, {8});
+  ln.bias = rand_tensor(rng, {8});
+  const ts::Tensor x = rand_tensor(rng, {2, 3, 8}, 2.0f), dout = rand_tensor(rng, {2, 3, 8});
+  ts::LayerNorm g(8, arithmetic);
+  g.weight.fill(0.0f);
+  const ts::Tensor out = ln(x);
+  const ts::Tensor dx = ln.backward(x, dout, g);
+  const std::string w = ln.param_names().first, b = ln.param_names().second;
+  const std::vector<std::pair<std::string, const ts::Tensor*>> items = {
+      {"x", &x}, {w, &ln.weight}, {b, &ln.bias}, {"out", &out}, {"dout", &dout}, {"dx", &dx}, {"d" + w, &g.weight},
+      {"d" + b, &g.bias}};
+  for (const auto& [n, t] : items) put_t(f, prefix + n, *t);
+}
 
 StFile module_cases() {
   Rng rng(17);
   ts::manual_seed(5);
   ts::EnableGrad grad_mode;
   StFile f;
-  {  // article 002's LayerNorm (unbiased std, eps 1e-6), random a_2 and b_2
-    ts::AnnotatedLayerNorm ln(8);
-    ln.a_2 = rand_tensor(rng, {8});
-    ln.b_2 = rand_tensor(rng, {8});
-    const ts::Tensor x = rand_tensor(rng, {2, 3, 8}, 2.0f), dout = rand_tensor(rng, {2, 3, 8});
-    ts::AnnotatedLayerNorm g(8);
-    g.a_2.fill(0.0f);
-    const ts::Tensor out = ln(x);
-    const ts::Tensor dx = ln.backward(x, dout, g);
-    for (auto [n, t] : {std::pair<const char*, const ts::Tensor*>{"x", &x}, {"a_2", &ln.a_2}, {"b_2", &ln.b_2},
-                        {"out", &out}, {"dout", &dout}, {"dx", &dx}, {"da_2", &g.a_2}, {"db_2", &g.b_2}})
-      put_t(f, std::string("layernorm.") + n, *t);
-  }
+  // article 002's LayerNorm (unbiased std, eps 1e-6), random a_2 and b_2
+  put_layer_norm(f, "layernorm.", ts::LayerNormArithmetic::Article002, rng);
   {  // MultiHeadedAttention(h=2, C=8), eval: query (2,3,8), key and value (2,5,8), mask (2,1,5)
     ts::MultiHeadedAttention mha(2, 8, 0.0);
     mha.train(false);
@@ -92,11 +99,11 @@ StFile module_cases() {
   // (ch12: a GELU, x spread over both signs)
   for (auto [prefix, act, spread] : {std::tuple{"ffn", ts::Activation::Identity, 1.0f},
                                      std::tuple{"gelu_ffn", ts::Activation::GELU, 2.0f}}) {
-    ts::PositionwiseFeedForward ff(8, 16, 0.0, act);
+    ts::FeedForward ff = ts::positionwise_feed_forward(8, 16, 0.0, act);
     ff.train(false);
     const ts::Tensor x = rand_tensor(rng, {2, 3, 8}, spread), dout = rand_tensor(rng, {2, 3, 8});
-    ts::PositionwiseFeedForward g = ff;
-    for (ts::Linear* l : {&g.w_1, &g.w_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
+    ts::FeedForward g = ff;
+    for (ts::Linear* l : {&g.linear_1, &g.linear_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
     const ts::Tensor out = ff(x);
     const ts::Tensor dx = ff.backward(dout, g);
     const std::string p = prefix;
@@ -104,34 +111,34 @@ StFile module_cases() {
     put_t(f, p + ".out", out);
     put_t(f, p + ".dout", dout);
     put_t(f, p + ".dx", dx);
-    put_linear(f, p + ".w_1", ff.w_1, g.w_1);
-    put_linear(f, p + ".w_2", ff.w_2, g.w_2);
+    put_linear(f, p + ".w_1", ff.linear_1, g.linear_1);
+    put_linear(f, p + ".w_2", ff.linear_2, g.linear_2);
   }
   {  // article 004's settings: a post-LN SublayerConnection around a ReLU feed-forward, both in
      // train mode with dropout 0.5 (the keep masks are written: the twin multiplies by the same)
-    ts::PositionwiseFeedForward ff(8, 16, 0.5, ts::Activation::ReLU);
+    ts::FeedForward ff = ts::positionwise_feed_forward(8, 16, 0.5, ts::Activation::ReLU);
     ts::SublayerConnection sub(8, 0.5, ts::NormPlace::Post);
-    sub.norm.a_2 = rand_tensor(rng, {8});
-    sub.norm.b_2 = rand_tensor(rng, {8});
+    sub.norm.weight = rand_tensor(rng, {8});
+    sub.norm.bias = rand_tensor(rng, {8});
     const ts::Tensor x = rand_tensor(rng, {2, 3, 8}), dout = rand_tensor(rng, {2, 3, 8});
-    ts::PositionwiseFeedForward gf = ff;
-    for (ts::Linear* l : {&gf.w_1, &gf.w_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
+    ts::FeedForward gf = ff;
+    for (ts::Linear* l : {&gf.linear_1, &gf.linear_2}) l->weight.fill(0.0f), l->bias.fill(0.0f);
     ts::SublayerConnection gs(8, 0.5);
-    gs.norm.a_2.fill(0.0f);
+    gs.norm.weight.fill(0.0f);
     const ts::Tensor out = sub(x, [&](const ts::Tensor& y) { return ff(y); });
     const ts::Tensor dx = sub.backward(dout, [&](const ts::Tensor& d) { return ff.backward(d, gf); }, gs);
     put_t(f, "postln.x", x);
-    put_t(f, "postln.a_2", sub.norm.a_2);
-    put_t(f, "postln.b_2", sub.norm.b_2);
+    put_t(f, "postln.a_2", sub.norm.weight);
+    put_t(f, "postln.b_2", sub.norm.bias);
     put_t(f, "postln.ffn_keep", ff.dropout.keep);
     put_t(f, "postln.keep", sub.dropout.keep);
     put_t(f, "postln.out", out);
     put_t(f, "postln.dout", dout);
     put_t(f, "postln.dx", dx);
-    put_t(f, "postln.da_2", gs.norm.a_2);
-    put_t(f, "postln.db_2", gs.norm.b_2);
-    put_linear(f, "postln.w_1", ff.w_1, gf.w_1);
-    put_linear(f, "postln.w_2", ff.w_2, gf.w_2);
+    put_t(f, "postln.da_2", gs.norm.weight);
+    put_t(f, "postln.db_2", gs.norm.bias);
+    put_linear(f, "postln.w_1", ff.linear_1, gf.linear_1);
+    put_linear(f, "postln.w_2", ff.linear_2, gf.linear_2);
   }
   {  // Generator(C=8, V=7): log_softmax(proj(x))
     ts::AnnotatedGenerator gen(8, 7);
@@ -146,6 +153,10 @@ StFile module_cases() {
     put_t(f, "generator.dx", dx);
     put_linear(f, "generator.proj", gen.proj, g.proj);
   }
+  // article 004's LayerNormalization (population std, eps added to the std), random gamma and
+  // beta; its own draws, after every case above
+  Rng rng4(40);
+  put_layer_norm(f, "layernorm004.", ts::LayerNormArithmetic::Article004, rng4);
   return f;
 }
 

@@ -141,6 +141,19 @@ def check_ops(ops):
     report("Generator dx", ops["generator.dx"], x.grad, 1e-5)
     report_linear("Generator proj", gen.proj, ops, "generator.proj")
 
+    # article 004's LayerNormalization: gamma (x - mean) / (std + eps) + beta, the population std
+    # (tf.keras.backend.std), eps 1e-6 added to the std (the one LayerNorm, Article004 setting)
+    gamma, beta = leaf(ops["layernorm004.gamma"]), leaf(ops["layernorm004.beta"])
+    x = leaf(ops["layernorm004.x"])
+    mean = x.mean(-1, keepdim=True)
+    std = x.std(-1, keepdim=True, unbiased=False)
+    out = gamma * (x - mean) / (std + 1e-6) + beta
+    out.backward(ops["layernorm004.dout"])
+    report("LayerNormalization (004) out", ops["layernorm004.out"], out, 1e-5)
+    report("LayerNormalization (004) dx", ops["layernorm004.dx"], x.grad, 1e-4)
+    report("LayerNormalization (004) dgamma", ops["layernorm004.dgamma"], gamma.grad, 1e-5)
+    report("LayerNormalization (004) dbeta", ops["layernorm004.dbeta"], beta.grad, 1e-5)
+
 
 def check_model(d, quick):
     check_one_model(os.path.join(d, "model.safetensors"), "article 002's settings", lambda m: m)
