@@ -217,7 +217,7 @@ def render(tables):
         f"// Source: Python {v} unicodedata, Unicode {unicodedata.unidata_version} (the /usr/bin/python3",
         "// that runs the reference twin, so C++ and Python agree on every character).",
         "// Included once, by src/text/tokenizer.cpp (the set configure chose: TS_UNICODE), which",
-        "// defines CodeRange, LowerRun, LowerSpecial, Decomposition and CombiningClassRange.",
+        "// defines LowerRun, LowerSpecial, Decomposition and CombiningClassRange.",
         "",
         f'constexpr char kUnicodeVersion[] = "{unicodedata.unidata_version}";',
         "",

@@ -2,6 +2,7 @@
 // The input is scanned once, left to right; at each position the pattern's alternatives are
 // tried in their order, each reduced to "what class is the next unit, how far does its run go".
 #include "text/gpt2_pretokenize.hpp"
+#include "text/code_ranges.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -9,18 +10,9 @@
 namespace ts::gpt2 {
 namespace {
 
-struct CodeRange {  // every code point in [first, last]
-  char32_t first, last;
-};
 // The tables node's regex engine answers from (scripts/gen_gpt2_unicode.js).
 #include "text/gpt2_unicode_17_0.inc"
 
-template <size_t N>
-bool in_ranges(const CodeRange (&table)[N], char32_t c) {
-  const CodeRange* it = std::upper_bound(std::begin(table), std::end(table), c,
-                                         [](char32_t x, const CodeRange& r) { return x < r.first; });
-  return it != std::begin(table) && c <= (it - 1)->last;
-}
 
 CharClass slow_class(char32_t c) {
   if (in_ranges(kLetterRanges, c)) return CharClass::Letter;

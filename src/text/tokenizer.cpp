@@ -3,6 +3,7 @@
 // the list in tokenizer.hpp. Text is handled as UTF-32 (one char32_t per code point)
 // between decoding the UTF-8 input and encoding the finished words back to UTF-8.
 #include "text/tokenizer.hpp"
+#include "text/code_ranges.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,9 +23,6 @@ namespace {
 // ---------------------------------------------------------------------------------
 // Unicode character data, generated from Python's unicodedata
 // ---------------------------------------------------------------------------------
-struct CodeRange {            // every code point in [first, last]
-  char32_t first, last;
-};
 struct LowerRun {             // every stride-th code point in [first, last] lower-cases to c + delta
   char32_t first, last;
   int32_t delta, stride;
@@ -48,13 +46,6 @@ struct CombiningClassRange {  // canonical combining class ccc of [first, last] 
 #endif
 #include TS_UNICODE_TABLES
 
-// Binary search: is c inside one of the sorted, disjoint ranges?
-template <size_t N>
-bool in_ranges(const CodeRange (&table)[N], char32_t c) {
-  const CodeRange* it = std::upper_bound(std::begin(table), std::end(table), c,
-                                         [](char32_t x, const CodeRange& r) { return x < r.first; });
-  return it != std::begin(table) && c <= (it - 1)->last;
-}
 
 // HF _is_control: category C* (Cc, Cf, Cs, Co, Cn), except \t \n \r which count as spaces.
 bool is_control(char32_t c) {
