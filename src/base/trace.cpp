@@ -6,16 +6,26 @@
 namespace ts {
 
 namespace detail {
-thread_local std::vector<TraceEvent>* trace_events = nullptr;
+std::atomic<int> trace_recorders{0};
+namespace {
+thread_local std::vector<TraceEvent>* trace_events = nullptr;  // this thread's recorder's list
+}  // namespace
 
-void trace_push(const TraceEvent& e) { trace_events->push_back(e); }
+bool trace_here() { return trace_events != nullptr; }
+void trace_push(const TraceEvent& e) {
+  if (trace_events) trace_events->push_back(e);
+}
 }  // namespace detail
 
 TraceRecorder::TraceRecorder(std::vector<TraceEvent>& into) : previous_(detail::trace_events) {
   detail::trace_events = &into;
+  detail::trace_recorders.fetch_add(1, std::memory_order_relaxed);
 }
 
-TraceRecorder::~TraceRecorder() { detail::trace_events = previous_; }
+TraceRecorder::~TraceRecorder() {
+  detail::trace_events = previous_;
+  detail::trace_recorders.fetch_sub(1, std::memory_order_relaxed);
+}
 
 namespace {
 bool same(const char* a, const char* b) { return a && b && std::strcmp(a, b) == 0; }

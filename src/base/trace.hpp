@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -33,20 +34,26 @@ struct TraceEvent {
 };
 
 namespace detail {
-// the recorder's events, or nullptr when nobody records on this thread
-extern thread_local std::vector<TraceEvent>* trace_events;
+// How many recorders are alive, in any thread: 0 (the usual case) means nobody traces, and a hook
+// costs this one load and branch. The thread's own list lives in trace.cpp (a thread_local read
+// only there: an `extern thread_local` read through GCC's TLS wrapper in every file that includes
+// this header is reported as a null load by GCC 12's UBSan).
+extern std::atomic<int> trace_recorders;
+bool trace_here();  // a recorder is on in this thread
 void trace_push(const TraceEvent& e);
 }  // namespace detail
 
-inline bool trace_on() { return detail::trace_events != nullptr; }
+inline bool trace_on() {
+  return detail::trace_recorders.load(std::memory_order_relaxed) != 0 && detail::trace_here();
+}
 
 // A named call of the training step or a decoder ("forward", "loss", "zero_grad", "backward",
 // "step"); a measured value ("Adam.beta_1" = 0.9 read back from the update).
 inline void trace_call(const char* name) {
-  if (detail::trace_events) detail::trace_push({TraceEvent::Kind::Call, name});
+  if (trace_on()) detail::trace_push({TraceEvent::Kind::Call, name});
 }
 inline void trace_value(const char* name, double v) {
-  if (detail::trace_events) {
+  if (trace_on()) {
     TraceEvent e{TraceEvent::Kind::Value, name};
     e.value = v;
     detail::trace_push(e);
@@ -58,7 +65,7 @@ inline void trace_value(const char* name, double v) {
 // Returns y (moved); costs a branch when off.
 template <class Y>
 Y trace_output(Y y) {
-  if (detail::trace_events) {
+  if (trace_on()) {
     TraceEvent e{TraceEvent::Kind::Output, nullptr};
     const auto& s = y.shape();
     e.rank = static_cast<uint8_t>(s.size() < 4 ? s.size() : 4);
@@ -77,7 +84,7 @@ class TraceScope {
  public:
   template <class X>
   TraceScope(const char* name, const X& x) : name_(name) {
-    if (detail::trace_events) {
+    if (trace_on()) {
       TraceEvent e{TraceEvent::Kind::Enter, name};
       const auto& s = x.shape();
       e.rank = static_cast<uint8_t>(s.size() < 4 ? s.size() : 4);
@@ -90,10 +97,10 @@ class TraceScope {
     }
   }
   explicit TraceScope(const char* name) : name_(name) {
-    if (detail::trace_events) detail::trace_push({TraceEvent::Kind::Enter, name}), on_ = true;
+    if (trace_on()) detail::trace_push({TraceEvent::Kind::Enter, name}), on_ = true;
   }
   ~TraceScope() {
-    if (on_ && detail::trace_events) detail::trace_push({TraceEvent::Kind::Leave, name_});
+    if (on_ && trace_on()) detail::trace_push({TraceEvent::Kind::Leave, name_});
   }
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
