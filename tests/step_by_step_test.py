@@ -275,9 +275,13 @@ try:
     keys("t", "b")  # a single key: no Enter after it
     check(wait_for("── Step 2", count=2), "b, as it is pressed, shows step 2 again", pane()[-300:])
     through_pages(2)
-    keys("t", "x")  # another key does nothing
     time.sleep(0.5)
-    check("── Step 3" not in pane() and pane().count("── Step 2") == 2, "a key that means nothing is ignored")
+    before = pane()  # what the pause shows (how many step-2 titles are on screen depends on the pages)
+    keys("t", "x")  # another key does nothing
+    time.sleep(1.0)
+    after = pane()
+    check("── Step 3" not in after and after.count("── Step 2") == before.count("── Step 2"),
+          "a key that means nothing is ignored", after[-300:])
     keys("t", "q")
     rc = wait_file(done)
     check(rc == "0", "q, as it is pressed, ends the chapter with exit code 0", f"exit {rc}")
