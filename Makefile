@@ -63,7 +63,7 @@ test-asan: deps
 # tests (every SIMD route this CPU runs, bit-exact products) must pass there too.
 test-generic: deps
 	@cmake -S . -B $(GENERIC_BUILD) -DCMAKE_BUILD_TYPE=Release -DTS_NATIVE=OFF -DTS_BENCH=OFF >/dev/null
-	@cmake --build $(GENERIC_BUILD) -j $(JOBS) --target ts_tests ch07_encoder
+	@cmake --build $(GENERIC_BUILD) -j $(JOBS) --target unit_targets
 	@cd $(GENERIC_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # clang with libc++ (scripts/clang.sh): built warning-free (warnings are errors there), its unit
