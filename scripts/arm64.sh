@@ -100,11 +100,8 @@ run_env=(env TS_COLUMNS=80 COLUMNS=80 TERM=dumb NO_COLOR=1 LANG=C.UTF-8 LC_ALL=C
 # OpenBLAS knows no CPU model and takes its generic ARMV8 kernel, said here so that an x86 core
 # name in OPENBLAS_CORETYPE does not reach it
 arm_env=(OPENBLAS_CORETYPE=ARMV8)
-flags_of() {  # the short forms of the training chapters, as scripts/clang.sh runs them
-  case $1 in
-    ch11_* | ch12_* | ch13_*) echo --plain --steps 20 --batch 16 ;;
-    *) echo --plain $(if [ -f "tests/cases/$1.quick" ]; then sed 's/#.*//' "tests/cases/$1.quick"; fi) ;;
-  esac
+flags_of() {  # the short forms of the long chapters (tests/cases/<chapter>.quick), as scripts/clang.sh runs them
+  echo --plain $(if [ -f "tests/cases/$1.quick" ]; then sed 's/#.*//' "tests/cases/$1.quick"; fi)
 }
 # what decides an x86 output besides its program and flags: the libraries it loads, data/
 common_key=$( { ldd "$x86/ch01_embedding" | awk '$3 ~ /^\// {print $3}' | xargs -r stat -L -c '%n %s %Y';

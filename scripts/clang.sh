@@ -77,7 +77,6 @@ if ((${#missing[@]})); then cmake --build "$ref" -j "$jobs" --target "${missing[
 # the short forms of the training chapters (their full runs take minutes)
 flags_of() {
   case $1 in
-    ch11_* | ch12_* | ch13_*) echo "--steps 20 --batch 16" ;;
     *) if [[ -f tests/cases/$1.quick ]]; then sed 's/#.*//' "tests/cases/$1.quick" | tr '\n' ' '; fi ;;
   esac
 }

@@ -220,7 +220,7 @@ def good_input(res, fx, binary, line):
     until = [t for kind, t in marks if kind == "until"]
     if until:
         return until_note(res, binary, line.strip(), args, env, until[0])
-    p = run(binary, QUICK + args, env=dict(os.environ, **env))
+    p = run(binary, with_quick(args), env=dict(os.environ, **env))
     out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     both = out + err
     missing = [t for kind, t in marks if kind == "expect" and t not in both]
@@ -383,6 +383,19 @@ def quick_flags(binary):
         return []
     lines = [l.split("#")[0].strip() for l in open(path, encoding="utf-8")]
     return shlex.split(" ".join(l for l in lines if l))
+
+
+def with_quick(args):
+    """ARGS after the quick flags it does not give itself (a case's own --steps wins over the quick one's)."""
+    given = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+    kept, i = [], 0
+    while i < len(QUICK):
+        flag = QUICK[i]
+        takes_value = i + 1 < len(QUICK) and not QUICK[i + 1].startswith("--") and "=" not in flag
+        if flag.split("=", 1)[0] not in given:
+            kept += QUICK[i:i + 2] if takes_value else [flag]
+        i += 2 if takes_value else 1
+    return kept + args
 
 
 def main():
