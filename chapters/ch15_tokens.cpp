@@ -107,12 +107,18 @@ int main(int argc, char** argv) {
             _("a character vocabulary: one token per character; a character it never saw has no id"), Shown::Info);
     ch.show("WordPiece (ch01)", trf("{n} pieces, learned elsewhere (bert-base-uncased)", fmt::arg("n", thousands(wordpiece.vocab_size()))),
             _("lower-cases, drops accents and spaces, and gives [UNK] to a word it cannot build"), Shown::Info);
+    size_t spanning = 0;  // learned tokens that GPT-2's pattern would cut: merges across a chunk's end
+    for (size_t id = 256; id < tok.vocab.size(); ++id) spanning += gpt2::split(tok.vocab[id]).size() > 1;
     ch.show("BPE", trf("256 bytes + {m} merges = {v} tokens", fmt::arg("m", M), fmt::arg("v", tok.vocab.size())),
-            M < size_t(merges)
-                ? trf("trained here on the training records, cut by GPT-2's pre-tokenizer; it stopped after {m} of the "
-                      "{want} merges asked: no adjacent pair was left",
-                      fmt::arg("m", M), fmt::arg("want", merges))
-                : _("trained here on the training records, cut by GPT-2's pre-tokenizer (no merge crosses a word)"),
+            trf("trained here on the training records, {how}; {k} of the {m} learned tokens span more than one chunk "
+                "of GPT-2's pattern{stop}",
+                fmt::arg("how", tok.split == bpe::Split::Gpt2 ? _("cut first by GPT-2's pre-tokenizer")
+                                                              : _("as one stream of bytes, with no pre-tokenizer")),
+                fmt::arg("k", spanning), fmt::arg("m", M),
+                fmt::arg("stop", M < size_t(merges) ? trf("; it stopped after {m} of the {want} merges asked: no "
+                                                          "adjacent pair was left",
+                                                          fmt::arg("m", M), fmt::arg("want", merges))
+                                                    : std::string())),
             Shown::Article);
     {  // the first merges, with their pair counts
       std::vector<std::vector<std::string>> rows{{_("merge"), _("id"), _("left"), _("right"), _("new token"), _("pairs")}};
@@ -232,7 +238,7 @@ int main(int argc, char** argv) {
     {
       const std::vector<std::pair<const char*, std::string>> hostile{
           {N_("invalid UTF-8"), "ok \xff\xfe"},
-          {N_("Latin-1, not UTF-8"), "caf\xe9"},
+          {N_("Latin-1 (not UTF-8)"), "caf\xe9"},
           {N_("emoji with a joiner"), "\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb"},
           {N_("a combining accent"), "e\xcc\x81 vs \xc3\xa9"},
           {N_("a NUL byte"), std::string("a\0b", 3)},
