@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
         rc.tokens += units.size(), rc.unknown += unknown, rc.back += unknown == 0;
         // WordPiece: its pieces joined back ("##" glued to the piece before, a space before the others)
         std::string joined;
-        for (const std::string& p : wordpiece.tokenize(rec)) {
+        // (WordPiece reads UTF-8 text: invalid bytes become U+FFFD first, as Python's errors='replace')
+        for (const std::string& p : wordpiece.tokenize(gpt2::replace_invalid_utf8(rec))) {
           rw.tokens += 1, rw.unknown += p == "[UNK]";
           joined += p.compare(0, 2, "##") == 0 ? p.substr(2) : (joined.empty() ? "" : " ") + p;
         }
