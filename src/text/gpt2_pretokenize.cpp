@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "base/code_site.hpp"
+
 namespace ts::gpt2 {
 namespace {
 
@@ -159,6 +161,7 @@ std::string replace_invalid_utf8(std::string_view text) {
 }
 
 void split(std::string_view text, std::vector<std::string_view>& chunks) {
+  TS_CODE_SITE();
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
