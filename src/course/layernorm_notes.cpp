@@ -74,6 +74,16 @@ bool row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tens
             _("not checked: the values are not finite (above)"), Shown::Twin);
     return false;
   }
+  // the formula's own variance not finite (the input's overflowed): NaN passes no "<=" below either
+  if (!std::all_of(unit.begin(), unit.end(), [](double v) { return std::isfinite(v); })) {
+    ch.show(name + ".mean(-1)", mean, {"MeanBackward1"}, "", Shown::Twin);
+    ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
+            ch.verdict(false, trf("{formula} is not finite for these rows (their own variance overflows float32), "
+                                  "so {name}'s variance cannot be checked against it",
+                                  fmt::arg("formula", formula), fmt::arg("name", name))),
+            Shown::Twin);
+    return false;
+  }
   double mean_gap = 0, var_gap = 0;  // largest |measured - expected| (the variance's relative to w^2)
   for (size_t t = 0; t < mean.size(); ++t) {
     mean_gap = std::max(mean_gap, std::fabs(mean.data()[t] - b.lo));
