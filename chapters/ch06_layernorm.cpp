@@ -74,20 +74,38 @@ int main(int argc, char** argv) {
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, d_model);
     Tensor inputs_embeds = token_emb(input_ids);
+    // are the rows the table's rows for their ids (its N(0, 1) draws)? compared value for value
+    const size_t lost = rows_not_from_table(inputs_embeds, token_emb.weight, input_ids);
+    const bool from_table = lost == 0;
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
-            trf("each row is one token's C = {C} numbers, drawn from N(0, 1)", fmt::arg("C", C)), Shown::Twin);
+            from_table ? trf("each row is one token's C = {C} numbers, drawn from N(0, 1)", fmt::arg("C", C))
+                       : ch.verdict(false, trf("{k} of the {T} rows are not the table's row for their id "
+                                               "(token_emb.weight[id]): the lookup did not copy them, so they are no "
+                                               "N(0, 1) draws; {bad} of their values are NaN or inf, the largest "
+                                               "|x| is {big:.3g} (look at {site})",
+                                               fmt::arg("k", lost), fmt::arg("T", input_ids.size()),
+                                               fmt::arg("bad", count_nonfinite(inputs_embeds)),
+                                               fmt::arg("big", max_abs(inputs_embeds.data(), inputs_embeds.size())),
+                                               fmt::arg("site", ch.ran("Embedding::operator()")))),
+            Shown::Twin);
     // every row's population and unbiased variance: what the three formulas divide by   (B,T)
     const Tensor var_n = squeeze_last(var_lastdim(inputs_embeds, 0)), var_u = squeeze_last(var_lastdim(inputs_embeds, 1));
     {
       const Tensor mean = squeeze_last(mean_lastdim_keepdim(inputs_embeds));
       const Range m = range_of(mean), v = range_of(var_n);
       ch.show("inputs_embeds.mean(-1)", mean, {"MeanBackward1"},
-              trf("from {lo:.4f} to {hi:.4f}: the mean of {C} draws from N(0, 1) strays about 1/sqrt(C) = {s:.3f} "
+              !from_table ? trf("from {lo:.4g} to {hi:.4g}: not the mean of draws from N(0, 1), since the rows are "
+                                "not the table's (above)",
+                                fmt::arg("lo", m.lo), fmt::arg("hi", m.hi))
+              : trf("from {lo:.4f} to {hi:.4f}: the mean of {C} draws from N(0, 1) strays about 1/sqrt(C) = {s:.3f} "
                   "from 0",
                   fmt::arg("lo", m.lo), fmt::arg("hi", m.hi), fmt::arg("C", C), fmt::arg("s", 1.0 / std::sqrt(c))),
               Shown::Twin);
       ch.show("inputs_embeds.var(-1, unbiased=False)", var_n, {"VarBackward0"},
-              trf("from {lo:.4f} to {hi:.4f}: the variance of {C} draws from N(0, 1) strays about sqrt(2/C) = {s:.3f} "
+              !from_table ? trf("from {lo:.4g} to {hi:.4g}: not the variance of draws from N(0, 1), since the rows "
+                                "are not the table's (above)",
+                                fmt::arg("lo", v.lo), fmt::arg("hi", v.hi))
+              : trf("from {lo:.4f} to {hi:.4f}: the variance of {C} draws from N(0, 1) strays about sqrt(2/C) = {s:.3f} "
                   "from 1",
                   fmt::arg("lo", v.lo), fmt::arg("hi", v.hi), fmt::arg("C", C), fmt::arg("s", std::sqrt(2.0 / c))),
               Shown::Twin);

@@ -134,6 +134,12 @@ int main(int argc, char** argv) {
             Shown::Twin);
     ch.show("layer.self_attn.attn.shape", size_str(shape_of(layer.self_attn.attn)),
             _("(B, H, T, T): one T x T weight matrix per head"), Shown::Twin);
+    // the weights the self-attention keeps exist only if it ran (the layer is fresh: nothing ran it before)
+    if (layer.self_attn.attn.dimension() != 4)
+      throw CheckFailure(trf("layer.self_attn.attn is empty after x1 = layer.sublayer[0](tgt, ...): the masked "
+                             "self-attention did not run in sublayer 0, so there are no weights to show or check "
+                             "(look at Step 2's x1 in {file})",
+                             fmt::arg("file", code_site_path(__FILE__))));
     {
       // the mask check over the heads, and dropout's zeros only where it ran and zeroed weights the mask keeps
       const SelfAttentionNotes notes = self_attention_notes(ch, layer.self_attn, tgt_mask2);
@@ -208,8 +214,19 @@ int main(int argc, char** argv) {
     {
       // what the three wrappers add, measured on their own inputs (dropout off)
       const std::string f1 = sublayer_formula(layer.sublayer[1], x1), f2 = sublayer_formula(layer.sublayer[2], x2);
+      // and what each of the three steps above added, measured: a part is there if its output differs from its input
+      std::vector<std::string> parts{"tgt"}, missing;
+      const std::pair<float, std::string> added[] = {
+          {max_abs_diff(x1, tgt)(), _("self-attention part")}, {max_abs_diff(x2, x1)(), _("cross-attention part")},
+          {max_abs_diff(out, x2)(), _("FFN part")}};
+      for (const auto& [d, part] : added) (d == 0.0f ? missing : parts).push_back(part);
       ch.show("out", out, {"AddBackward0"},
-              residual(f0) && residual(f1) && residual(f2)
+              !missing.empty() && residual(f0) && residual(f1) && residual(f2)
+                  ? trf("residual additions measured: out = {sum}; no {missing} was added (that sublayer's output "
+                        "equals its input)",
+                        fmt::arg("sum", fmt::format("{}", fmt::join(parts, " + "))),
+                        fmt::arg("missing", fmt::format("{}", fmt::join(missing, _(", no ")))))
+              : residual(f0) && residual(f1) && residual(f2)
                   ? _("three residual additions: out = tgt + self-attention part + cross-attention part + FFN part")
                   : trf("the three wrappers compute {a}, {b} and {c} (measured): out is not tgt plus three parts",
                         fmt::arg("a", f0.empty() ? "?" : f0), fmt::arg("b", f1.empty() ? "?" : f1),
@@ -254,14 +271,23 @@ int main(int argc, char** argv) {
     // full = decoder(tgt, memory, None, tgt_mask): all T rows at once, the future hidden by the mask
     // (B,T,C); traced, so the sentence on the Decoder's structure says what ran
     std::vector<TraceEvent> ran;
+    // the weights each layer keeps (the copies hold Step 2's): cleared, so what is read below is this pass's
+    for (DecoderLayer& l : decoder.layers) l.self_attn.attn = Tensor();
     const Tensor full = [&] {
       const TraceRecorder trace(ran);
       return decoder(tgt, memory, nullptr, &tgt_mask);
     }();
-    ch.say(decoder_structure_words(ran));
+    ch.say(decoder_structure_words(ch, ran, N));
     const float future = future_weight(decoder);  // weight on later tokens, 0 when the mask hid them
+    // how many layers' self-attention computed weights in this pass (none: no token looked at another)
+    const auto attended = std::count_if(decoder.layers.begin(), decoder.layers.end(),
+                                        [](const DecoderLayer& l) { return l.self_attn.attn.dimension() == 4; });
     ch.show("full = decoder(tgt, memory, None, tgt_mask)", full, {"AddBackward0"},
-            future == 0.0f ? trf("the full pass (teacher forcing), all T rows at once; with tgt_mask, {sees}",
+            attended == 0 ? trf("the full pass (teacher forcing), all T rows at once; none of the {N} layers' "
+                                "self-attention computed weights (self_attn.attn is empty after it), so no target "
+                                "token looked at another and tgt_mask was not used",
+                                fmt::arg("N", N))
+            : future == 0.0f ? trf("the full pass (teacher forcing), all T rows at once; with tgt_mask, {sees}",
                                  fmt::arg("sees", mask_sees(tgt_mask)))
                            : trf("the full pass (teacher forcing), all T rows at once; tokens gave weight up to "
                                  "{w:.3g} to later tokens",
@@ -298,8 +324,14 @@ int main(int argc, char** argv) {
     }
     // torch.cat(rows, dim=1): T x (B,1,C) -> (B,T,C)
     const Tensor cached_in = cat(in_rows, 1), cached_kv = cat(kv_rows, 1);
-    ch.show("kv_cache[0].k.shape", size_str(shape_of(kv_cache.layers[0].self_attn.k)),
-            _("layer 0's cached keys after the last step: one row per token decoded"), Shown::Twin);
+    const Shape cached_k = shape_of(kv_cache.layers[0].self_attn.k);  // (B,t,C) after the T steps
+    const size_t cached_rows = cached_k.size() == 3 ? cached_k[1] : 0;
+    ch.show("kv_cache[0].k.shape", size_str(cached_k),
+            cached_rows == T ? _("layer 0's cached keys after the last step: one row per token decoded")
+                             : trf("layer 0's cached keys after the last step: {r} rows for the {T} tokens decoded, "
+                                   "not one per token",
+                                   fmt::arg("r", cached_rows), fmt::arg("T", T)),
+            Shown::Twin);
     ch.show("kv_cache[0].mem_k.shape", size_str(shape_of(kv_cache.layers[0].src_attn.k)),
             _("the memory's keys, projected once at step 1 and reused (article 001 projects them at every step)"),
             Shown::Twin);

@@ -32,6 +32,7 @@
 #include "course/beam_report.hpp"
 #include "course/chapter.hpp"
 #include "course/i18n.hpp"
+#include "course/loop_trace.hpp"
 #include "exact/print.hpp"
 #include "course/plot.hpp"
 #include "course/settings.hpp"
@@ -253,9 +254,8 @@ int main(int argc, char** argv) {
         trainer.zero_grad();
         trainer.backward(reduction);
         adam.update(m.params.data(), trainer.grads().data(), m.params.size());
-        if (!std::isfinite(loss))
-          throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
-                               fmt::arg("s", s + 1)));
+        // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
+        check_step_finite(loss, trainer.grads(), m.layout.specs, s + 1, trainer_loss_site(), trainer_backward_site());
         metrics.add(epoch, st, loss);  // train_loss(loss); train_accuracy(tar_real, predictions)
         if (bi % log_every == 0) {
           if (tty) std::cout << "\r\033[K";

@@ -49,6 +49,8 @@ static double seconds_since(Clock::time_point t0) { return std::chrono::duration
 static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..kMaxNumber, digits only
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
 static void show_training_arithmetic(Chapter& ch, int64_t products);  // which kernel and route the losses came from
+// NOT OK unless the greedy Sampler's sample_next picks the largest logit (the trained model's, one held-out prompt)
+static void check_greedy_is_argmax(Chapter& ch, const Gpt& model);
 
 int main(int argc, char** argv) {
   Chapter ch("ch12_gpt", _("The decoder-only Transformer (GPT): it learns, it generates, the KV cache makes it fast"),
@@ -119,6 +121,7 @@ int main(int argc, char** argv) {
                  "backward, Adam"),
                _("article 004 §模型训练和测试 train_step; llm.c's train_gpt2.c loop"));
     std::vector<TraceEvent> loop_trace;  // what the first two steps ran (base/trace.hpp)
+    std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
     Epochs epochs(batch, ch.seed);
     std::vector<double> curve;
     TrainLog log{ch, log_every, steps};
@@ -137,9 +140,9 @@ int main(int argc, char** argv) {
           model.zero_grad();
           model.backward();                                          // each module's backward, last module first
           adam.update(model.params.data(), model.grads.data(), model.params.size());
-          if (!std::isfinite(loss))
-            throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
-                                 fmt::arg("s", s + 1)));
+          // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
+          check_step_finite(loss, model.grads, model.layout.specs, s + 1, gpt_forward_site(), gpt_backward_site());
+          if (s == 0) unreached = zero_gradient_tensors(model.grads, model.layout.specs);  // what step 1's backward missed
           curve.push_back(loss);
           // the first step measured: the whole run's time at that pace (a note past ~10 s)
           if (s == 0) ch.pace_note(_("the first training step"), seconds_since(t0), seconds_since(t0) * double(steps), "--steps");
@@ -150,6 +153,7 @@ int main(int argc, char** argv) {
     const double seconds_95 = run.seconds_hit;
     log.finish(curve, run.seconds, step_95, seconds_95);
     show_loop_trace(ch, loop_trace);
+    show_unreached(ch, unreached, model.layout.specs.size(), gpt_backward_site());
     if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 
     // ---------------------------------------------------------------- 3) evaluate
@@ -157,6 +161,7 @@ int main(int argc, char** argv) {
     std::vector<int64_t> wrong;
     const auto t_eval = Clock::now();
     const double exact = held_out_exact_match(model, Sampler{}, 0, &wrong);
+    check_greedy_is_argmax(ch, model);
     show_held_out(ch, model, exact, wrong, seconds_since(t_eval));
     if (number >= 0) show_completion(ch, model, number, sampler, ch.seed, !no_cache);
     if (beam > 0) {
@@ -257,4 +262,25 @@ static void show_training_arithmetic(Chapter& ch, int64_t products) {
              "(another CPU, or OPENBLAS_CORETYPE) or route (TS_ISA) adds in another order, and a few hundred steps "
              "later the printed losses differ; docs/ch12_gpt.md's samples pin OPENBLAS_CORETYPE=Haswell TS_ISA=avx2.",
              fmt::arg("blas", blas), fmt::arg("gelu", gelu)));
+}
+
+static void check_greedy_is_argmax(Chapter& ch, const Gpt& model) {
+  // logits (1,L,V) for the first held-out prompt; the next token greedy decoding takes from the last row
+  const std::vector<int64_t> prompt = encode_prompt(number_split().held_out[0]);
+  GPT g = model.module();
+  ITensor idx = ITensor::from_shape({1, prompt.size()});
+  std::copy(prompt.begin(), prompt.end(), idx.begin());
+  const Tensor logits = g.forward(idx);
+  const int64_t V = g.config.vocab_size;
+  const float* last = logits.data() + (prompt.size() - 1) * size_t(V);
+  Rng unused(0);
+  const int64_t picked = sample_next(last, V, Sampler{}, unused), top = std::max_element(last, last + V) - last;
+  if (picked != top)
+    ch.say("  " + ch.verdict(false, trf("greedy decoding took token {p} after the prompt of {n}, where the largest "
+                                        "logit ({l:.4g}) is token {t}'s ({lt:.4g} for token {p}): sample_next with "
+                                        "the greedy Sampler does not take the argmax (look at {site})",
+                                        fmt::arg("p", picked), fmt::arg("n", number_split().held_out[0]),
+                                        fmt::arg("l", last[top]), fmt::arg("t", top),
+                                        fmt::arg("lt", picked >= 0 && picked < V ? last[picked] : NAN),
+                                        fmt::arg("site", sample_next_site()))));
 }

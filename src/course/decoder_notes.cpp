@@ -460,12 +460,23 @@ std::string total_cost_table(size_t T, const std::vector<std::pair<CostWay, MacC
   return text_table(key) + "\n" + text_table(rows, 1);
 }
 
-std::string decoder_structure_words(const std::vector<TraceEvent>& events) {
+std::string decoder_structure_words(Chapter& ch, const std::vector<TraceEvent>& events, size_t n_layers) {
   const std::vector<std::string> ran = trace_children(events, "Decoder");
   size_t layers = 0;
   while (layers < ran.size() && ran[layers].rfind("DecoderLayer", 0) == 0) ++layers;
-  if (layers > 0 && layers + 1 == ran.size() && ran.back() == "LayerNorm")
+  if (layers > 0 && layers + 1 == ran.size() && ran.back() == "LayerNorm" && layers == n_layers)
     return trf("  Decoder = {N} deep copies of the layer, then a final LayerNorm.", fmt::arg("N", layers));
+  const size_t all_layers = static_cast<size_t>(
+      std::count_if(ran.begin(), ran.end(), [](const std::string& r) { return r.rfind("DecoderLayer", 0) == 0; }));
+  if (all_layers < n_layers) {
+    const std::string site = ch.ran("Decoder::operator()");
+    return "  " + ch.verdict(false, trf("Decoder ran (traced): {ran}: {k} of the {N} layers it holds ran, so the "
+                                        "rows below went through {k} layers, not {N} (look at the layer loop of "
+                                        "{site})",
+                                        fmt::arg("ran", ran.empty() ? std::string(_("nothing")) : trace_children_words(ran)),
+                                        fmt::arg("k", all_layers), fmt::arg("N", n_layers),
+                                        fmt::arg("site", site.empty() ? "Decoder::operator()" : site)));
+  }
   return trf("  Decoder ran (traced): {ran}. Article 002's Decoder runs its N layers, then a final LayerNorm.",
              fmt::arg("ran", ran.empty() ? std::string(_("nothing")) : trace_children_words(ran)));
 }

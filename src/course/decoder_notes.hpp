@@ -109,7 +109,8 @@ std::string decoding_costs(Chapter& ch, const DecoderShape& d, const std::vector
 
 // "Decoder = 6 deep copies of the layer, then a final LayerNorm.", rendered from a trace of one
 // decoder call (what ran directly inside "Decoder", counted); when the trace shows another
-// structure, what ran and what article 002's Decoder holds, each said as such.
-std::string decoder_structure_words(const std::vector<TraceEvent>& events);
+// structure, what ran and what article 002's Decoder holds, each said as such; fewer layers ran
+// than the decoder holds (n_layers): NOT OK, naming Decoder::operator().
+std::string decoder_structure_words(Chapter& ch, const std::vector<TraceEvent>& events, size_t n_layers);
 
 }  // namespace ts

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -33,6 +34,22 @@ std::vector<double> per_row(const Tensor& stat, const std::function<double(doubl
   return out;
 }
 
+size_t rows_not_from_table(const Tensor& e, const Tensor& weight, const ITensor& ids) {
+  const size_t C = weight.shape()[1], V = weight.shape()[0];
+  size_t lost = 0;
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const int64_t id = ids.data()[t];
+    const bool in_table = id >= 0 && static_cast<size_t>(id) < V && (t + 1) * C <= e.size();
+    lost += !in_table || !std::equal(e.data() + t * C, e.data() + (t + 1) * C, weight.data() + size_t(id) * C,
+                                     [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; });
+  }
+  return lost;
+}
+
+size_t count_nonfinite(const Tensor& x) {
+  return static_cast<size_t>(std::count_if(x.begin(), x.end(), [](float v) { return !std::isfinite(v); }));
+}
+
 // What a LayerNorm makes of every row, checked. With a uniform weight w and bias b (fresh: 1
 // and 0), y = w z + b, where z has mean 0 and the formula's own variance unit[t] (a hair under
 // 1 because of eps), so
@@ -42,13 +59,44 @@ bool row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tens
   const Tensor mean = squeeze_last(mean_lastdim_keepdim(y)), var = squeeze_last(var_lastdim(y, 0));
   const Range w = range_of(weight), b = range_of(bias), u = range_of(unit);
   const bool uniform = w.lo == w.hi && b.lo == b.hi;
+  // NaN or inf in the output: no mean or variance of them can confirm anything (NaN passes no "<=")
+  if (const size_t bad = count_nonfinite(y)) {
+    const bool unit_finite = std::all_of(unit.begin(), unit.end(), [](double v) { return std::isfinite(v); });
+    ch.show(name + ".mean(-1)", mean, {"MeanBackward1"},
+            ch.verdict(false, trf("{name} holds {bad} NaN or inf of its {n} values: its rows have no mean or variance "
+                                  "to check{input}",
+                                  fmt::arg("name", name), fmt::arg("bad", bad), fmt::arg("n", y.size()),
+                                  fmt::arg("input", unit_finite ? std::string()
+                                                                : _("; the input rows' own variance is not finite "
+                                                                    "either, so look at what fed this LayerNorm")))),
+            Shown::Twin);
+    ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
+            _("not checked: the values are not finite (above)"), Shown::Twin);
+    return false;
+  }
+  // the formula's own variance not finite (the input's overflowed): NaN passes no "<=" below either
+  if (!std::all_of(unit.begin(), unit.end(), [](double v) { return std::isfinite(v); })) {
+    ch.show(name + ".mean(-1)", mean, {"MeanBackward1"}, "", Shown::Twin);
+    ch.show(name + ".var(-1, unbiased=False)", var, {"VarBackward0"},
+            ch.verdict(false, trf("{formula} is not finite for these rows (their own variance overflows float32), "
+                                  "so {name}'s variance cannot be checked against it",
+                                  fmt::arg("formula", formula), fmt::arg("name", name))),
+            Shown::Twin);
+    return false;
+  }
   double mean_gap = 0, var_gap = 0;  // largest |measured - expected| (the variance's relative to w^2)
   for (size_t t = 0; t < mean.size(); ++t) {
     mean_gap = std::max(mean_gap, std::fabs(mean.data()[t] - b.lo));
     var_gap = std::max(var_gap, std::fabs(var.data()[t] - w.lo * w.lo * unit[t]) / std::max(w.lo * w.lo, 1e-30));
   }
-  // a float32 mean of C values of size ~1 is off by ~1e-7 at most: 1e-5 is rounding; 1e-4 for variances
-  const bool mean_ok = mean_gap <= 1e-5, var_ok = var_gap <= 1e-4;
+  // a float32 mean of C values of size ~1 is off by ~1e-7 at most: 1e-5 is rounding. A variance may
+  // stray by less than half of what eps changes (|1 - unit|, 1e-5 for var_n / (var_n + 1e-5)), else
+  // the check could not tell the formula from one without eps or with it inverted; 8 float32
+  // roundings at least, 1e-4 at most
+  double effect = std::numeric_limits<double>::infinity();
+  for (double v : unit) effect = std::min(effect, std::fabs(1.0 - v));
+  const double var_tol = std::min(1e-4, std::max(8.0 * std::numeric_limits<float>::epsilon(), 0.5 * effect));
+  const bool mean_ok = mean_gap <= 1e-5, var_ok = var_gap <= var_tol;
   ch.show(name + ".mean(-1)", mean, {"MeanBackward1"},
           !uniform ? _("weight or bias is not a single value: each row's mean depends on the row")
           : ch.verdict(mean_ok, mean_ok ? trf("every row's mean is the bias, {b:.4g}, up to float rounding (largest "
@@ -65,10 +113,12 @@ bool row_stats(Chapter& ch, const std::string& name, const Tensor& y, const Tens
                                             fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula),
                                             fmt::arg("lo", u.lo), fmt::arg("hi", u.hi), fmt::arg("g", var_gap))
                                       : trf("the rows' variances are not {w2:.4g} x {formula} ({lo:.6f} to {hi:.6f}): "
-                                            "off by up to {g:.2g} of it (1e-4 allowed), so the module no longer "
-                                            "divides by what this formula says",
+                                            "off by up to {g:.2g} of it ({tol:.2g} allowed: half of what eps changes, "
+                                            "{e:.2g}, or float rounding), so the module no longer divides by what this "
+                                            "formula says",
                                             fmt::arg("w2", w.lo * w.lo), fmt::arg("formula", formula),
-                                            fmt::arg("lo", u.lo), fmt::arg("hi", u.hi), fmt::arg("g", var_gap))),
+                                            fmt::arg("lo", u.lo), fmt::arg("hi", u.hi), fmt::arg("g", var_gap),
+                                            fmt::arg("tol", var_tol), fmt::arg("e", effect))),
           Shown::Twin);
   return !uniform || (mean_ok && var_ok);
 }

@@ -19,6 +19,12 @@ Range range_of(const std::vector<double>& v);
 // f(v) for every value v of a per-row statistic: (T) -> T doubles
 std::vector<double> per_row(const Tensor& stat, const std::function<double(double)>& f);
 
+// How many rows of an embedding lookup e (B,T,C) are not, value for value, the table's row
+// weight[ids[t]] (V,C) for their id: 0 when the lookup copied every row.   ids (B,T)
+size_t rows_not_from_table(const Tensor& e, const Tensor& weight, const ITensor& ids);
+// How many values of x are NaN or inf
+size_t count_nonfinite(const Tensor& x);
+
 // y.mean(-1) and y.var(-1, unbiased=False) of a LayerNorm's output, shown and checked against
 // its bias and weight² x unit[t] (the formula's own variance per row, named by `formula`).
 // Returns true when both checks hold (or weight/bias are not uniform and nothing is checked).

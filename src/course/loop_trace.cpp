@@ -2,10 +2,12 @@
 #include "course/loop_trace.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "base/errors.hpp"
 #include "course/i18n.hpp"
 
 namespace ts {
@@ -31,6 +33,56 @@ void show_loop_trace(Chapter& ch, const std::vector<TraceEvent>& events) {
                                         "Adam follows their running sum; article 004's train_step computes fresh ones "
                                         "every step (look at the calls above: zero_grad before backward)",
                                         fmt::arg("g", left))));
+}
+
+void check_step_finite(double loss, const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs,
+                       int64_t step, const std::string& forward, const std::string& backward) {
+  if (!std::isfinite(loss)) {
+    // step 1 ran the initial weights: no update, so no learning rate, could have made it
+    if (step == 1)
+      throw CheckFailure(trf("the loss is {loss} at step 1, from the initial weights before any update: the forward "
+                             "computed it, not the learning rate (look at {where})",
+                             fmt::arg("loss", loss), fmt::arg("where", forward)));
+    // every earlier step's gradients were finite (checked below): the updates moved the weights too far
+    throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss), fmt::arg("s", step)));
+  }
+  size_t bad = 0, tensors = 0;
+  std::string first;
+  for (const train::ParamSpec& p : specs) {
+    size_t here = 0;
+    for (size_t i = p.offset; i < p.offset + p.numel && i < grads.size(); ++i) here += !std::isfinite(grads[i]);
+    if (here && first.empty()) first = p.name;
+    bad += here, tensors += here != 0;
+  }
+  if (bad)
+    throw CheckFailure(trf("at step {s} the loss was finite ({loss:.4g}) but the backward left {bad} of the {n} "
+                           "gradients NaN or inf, in {k} of the {K} parameter tensors (the first: {first}); the "
+                           "learning rate has not touched them yet (look at {where})",
+                           fmt::arg("s", step), fmt::arg("loss", loss), fmt::arg("bad", bad),
+                           fmt::arg("n", grads.size()), fmt::arg("k", tensors), fmt::arg("K", specs.size()),
+                           fmt::arg("first", first), fmt::arg("where", backward)));
+}
+
+std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs) {
+  std::vector<std::string> names;
+  for (const train::ParamSpec& p : specs)
+    if (p.offset + p.numel <= grads.size() &&
+        std::all_of(grads.begin() + std::ptrdiff_t(p.offset), grads.begin() + std::ptrdiff_t(p.offset + p.numel),
+                    [](float g) { return g == 0.0f; }))
+      names.push_back(p.name);
+  return names;
+}
+
+void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward) {
+  if (names.empty()) return;
+  const size_t shown = std::min<size_t>(names.size(), 4);
+  std::string list = fmt::format("{}", fmt::join(names.begin(), names.begin() + std::ptrdiff_t(shown), ", "));
+  if (names.size() > shown) list += trf(" and {n} more", fmt::arg("n", names.size() - shown));
+  ch.say("  " + ch.verdict(false, trf("after step 1's backward, {k} of the {K} parameter tensors have a gradient of "
+                                      "exactly 0 ({list}): the backward never reached them, so Adam cannot move them "
+                                      "(look at {where})",
+                                      fmt::arg("k", names.size()), fmt::arg("K", all), fmt::arg("list", list),
+                                      fmt::arg("where", backward))));
 }
 
 }  // namespace ts

@@ -6,6 +6,7 @@
 
 #include "base/trace.hpp"
 #include "course/chapter.hpp"
+#include "train/params.hpp"
 
 namespace ts {
 
@@ -13,5 +14,23 @@ namespace ts {
 // when a backward started from gradients left by the step before (zero_grad missing or misplaced),
 // a NOT OK measuring them: each step's gradients then add up over the run.
 void show_loop_trace(Chapter& ch, const std::vector<TraceEvent>& events);
+
+// The parameter tensors (specs' names) whose gradient in grads is exactly 0 everywhere: after a
+// backward, the ones it never reached (no tensor of a model that trains is legitimately all 0).
+std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs);
+// NOT OK when step 1's backward left tensors at gradient 0 (names, of `all`), naming `backward`;
+// nothing when it reached them all.
+void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward);
+
+// One training step's loss and gradients, checked before the optimiser's update (introduced in
+// ch11): a NaN or inf is named where the step measured it, not blamed on the learning rate.
+//   the loss not finite at step 1 (the initial weights, no update yet): NOT OK naming `forward`;
+//   the gradients not finite under a finite loss: NOT OK naming `backward` and the parameter
+//     tensors (specs, state_dict names) whose gradients hold them;
+//   the loss not finite after updates whose gradients were all finite: --lr (bad input, exit 2).
+// Throws CheckFailure (NOT OK, exit 3) or UsageError; returns when the loss and grads are finite.
+// grads (total) in specs' layout; step counts from 1.
+void check_step_finite(double loss, const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs,
+                       int64_t step, const std::string& forward, const std::string& backward);
 
 }  // namespace ts

@@ -243,17 +243,29 @@ void show_loss_reduction(Chapter& ch, const Metrics& metrics) {
               "average ({lo:.3f}..{hi:.3f} per batch)",
               fmt::arg("m", mean_ratio), fmt::arg("lo", metrics.ratio_min), fmt::arg("hi", metrics.ratio_max)),
           Shown::Twin);
-  // which positions the loss counted: its own loop's count, against the targets it received
+  // which positions the loss counted: its own loop's count, against the targets it received;
+  // first, whether what it summed are log-probabilities (the generator's log_softmax, measured)
   const int64_t words = metrics.run_positions - metrics.run_padding;
-  ch.say("  " + ch.verdict(metrics.run_counted == words,
-                           N_("the loss summed the cross-entropy of {c} of the run's {all} target positions: each one "
-                              "whose target (tar_real) is a word, none of the {pad} padding targets"),
-                           N_("the loss summed the cross-entropy of {c} of the run's {all} target positions, but {w} "
-                              "targets are words and {pad} are padding: it no longer counts exactly the words' "
-                              "positions (look at {site})"),
-                           fmt::arg("c", metrics.run_counted), fmt::arg("all", metrics.run_positions),
-                           fmt::arg("pad", metrics.run_padding), fmt::arg("w", words),
-                           fmt::arg("site", trainer_loss_site())));
+  if (metrics.run_not_logp > 0) {
+    const std::string site = ch.ran("AnnotatedGenerator::operator()");
+    ch.say("  " + ch.verdict(false, trf("the loss read {r} of its {c} rows from a generator output that is not "
+                                        "log-probabilities: a row's logsumexp is up to {g:.3g} away from 0 (a "
+                                        "log_softmax row gives 0, up to float rounding), so what it summed is no "
+                                        "cross-entropy (look at the generator's log_softmax, {site})",
+                                        fmt::arg("r", metrics.run_not_logp), fmt::arg("c", metrics.run_counted),
+                                        fmt::arg("g", metrics.run_lse_worst),
+                                        fmt::arg("site", site.empty() ? "AnnotatedGenerator::operator()" : site))));
+  } else {
+    ch.say("  " + ch.verdict(metrics.run_counted == words,
+                             N_("the loss summed the cross-entropy of {c} of the run's {all} target positions: each one "
+                                "whose target (tar_real) is a word, none of the {pad} padding targets"),
+                             N_("the loss summed the cross-entropy of {c} of the run's {all} target positions, but {w} "
+                                "targets are words and {pad} are padding: it no longer counts exactly the words' "
+                                "positions (look at {site})"),
+                             fmt::arg("c", metrics.run_counted), fmt::arg("all", metrics.run_positions),
+                             fmt::arg("pad", metrics.run_padding), fmt::arg("w", words),
+                             fmt::arg("site", trainer_loss_site())));
+  }
   ch.say(trf("  What it does: every gradient is scaled by that batch's real/all ratio, so batches with more padding "
              "(short numbers) count less. With SGD this would lower the learning rate by about {pct:.0f}%; Adam "
              "divides m by sqrt(v), so a scale that varies only between {lo:.3f} and {hi:.3f} mostly cancels. Try "

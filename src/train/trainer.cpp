@@ -2,9 +2,11 @@
 #include "train/trainer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "base/code_site.hpp"
+#include "exact/compare.hpp"
 #include "exact/matmul.hpp"
 #include "train/batch_parts.hpp"
 #include "transformer/grad.hpp"
@@ -29,6 +31,8 @@ void Metrics::add(int64_t epoch_now, const StepStats& st, double loss) {
   epoch_loss += loss, ++epoch_steps, epoch_correct += st.correct, epoch_correct_all += st.correct_all;
   epoch_tokens += st.tokens, epoch_positions += st.positions;
   run_counted += st.counted, run_padding += st.padding, run_positions += st.positions;
+  run_not_logp += st.not_logp;
+  if (!(st.lse_worst <= run_lse_worst)) run_lse_worst = st.lse_worst;  // NaN kept
   curve.push_back(loss);
   sum_article += st.loss_article, sum_token += st.loss_token;
   const double ratio = double(st.tokens) / double(st.positions);
@@ -107,6 +111,8 @@ StepStats Trainer::forward(const Batch& b, bool training) {
   used_ = K;
   std::vector<double> sums(size_t(K), 0.0);
   std::vector<int64_t> correct(size_t(K), 0), correct_all(size_t(K), 0), counted(size_t(K), 0), padding(size_t(K), 0);
+  std::vector<int64_t> not_logp(size_t(K), 0);
+  std::vector<double> lse_worst(size_t(K), 0.0);
   run_parts(K, threads_, [&](int64_t k) {
     Part& p = *parts_[size_t(k)];
     const RowRange r = part_rows(b.B, k, K);
@@ -133,6 +139,13 @@ StepStats Trainer::forward(const Batch& b, bool training) {
         for (int64_t v = 0; v < V; ++v) all += lp[v];
       sums[size_t(k)] += -(1.0 - eps) * double(lp[y]) - eps / double(V) * all;
       ++counted[size_t(k)];  // this position's cross-entropy is in the loss
+      // a log-probability row? logsumexp = 0 up to float rounding, scaled to the row's largest |log p|
+      const double top = *std::max_element(lp, lp + V);
+      double z = 0.0, big = 0.0;
+      for (int64_t v = 0; v < V; ++v) z += std::exp(double(lp[v]) - top), big = std::max(big, std::fabs(double(lp[v])));
+      const double lse = std::fabs(top + std::log(z));
+      not_logp[size_t(k)] += !(lse <= scaled_tolerance(big));
+      if (!(lse <= lse_worst[size_t(k)])) lse_worst[size_t(k)] = lse;
     }
   });
   StepStats s;
@@ -142,6 +155,8 @@ StepStats Trainer::forward(const Batch& b, bool training) {
     s.correct += correct[size_t(k)];
     s.correct_all += correct_all[size_t(k)];
     s.counted += counted[size_t(k)], s.padding += padding[size_t(k)];
+    s.not_logp += not_logp[size_t(k)];
+    if (!(lse_worst[size_t(k)] <= s.lse_worst)) s.lse_worst = lse_worst[size_t(k)];
   }
   s.positions = b.B * b.T;
   s.tokens = reduction_denominator(b, Reduction::TokenMean);
@@ -155,6 +170,8 @@ void Trainer::zero_grad() {
   std::fill(grads_.begin(), grads_.end(), 0.0f);
 }
 
+// the line below: Trainer::backward's own, for trainer_backward_site()
+static const CodeSite kBackwardSite{__FILE__, __LINE__ + 1, "Trainer::backward"};
 void Trainer::backward(Reduction r) {
   const double denom = static_cast<double>(reduction_denominator(batch_, r));
   const int64_t V = model_.cfg.tgt_vocab;
@@ -265,6 +282,10 @@ StepStats Trainer::step(const Batch& b, Reduction r) {
 
 std::string trainer_loss_site() {
   return code_site_path(kLossSite.file) + ":" + std::to_string(kLossSite.line) + " " + kLossSite.func;
+}
+
+std::string trainer_backward_site() {
+  return code_site_path(kBackwardSite.file) + ":" + std::to_string(kBackwardSite.line) + " " + kBackwardSite.func;
 }
 
 }  // namespace ts::train

@@ -30,6 +30,11 @@ struct StepStats {
   // which positions the loss counted, measured in its loop over the targets it received (tar_real):
   // counted = positions whose cross-entropy entered the sum, padding = targets that are the padding id
   int64_t counted = 0, padding = 0;
+  // whether what it summed are log-probabilities, measured on the generator's rows it counted: a
+  // log_softmax row has logsumexp 0 up to float rounding; not_logp = rows farther than that,
+  // lse_worst = the largest |logsumexp| among the counted rows
+  int64_t not_logp = 0;
+  double lse_worst = 0;
 };
 
 // What the chapter prints about a run: article 004's train_loss and train_accuracy (means
@@ -41,6 +46,8 @@ struct Metrics {
   std::vector<double> curve;  // the loss of every step
   double sum_article = 0, sum_token = 0, ratio_sum = 0, ratio_min = 1, ratio_max = 0;
   int64_t run_counted = 0, run_padding = 0, run_positions = 0;  // StepStats' over the whole run
+  int64_t run_not_logp = 0;   // StepStats::not_logp over the run
+  double run_lse_worst = 0;   // the largest StepStats::lse_worst
   void add(int64_t epoch_now, const StepStats& st, double loss);
   double train_loss() const { return epoch_loss / double(epoch_steps); }
   // over the real target tokens (the course's acc)
@@ -81,6 +88,8 @@ std::vector<std::vector<int64_t>> greedy_translate(const Model<float>& m, const 
 // "src/train/trainer.cpp:LINE Trainer::forward", from the compiler: where the loss's loop decides
 // which positions it counts (StepStats::counted), for a NOT OK to name
 std::string trainer_loss_site();
+// the same for Trainer::backward, where each module's backward is called (a NOT OK on the gradients)
+std::string trainer_backward_site();
 
 class Trainer {
  public:

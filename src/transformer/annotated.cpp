@@ -300,12 +300,21 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
     const size_t before = cache->len();
     cache->append(k, v);
     // a mask the caller built for every cached position and the new ones needs the cache to hold them all
+    const int keys_line = __LINE__ + 1;  // the line below, for the NOT OK to name
     const size_t S = mask && mask->dimension() > 0 ? mask->shape().back() : 1;
-    if (S != 1 && S != cache->len())  // a failed check (NOT OK, exit 3): a learner's edit of the cache, measured
-      throw CheckFailure("the mask covers " + std::to_string(S) + " keys, the KV cache holds " +
-                         std::to_string(cache->len()) + " after appending " + std::to_string(k.shape()[1]) + " to " +
-                         std::to_string(before) + (cache->len() < before + k.shape()[1] ? ": it dropped some" : "") +
-                         " (look at " + kv_cache_append_site() + ")");
+    if (S != 1 && S != cache->len()) {  // a failed check (NOT OK, exit 3): a learner's edit, measured
+      // the cache grew by exactly the new rows: append did its part, the keys expected here did not
+      const bool appended = cache->len() == before + k.shape()[1];
+      throw CheckFailure((mask ? "the mask covers " + std::to_string(S) + " keys"
+                               : "with no mask, this check expected " + std::to_string(S) + " keys") +
+                         ", the KV cache holds " + std::to_string(cache->len()) + " after appending " +
+                         std::to_string(k.shape()[1]) + " to " + std::to_string(before) +
+                         (appended ? ": the cache grew by exactly the new rows (look at how the keys expected are "
+                                     "read, " + code_site_path(__FILE__) + ":" + std::to_string(keys_line) +
+                                     " MultiHeadedAttention::operator(), and at the mask's maker)"
+                                   : std::string(cache->len() < before + k.shape()[1] ? ": it dropped some" : "") +
+                                         " (look at " + kv_cache_append_site() + ")"));
+    }
   }
   if (cache && cache->fixed && cache->len() == 0) cache->k = k, cache->v = v;
   const Tensor& keys = cache ? cache->k : k;
