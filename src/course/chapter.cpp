@@ -841,18 +841,26 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
   std::cerr << note << "\n";
 }
 
-void Chapter::pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs) const {
+void Chapter::pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs,
+                        bool processor) const {
   constexpr double kWarnSeconds = 10;  // as budget()
   if (!(estimate > kWarnSeconds)) return;
   // the estimate in the unit a reader takes in at once
   const std::string how_long = estimate < 120    ? fmt::format("{:.0f} s", estimate)
                                : estimate < 7200 ? fmt::format("{:.0f} min", estimate / 60)
                                                  : fmt::format("{:.1f} h", estimate / 3600);
-  std::cerr << trf("{id}: note: {first} took {s:.2g} s; at that pace the whole takes about {t} on this machine now: "
-                   "make {knobs} smaller for a quicker run",
-                   fmt::arg("id", id_), fmt::arg("first", first), fmt::arg("s", seconds), fmt::arg("t", how_long),
-                   fmt::arg("knobs", knobs))
-            << "\n";
+  const std::string note =
+      trf(processor ? N_("{id}: note: {first} took {s:.2g} s of processor time; at that pace the whole takes about "
+                         "{t} of processor time on this machine (the clock runs longer while other programs share "
+                         "its cores): make {knobs} smaller for a quicker run")
+                    : N_("{id}: note: {first} took {s:.2g} s; at that pace the whole takes about {t} on this machine "
+                         "now: make {knobs} smaller for a quicker run"),
+          fmt::arg("id", id_), fmt::arg("first", first), fmt::arg("s", seconds), fmt::arg("t", how_long),
+          fmt::arg("knobs", knobs));
+  // counted on the pager's page, as budget()'s note
+  std::cout.flush();
+  if (out_ != nullptr && !out_->aside(note + "\n")) return;
+  std::cerr << note << "\n";
 }
 
 bool Chapter::live_progress() const { return rich() && isatty(STDOUT_FILENO) && !dumb_terminal(); }

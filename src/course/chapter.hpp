@@ -131,7 +131,9 @@ class Chapter {
   // The same > 10 s note, for work this run times itself: `first` (e.g. _("the first training step"))
   // took `seconds`, and at that pace the whole work takes `estimate` seconds; above about 10 s, one
   // line on stderr naming both and `knobs`, the flags to make smaller. Call it once, after the first part.
-  void pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs) const;
+  // `processor`: the seconds are processor time (pace.hpp's cpu_seconds), and the note says so.
+  void pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs,
+                 bool processor = false) const;
 
   // ---- options, valid inside body ----
   uint64_t seed = 0;
