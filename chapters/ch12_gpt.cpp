@@ -47,6 +47,7 @@ static double seconds_since(Clock::time_point t0) { return std::chrono::duration
 
 // The chapter's helpers, after main.
 static int64_t parse_number(const std::string& flag, const std::string& text);  // 0..kMaxNumber, digits only
+static double smallest_temperature();
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s);
 static void show_training_arithmetic(Chapter& ch, int64_t products);  // which kernel and route the losses came from
 // NOT OK unless the greedy Sampler's sample_next picks the largest logit (the trained model's, one held-out prompt)
@@ -71,9 +72,11 @@ int main(int argc, char** argv) {
   ch.flag("--untied", untied, _("give the LM head its own weights instead of sharing the token embedding"));
   ch.flag("--no-causal-mask", no_causal, _("exercise: every position attends to every other, the answer too"));
   ch.flag("--no-cache", no_cache, _("exercise: generate by recomputing the whole prefix for every token"));
-  ch.option("--temperature", temperature, _("sampling temperature, >= 0 (0: greedy, the argmax)"));
+  ch.option("--temperature", temperature, _("sampling temperature, >= 0 (0: greedy, the argmax)"),
+            NearZero{true, smallest_temperature()});
   ch.option("--top-k", top_k, _("keep the k most likely tokens, 0 = all"), 0, 1000000);
-  ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1]"));
+  ch.option("--top-p", top_p, _("keep the most likely tokens up to this total probability, in (0, 1]"),
+            NearZero{false, 0});
   ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs"), 1, 1000);
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
@@ -223,14 +226,18 @@ int main(int argc, char** argv) {
 
 static int64_t parse_number(const std::string& flag, const std::string& text) { return task_number(flag, text); }
 
+// logits / T must stay a finite double for every float logit: T >= FLT_MAX / DBL_MAX, rounded
+// up to a power of ten (train/sampling.cpp divides in double)
+static double smallest_temperature() {
+  return std::pow(10.0, std::ceil(std::log10(double(std::numeric_limits<float>::max()) /
+                                             std::numeric_limits<double>::max())));
+}
+
 static void check_knobs(const Chapter& ch, double dropout, double lr, const Sampler& s) {
   check_adam_knobs(dropout, lr);
   if (!(s.temperature >= 0.0 && s.temperature <= 100.0))
     throw UsageError(trf("--temperature must be in [0, 100] (0 = greedy), got {v}", fmt::arg("v", s.temperature)));
-  // logits / T must stay a finite double for every float logit: T >= FLT_MAX / DBL_MAX, rounded
-  // up to a power of ten (train/sampling.cpp divides in double)
-  const double smallest = std::pow(10.0, std::ceil(std::log10(double(std::numeric_limits<float>::max()) /
-                                                            std::numeric_limits<double>::max())));
+  const double smallest = smallest_temperature();
   if (s.temperature > 0.0 && s.temperature < smallest)
     throw UsageError(trf("--temperature {v} is too small: logits / T overflows a double below {min} (the largest float "
                          "logit / the largest double): give 0 (greedy) or at least {min}",

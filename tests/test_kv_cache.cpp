@@ -89,8 +89,15 @@ TEST_CASE("kv_cache: multiply-add counts", "[kv_cache]") {
   const ts::Tensor memory = ts::randn({1, static_cast<size_t>(S), static_cast<size_t>(C)});
   ts::DecoderCache kv(ts::CacheKind::KeysValues, N), in(ts::CacheKind::Inputs, N);
   for (size_t t = 0; t < static_cast<size_t>(T); ++t) {
+    const uint64_t kv_before = kv.macs.total(), in_before = in.macs.total();
     ts::decoder_step(decoder, ts::position(tgt, t, true), memory, nullptr, kv);
     ts::decoder_step(decoder, ts::position(tgt, t, true), memory, nullptr, in);
+    // what each step counted is what decoder_step_macs says before it runs (ch09's pace note sums these)
+    const int64_t cached = static_cast<int64_t>(t + 1);
+    CHECK(kv.macs.total() - kv_before ==
+          static_cast<uint64_t>(N) * ts::decoder_step_macs(ts::CacheKind::KeysValues, 1, cached, S, C, F, t > 0).total());
+    CHECK(in.macs.total() - in_before ==
+          static_cast<uint64_t>(N) * ts::decoder_step_macs(ts::CacheKind::Inputs, 1, cached, S, C, F, t > 0).total());
   }
   const ts::MacCount full = ts::decoder_full_pass_macs(N, 1, T, S, C, F);
   // the K/V cache projects every row once, like the full pass, and runs the same FFN and cross

@@ -53,6 +53,7 @@ struct Chapter::Knob {
   bool has_range = false;          // integers: lo <= value <= hi, checked after parsing
   int64_t lo = 0, hi = 0;
   std::string why;
+  NearZero near_zero;              // decimals: 0 valid?, the smallest nonzero value accepted
   Help help;                       // the English help and its values (translated when --help is built)
   std::string default_text;        // a chapter knob's value before parsing, shown as " (default X)"
   CLI::Option* option = nullptr;
@@ -268,7 +269,7 @@ int64_t whole_number(const std::string& flag, const std::string& text, int64_t m
   return std::stoll(t);
 }
 
-double decimal_number(const std::string& flag, const std::string& text) {
+double decimal_number(const std::string& flag, const std::string& text, NearZero near_zero) {
   // as Python's float() reads it, spaces around included: decimal only (no "0x1p3"), nothing
   // infinite or NaN ("inf" and "nan" hold an n)
   const size_t b = text.find_first_not_of(" \t\n\r\f\v"), e = text.find_last_not_of(" \t\n\r\f\v");
@@ -288,10 +289,16 @@ double decimal_number(const std::string& flag, const std::string& text) {
   if (out_of_range && std::fabs(d) > 1.0)
     throw UsageError(trf("{flag} {value} is too large: a double holds at most {max}", fmt::arg("flag", flag),
                          fmt::arg("value", quoted_input(text)), fmt::arg("max", kLargest)));
+  // the fix named is one the flag accepts: 0 only where 0 is valid, and the flag's own smallest value
   if ((out_of_range || d != 0.0) && std::fabs(d) < kSmallest)
-    throw UsageError(trf("{flag} {value} is too small: below {min}, the smallest normal double, it is subnormal "
-                         "(fewer significant digits) or 0; write 0 or a number of at least {min}",
-                         fmt::arg("flag", flag), fmt::arg("value", quoted_input(text)), fmt::arg("min", kSmallest)));
+    throw UsageError(trf(near_zero.zero_ok
+                             ? N_("{flag} {value} is too small: below {min}, the smallest normal double, it is "
+                                  "subnormal (fewer significant digits) or 0; write 0 or a number of at least {least}")
+                             : N_("{flag} {value} is too small: below {min}, the smallest normal double, it is "
+                                  "subnormal (fewer significant digits) or 0, and {flag} takes no 0; write a number "
+                                  "of at least {least}"),
+                         fmt::arg("flag", flag), fmt::arg("value", quoted_input(text)), fmt::arg("min", kSmallest),
+                         fmt::arg("least", std::max(kSmallest, near_zero.smallest))));
   return d == 0.0 ? 0.0 : d;  // -0 reads as 0
 }
 
@@ -382,8 +389,10 @@ void Chapter::option(const std::string& name, int64_t& value, const Help& help, 
   k.hi = hi;
   k.why = why;
 }
-void Chapter::option(const std::string& name, double& value, const Help& help) {
-  add_knob(name, kDouble, &value, help).default_text = default_of(kDouble, &value);
+void Chapter::option(const std::string& name, double& value, const Help& help, NearZero near_zero) {
+  Knob& k = add_knob(name, kDouble, &value, help);
+  k.default_text = default_of(kDouble, &value);
+  k.near_zero = near_zero;
 }
 void Chapter::option(const std::string& name, std::string& value, const Help& help) {
   add_knob(name, kText, &value, help).default_text = default_of(kText, &value);
@@ -484,7 +493,7 @@ void Chapter::read_knobs() {
         break;
       }
       case kDouble:
-        *static_cast<double*>(k->target) = decimal_number(name, k->text);
+        *static_cast<double*>(k->target) = decimal_number(name, k->text, k->near_zero);
         break;
       case kText: {
         const std::string bad = utf8_error(k->text);
@@ -832,18 +841,26 @@ void Chapter::budget(double bytes, double madds, const std::string& knobs, doubl
   std::cerr << note << "\n";
 }
 
-void Chapter::pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs) const {
+void Chapter::pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs,
+                        bool processor) const {
   constexpr double kWarnSeconds = 10;  // as budget()
   if (!(estimate > kWarnSeconds)) return;
   // the estimate in the unit a reader takes in at once
   const std::string how_long = estimate < 120    ? fmt::format("{:.0f} s", estimate)
                                : estimate < 7200 ? fmt::format("{:.0f} min", estimate / 60)
                                                  : fmt::format("{:.1f} h", estimate / 3600);
-  std::cerr << trf("{id}: note: {first} took {s:.2g} s; at that pace the whole takes about {t} on this machine now: "
-                   "make {knobs} smaller for a quicker run",
-                   fmt::arg("id", id_), fmt::arg("first", first), fmt::arg("s", seconds), fmt::arg("t", how_long),
-                   fmt::arg("knobs", knobs))
-            << "\n";
+  const std::string note =
+      trf(processor ? N_("{id}: note: {first} took {s:.2g} s of processor time; at that pace the whole takes about "
+                         "{t} of processor time on this machine (the clock runs longer while other programs share "
+                         "its cores): make {knobs} smaller for a quicker run")
+                    : N_("{id}: note: {first} took {s:.2g} s; at that pace the whole takes about {t} on this machine "
+                         "now: make {knobs} smaller for a quicker run"),
+          fmt::arg("id", id_), fmt::arg("first", first), fmt::arg("s", seconds), fmt::arg("t", how_long),
+          fmt::arg("knobs", knobs));
+  // counted on the pager's page, as budget()'s note
+  std::cout.flush();
+  if (out_ != nullptr && !out_->aside(note + "\n")) return;
+  std::cerr << note << "\n";
 }
 
 bool Chapter::live_progress() const { return rich() && isatty(STDOUT_FILENO) && !dumb_terminal(); }

@@ -73,6 +73,14 @@ class Help {
   std::shared_ptr<Args> args_;  // null: no values
 };
 
+// What a decimal knob accepts near 0: whether 0 itself is a valid value (--dropout 0 is, --lr 0 is
+// not) and the smallest nonzero magnitude the chapter accepts (0: any a double holds as a normal
+// number). A value too small to hold names a fix from these: "write 0 or ..." only where 0 works.
+struct NearZero {
+  bool zero_ok = true;
+  double smallest = 0;
+};
+
 class Chapter {
  public:
   // id "ch04_multihead", title "Multi-head attention", follows {{0, N_("§Multi-head Attention")},
@@ -90,7 +98,9 @@ class Chapter {
   // the range is shown in --help.
   void option(const std::string& name, int64_t& value, const Help& help, int64_t lo, int64_t hi,
               const std::string& why = "");
-  void option(const std::string& name, double& value, const Help& help);
+  // A decimal knob; `near_zero` says what it accepts near 0, so that a value too small for a
+  // double names a fix that works (decimal_number).
+  void option(const std::string& name, double& value, const Help& help, NearZero near_zero = {});
   void option(const std::string& name, std::string& value, const Help& help);
   // A folder (--save DIR, --load DIR): '' is refused; --help shows DIR.
   void folder(const std::string& name, std::string& value, const Help& help);
@@ -121,7 +131,9 @@ class Chapter {
   // The same > 10 s note, for work this run times itself: `first` (e.g. _("the first training step"))
   // took `seconds`, and at that pace the whole work takes `estimate` seconds; above about 10 s, one
   // line on stderr naming both and `knobs`, the flags to make smaller. Call it once, after the first part.
-  void pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs) const;
+  // `processor`: the seconds are processor time (pace.hpp's cpu_seconds), and the note says so.
+  void pace_note(const std::string& first, double seconds, double estimate, const std::string& knobs,
+                 bool processor = false) const;
 
   // ---- options, valid inside body ----
   uint64_t seed = 0;
@@ -279,8 +291,9 @@ std::string quoted_input(const std::string& v);
 int64_t whole_number(const std::string& flag, const std::string& text, int64_t max);
 // A decimal number as every X flag reads it (Python's float(), spaces around allowed): finite, in
 // decimal, and 0 or at least the smallest normal double (a subnormal or an underflow is refused as
-// too small, saying the smallest accepted); -0 reads as 0. UsageError echoing the value otherwise.
-double decimal_number(const std::string& flag, const std::string& text);
+// too small, naming what to write instead: 0 only where near_zero.zero_ok, and the smallest value
+// the flag accepts); -0 reads as 0. UsageError echoing the value otherwise.
+double decimal_number(const std::string& flag, const std::string& text, NearZero near_zero = {});
 // How the user wrote `flag`'s value, or std::to_string(value) if the flag was not given.
 std::string typed(const std::string& flag, int64_t value);
 void check_seq_len(int64_t seq_len, int64_t max_positions);     // 1 <= T <= positions

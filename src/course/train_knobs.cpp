@@ -22,7 +22,9 @@ void width_options(Chapter& ch, int64_t& d_model, int64_t& heads, int64_t& d_ff)
 
 void adam_options(Chapter& ch, double& dropout, double& lr, const Help& lr_help) {
   ch.option("--dropout", dropout, _("dropout rate"));
-  ch.option("--lr", lr, lr_help.empty() ? Help(N_("Adam's learning rate")) : lr_help);
+  // 0 is no learning rate, and below float32's smallest normal number Adam's step is lost (check_adam_knobs)
+  ch.option("--lr", lr, lr_help.empty() ? Help(N_("Adam's learning rate")) : lr_help,
+            NearZero{false, std::numeric_limits<float>::min()});
 }
 
 void check_adam_knobs(double dropout, double lr) {

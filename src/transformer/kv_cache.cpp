@@ -50,23 +50,33 @@ Tensor decoder_step(Decoder& decoder, const Tensor& x_in, const Tensor& memory, 
   // the same forward as the full pass, one row, each layer reading and appending to its cache   (B,1,C)
   const Tensor out = decoder(x_in, memory, src_mask, nullptr, &cache.layers);
   // the products this step ran, from what the caches now hold (t positions per layer)
+  const auto i64 = [](size_t v) { return static_cast<int64_t>(v); };
   const size_t B = x_in.shape()[0], C = x_in.shape()[2], S = memory.shape()[1];
   for (size_t i = 0; i < decoder.layers.size(); ++i) {
     const DecoderLayerCache& l = cache.layers[i];
-    const size_t t = l.len(), F = static_cast<size_t>(decoder.layers[i].feed_forward.linear_1.out_features);
-    MacCount& m = cache.macs;
-    if (l.inputs) {
-      m.self_proj += u(B * C * C) * 2 + u(2 * B * t * C * C);  // Q and output: 1 row; K, V: all t rows
-      m.cross_proj += u(B * C * C) * 2 + u(2 * B * S * C * C);  // the memory projected every step
-    } else {
-      m.self_proj += u(4 * B * C * C);  // Q, K, V and output of the new row only
-      m.cross_proj += u(2 * B * C * C) + (had_memory[i] ? 0 : u(2 * B * S * C * C));  // memory K, V: once
-    }
-    m.self_attn += u(2 * B * t * C);   // scores (B,H,1,t), weights V
-    m.cross_attn += u(2 * B * S * C);  // scores (B,H,1,S), weights V
-    m.ffn += u(2 * B * C * F);         // w_1, w_2 on the new row
+    cache.macs += decoder_step_macs(l.inputs ? CacheKind::Inputs : CacheKind::KeysValues, i64(B), i64(l.len()),
+                                    i64(S), i64(C), decoder.layers[i].feed_forward.linear_1.out_features,
+                                    had_memory[i]);
   }
   return out;
+}
+
+MacCount decoder_step_macs(CacheKind kind, int64_t B_, int64_t t_, int64_t S_, int64_t C_, int64_t F_,
+                           bool memory_cached) {
+  const uint64_t B = u(static_cast<size_t>(B_)), t = u(static_cast<size_t>(t_)), S = u(static_cast<size_t>(S_)),
+                 C = u(static_cast<size_t>(C_)), F = u(static_cast<size_t>(F_));
+  MacCount m;
+  if (kind == CacheKind::Inputs) {
+    m.self_proj = B * C * C * 2 + 2 * B * t * C * C;   // Q and output: 1 row; K, V: all t rows
+    m.cross_proj = B * C * C * 2 + 2 * B * S * C * C;  // the memory projected every step
+  } else {
+    m.self_proj = 4 * B * C * C;                                         // Q, K, V and output of the new row only
+    m.cross_proj = 2 * B * C * C + (memory_cached ? 0 : 2 * B * S * C * C);  // memory K, V: once
+  }
+  m.self_attn = 2 * B * t * C;   // scores (B,H,1,t), weights V
+  m.cross_attn = 2 * B * S * C;  // scores (B,H,1,S), weights V
+  m.ffn = 2 * B * C * F;         // w_1, w_2 on the new row
+  return m;
 }
 
 MacCount decoder_full_pass_macs(int64_t N, int64_t B, int64_t T, int64_t S, int64_t C, int64_t F) {

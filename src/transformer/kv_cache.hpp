@@ -66,6 +66,12 @@ Tensor cat_dim1(const Tensor& a, const Tensor& b);
 Tensor decoder_step(Decoder& decoder, const Tensor& x, const Tensor& memory, const BTensor* src_mask,
                     DecoderCache& cache);
 
+// The products one decoding step runs in one layer, as decoder_step counts them: the layer's cache
+// holds t rows after the step; memory_cached: the key/value cache already holds the memory's keys
+// and values (every step after the first). Nothing is run: ch09 sums these over the steps to come.
+MacCount decoder_step_macs(CacheKind kind, int64_t B, int64_t t, int64_t S, int64_t C, int64_t F,
+                           bool memory_cached);
+
 // The products of article 002's full masked pass (Decoder::operator()) on T target rows over
 // S memory rows, N layers: each layer projects all T rows, scores the full T x T matrix
 // (masked entries included), attends over the S memory rows and runs the FFN on T rows.
