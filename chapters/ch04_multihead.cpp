@@ -290,18 +290,19 @@ int main(int argc, char** argv) {
                       : ""));
 
     // ---------------------------------------------------------------- 8) article 004
-    const MutilHeadAttention mha004(512, 8);
+    MultiHeadedAttention mha004 = mutil_head_attention(512, 8);
+    const int64_t d_model = mha004.h * mha004.d_k;  // C = H * D
     // y ~ U[0,1)   (B,T,C): tf.random.uniform((1, 60, 512))
-    const Tensor y = rand({1, static_cast<size_t>(seq_len), static_cast<size_t>(mha004.d_model)});
+    const Tensor y = rand({1, static_cast<size_t>(seq_len), static_cast<size_t>(d_model)});
     ch.section(trf("Step 8: article 004's split_heads layer on a {shape} input",
                    fmt::arg("shape", tf_shape_str(shape_of(y)))),
                _("article 004 §3.2 Multi-Head Attention, MutilHeadAttention; TensorFlow, printed its way"));
-    Tensor att;
-    // output, att = mha(y, k=y, q=y, mask=None)   (B,T,C), (B,H,T,S)
-    const Tensor output = mha004(y, y, y, &att);
+    // output, att = mha(y, k=y, q=y, mask=None)   (B,T,C), (B,H,T,S): v, k, q are all y
+    const Tensor output = mha004(y, y, y);
+    const Tensor& att = mha004.attn;
     ch.show("print(output.shape, att.shape)", tf_shape_str(shape_of(output)) + " " + tf_shape_str(shape_of(att)),
             _("the output keeps the input's shape; one (T, T) weight matrix per head"));
     ch.show("output", tf_str(output), row_spread_note(output), Shown::Twin);
-    ch.say(not_tensorflow_draws_note(y.size(), static_cast<size_t>(mha004.d_model), ch.seed_text));
+    ch.say(not_tensorflow_draws_note(y.size(), static_cast<size_t>(d_model), ch.seed_text));
   });
 }

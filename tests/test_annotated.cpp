@@ -31,6 +31,7 @@
 #include "reference_run.hpp"
 #include "transformer/grad.hpp"
 #include "transformer/annotated.hpp"
+#include "transformer/article004.hpp"
 
 namespace {
 
@@ -187,6 +188,44 @@ TEST_CASE("the one FeedForward: article 000's and 002's settings print their own
   CHECK(f0.repr().name == "FeedForward");
   CHECK(f0.repr().children.at(2).first == "gelu");
   CHECK(std::string(f0.linear_names().second) == "linear_2");
+}
+
+TEST_CASE("the one multi-head attention: article 002's and 004's settings", "[annotated][attention]") {
+  // article 004's layer: four Keras Dense (xavier weights, zero biases), its names and repr
+  ts::manual_seed(0);
+  ts::MultiHeadedAttention m4 = ts::mutil_head_attention(8, 2);
+  CHECK(m4.h == 2);
+  CHECK(m4.d_k == 4);
+  CHECK(m4.linear_name(0) == "wq");
+  CHECK(m4.linear_name(3) == "dense");
+  CHECK(m4.repr().str().rfind("MutilHeadAttention(\n  (wq): Linear(in_features=8, out_features=8, bias=True)", 0) == 0);
+  CHECK(m4.repr().str().find("ropout") == std::string::npos);
+  for (const ts::Linear& l : m4.linears)
+    for (float b : l.bias) CHECK(b == 0.0f);
+  // no dropout on its weights: in train mode with p = 0.5 set on the module, the weights still sum to 1
+  m4.dropout = ts::Dropout(0.5);
+  ts::Tensor y = ts::Tensor::from_shape({1, 3, 8});
+  for (size_t i = 0; i < y.size(); ++i) y.data()[i] = 0.1f * static_cast<float>(i % 7);
+  const ts::Tensor out4 = m4(y, y, y);
+  for (size_t r = 0; r < 2 * 3; ++r) {
+    float sum = 0.0f;
+    for (size_t s = 0; s < 3; ++s) sum += m4.attn.data()[r * 3 + s];
+    CHECK(sum == Approx(1.0f));
+  }
+  // the same weights in article 002's setting: the dropout on the weights runs (some weights
+  // zeroed, the rest doubled), the names are linears.i and the repr its own
+  ts::MultiHeadedAttention m2 = m4;
+  m2.article = ts::AttentionArticle::Article002;
+  CHECK(m2.linear_name(3) == "linears.3");
+  CHECK(m2.repr().name == "MultiHeadedAttention");
+  m2(y, y, y);
+  bool dropped = false;
+  for (float w : m2.attn) dropped = dropped || w == 0.0f;
+  CHECK(dropped);
+  // in eval mode the two settings compute the same output from the same weights
+  m2.train(false);
+  const ts::Tensor out2 = m2(y, y, y);
+  for (size_t i = 0; i < out2.size(); ++i) CHECK(out2.data()[i] == out4.data()[i]);
 }
 
 TEST_CASE("annotated: PositionalEncoding buffer equals torch bit for bit", "[annotated]") {

@@ -259,6 +259,12 @@ MultiHeadedAttention::MultiHeadedAttention(int64_t h_, int64_t d_model, double p
   for (int i = 0; i < 4; ++i) linears.emplace_back(d_model, d_model);
 }
 
+std::string MultiHeadedAttention::linear_name(size_t i) const {
+  static const char* const k004[4] = {"wq", "wk", "wv", "dense"};
+  if (article == AttentionArticle::Article004 && i < 4) return k004[i];
+  return "linears." + std::to_string(i);
+}
+
 // ---------------------------------------------------------------- KVCache
 size_t KVCache::len() const { return k.dimension() == 3 ? k.shape()[1] : 0; }
 
@@ -285,7 +291,7 @@ static const CodeSite kAttentionForwardSite{__FILE__, __LINE__ + 1, "MultiHeaded
 Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                         const BTensor* mask, KVCache* cache) {
   TS_CODE_SITE();
-  TS_TRACE_SCOPE("MultiHeadedAttention", query);
+  TS_TRACE_SCOPE(article == AttentionArticle::Article004 ? "MutilHeadAttention" : "MultiHeadedAttention", query);
   if (query.dimension() != 3 || key.dimension() != 3 || value.dimension() != 3)
     fail("MultiHeadedAttention: query, key, value must be (B,T,C), (B,S,C), (B,S,C)");
   // 0) mask.unsqueeze(1): the same mask for every head   (B,1,T,S)
@@ -320,8 +326,10 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
   const Tensor& keys = cache ? cache->k : k;
   const Tensor& values = cache ? cache->v : v;
   // 2) split heads (view(B,-1,h,d_k).transpose(1,2)) and 3) attend   (B,H,T,D)
+  //    (the dropout on the weights is article 002's; article 004 has none)
   const bool keep = grad_enabled();
-  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, &dropout, &attn, keep ? &saved.p : nullptr,
+  const Dropout* drop = article == AttentionArticle::Article002 ? &dropout : nullptr;
+  Tensor x = attention_heads(q, keys, values, h, mask ? &m4 : nullptr, drop, &attn, keep ? &saved.p : nullptr,
                              scale_scores);
   // 4) merge heads: x.transpose(1,2).contiguous().view(B,-1,h*d_k)   (B,T,C)
   Tensor merged = merge_heads(x);
@@ -340,18 +348,24 @@ Tensor MultiHeadedAttention::operator()(const Tensor& query, const Tensor& key, 
 static const CodeSite kAttentionBackwardSite{__FILE__, __LINE__ + 1, "MultiHeadedAttention::backward"};
 MultiHeadedAttention::InputGrads MultiHeadedAttention::backward(const Tensor& dy, MultiHeadedAttention& grad) const {
   TS_CODE_SITE();
-  require_forward(dropout.ready_for(saved.p), "dropout", kAttentionForwardSite, kAttentionBackwardSite);
+  const Dropout* drop = article == AttentionArticle::Article002 ? &dropout : nullptr;  // as the forward ran
+  require_forward(!drop || drop->ready_for(saved.p), "dropout", kAttentionForwardSite, kAttentionBackwardSite);
   // 5) dmerged = linears[3].backward(merged, dy)   (B,T,C)
   const Tensor dmerged = linears[3].backward(saved.merged, dy, grad.linears[3]);
   // 4) + 3) + 2) the heads' attention, read per head in place   dq (B,T,C), dk, dv (B,S,C)
   Tensor dq = zeros(shape_of(saved.q)), dk = zeros(shape_of(saved.k)), dv = zeros(shape_of(saved.v));
-  attention_heads_backward(dmerged, saved.q, saved.k, saved.v, h, saved.p, attn, &dropout, dq, dk, dv, scale_scores);
+  attention_heads_backward(dmerged, saved.q, saved.k, saved.v, h, saved.p, attn, drop, dq, dk, dv, scale_scores);
   // 1) the three projections
   return {linears[0].backward(saved.query, dq, grad.linears[0]), linears[1].backward(saved.key_in(), dk, grad.linears[1]),
           linears[2].backward(saved.value_in(), dv, grad.linears[2])};
 }
 
 ModuleRepr MultiHeadedAttention::repr() const {
+  if (article == AttentionArticle::Article004) {  // the twin's MutilHeadAttention: four Dense, no dropout
+    ModuleRepr r{"MutilHeadAttention", "", {}};
+    for (size_t i = 0; i < linears.size(); ++i) r.children.push_back({linear_name(i), linears[i].repr()});
+    return r;
+  }
   std::vector<ModuleRepr> items;
   for (const Linear& l : linears) items.push_back(l.repr());
   return {"MultiHeadedAttention", "", {{"linears", module_list_repr(items)}, {"dropout", dropout.repr()}}};

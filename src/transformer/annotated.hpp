@@ -117,14 +117,26 @@ std::string kv_cache_append_site();
 // ---------------------------------------------------------------- multi-head (listing 9.2)
 // 1) project q, k, v with linears[0..2]  2) split into h heads of d_k  3) attention()
 // 4) merge heads  5) linears[3].
+// Two articles write this fused layout (one (C,C) Linear per q, k, v, the heads cut out with a
+// view); what differs is a setting of the one module (introduced in ch04):
+//   Article002  MultiHeadedAttention(h, d_model, dropout)   linears.0-3, dropout on the weights
+//   Article004  MutilHeadAttention(d_model, num_heads)      wq, wk, wv, dense (Keras Dense init,
+//               article004.hpp's mutil_head_attention), no dropout, no mask
+// The article sets the dropout's place, the class name the repr prints and the state_dict names
+// of the four Linears (linear_name). The kernels and the backward are the same.
+enum class AttentionArticle { Article002, Article004 };
+
 struct MultiHeadedAttention {
   int64_t d_k = 0, h = 0;       // D, H
   std::vector<Linear> linears;  // 4 x Linear(C, C): four independent draws (q, k, v, output)
   Tensor attn;                  // (B,H,T,S) weights of the last call (after dropout)
-  Dropout dropout;
+  Dropout dropout;              // on the weights (Article002); Article004 has none
   bool scale_scores = true;     // false: scores not divided by sqrt(d_k) (an exercise, ch11 --no-scale)
+  AttentionArticle article = AttentionArticle::Article002;
   MultiHeadedAttention() = default;
   MultiHeadedAttention(int64_t h, int64_t d_model, double dropout = 0.1);  // one Linear draw
+  // the state_dict name of linears[i]: "linears.i" (Article002) or wq, wk, wv, dense (Article004)
+  std::string linear_name(size_t i) const;
   // query (B,T,C), key/value (B,S,C), mask (B|1, T|1, S) true = keep (unsqueezed to heads)
   // -> (B,T,C); stores the weights in attn.
   // With a cache: key/value's projected rows are appended to it (or, cache->fixed, projected

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "exact/fp_contract.hpp"
 #include "exact/kernels.hpp"
@@ -88,27 +89,21 @@ TS_NO_FP_CONTRACT Tensor scaled_dot_product_attention_004(const Tensor& q, const
   return output;
 }
 
-MutilHeadAttention::MutilHeadAttention(int64_t d_model_, int64_t num_heads_)
-    : num_heads(num_heads_), d_model(d_model_), depth(d_model_ / num_heads_) {
-  if (num_heads_ <= 0 || d_model_ <= 0 || d_model_ % num_heads_ != 0)
+MultiHeadedAttention mutil_head_attention(int64_t d_model, int64_t num_heads) {
+  if (num_heads <= 0 || d_model <= 0 || d_model % num_heads != 0)
     throw std::invalid_argument("MutilHeadAttention: d_model % num_heads must be 0");
-  for (Linear* l : {&wq, &wk, &wv, &dense}) {
-    *l = Linear(d_model, d_model);
-    xavier_uniform_(l->weight);
-    l->bias.fill(0.0f);
+  MultiHeadedAttention mha;
+  mha.article = AttentionArticle::Article004;  // names wq, wk, wv, dense; no dropout
+  mha.h = num_heads, mha.d_k = d_model / num_heads;  // H, depth D
+  mha.dropout = Dropout(0.0);
+  // self.wq, wk, wv, dense = keras_dense(d_model, d_model): nn.Linear's draws, then xavier_uniform_
+  for (int i = 0; i < 4; ++i) {
+    Linear l(d_model, d_model);
+    xavier_uniform_(l.weight);
+    l.bias.fill(0.0f);
+    mha.linears.push_back(std::move(l));
   }
-}
-
-Tensor MutilHeadAttention::operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const {
-  TS_CODE_SITE();
-  // 1) q = wq(q), k = wk(k), v = wv(v)                                 (B,T|S,C)
-  const Tensor qp = wq(q), kp = wk(k), vp = wv(v);
-  // 2) split_heads: reshape (B,-1,H,D), transpose [0,2,1,3]; 3) attend   (B,H,T,D)
-  const Tensor scaled_attention = attention_heads(qp, kp, vp, num_heads, nullptr, nullptr, attention_weights);
-  // 4) transpose back and reshape: concat_attention                    (B,T,C)
-  const Tensor concat_attention = merge_heads(scaled_attention);
-  // 5) output = dense(concat_attention)                                (B,T,C)
-  return dense(concat_attention);
+  return mha;
 }
 
 }  // namespace ts

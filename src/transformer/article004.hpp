@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exact/tensor.hpp"
+#include "transformer/annotated.hpp"
 #include "transformer/nn.hpp"
 
 namespace ts {
@@ -32,20 +33,16 @@ Tensor scaled_dot_product_attention_004(const Tensor& q, const Tensor& k, const 
                                         Tensor* attn_weight);
 
 // ---------------------------------------------------------------- MutilHeadAttention (§3.2)
-// The article's layer (it spells it "MutilHeadAttention"), introduced in ch04:
+// The article's layer (it spells it "MutilHeadAttention"), introduced in ch04, is the one
+// multi-head attention of annotated.hpp in AttentionArticle::Article004's setting:
 //   q, k, v = wq(q), wk(k), wv(v); split_heads: reshape (B,-1,H,D), transpose [0,2,1,3];
 //   scaled_dot_product_attention per head; transpose back, reshape (B,T,C); dense.
+// The article's call(v, k, q, mask=None) is the module's (query, key, value) with the arguments
+// the other way round; its attention_weights (B,H,T,S) are the module's attn after the call.
 // Dense(d_model) is a Linear with Keras's defaults, glorot-uniform kernel and zero bias, drawn
-// like tests/twins/article004.py: for each Dense, nn.Linear's init, then xavier_uniform_.
-// Shapes: H = num_heads, C = d_model, D = depth = C / H.
-struct MutilHeadAttention {
-  int64_t num_heads = 0, d_model = 0, depth = 0;  // H, C, D
-  Linear wq, wk, wv, dense;                       // 4 x (C,C)
-  MutilHeadAttention(int64_t d_model, int64_t num_heads);
-  // call(v, k, q, mask=None): v, k (B,S,C), q (B,T,C) -> output (B,T,C);
-  // *attention_weights (if not null) = the weights (B,H,T,S)
-  Tensor operator()(const Tensor& v, const Tensor& k, const Tensor& q, Tensor* attention_weights) const;
-};
+// like tests/twins/article004.py: for each Dense (wq, wk, wv, dense), nn.Linear's init, then
+// xavier_uniform_. Shapes: H = num_heads, C = d_model, D = depth = C / H.
+MultiHeadedAttention mutil_head_attention(int64_t d_model, int64_t num_heads);
 
 // Article 004's LayerNormalization (a Keras layer, §3.3; introduced in ch06) is the one LayerNorm
 // of nn.hpp with LayerNormArithmetic::Article004: gamma (x - mean) / (std_n + eps) + beta, std_n
