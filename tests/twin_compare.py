@@ -108,8 +108,12 @@ def build_torch(binary):
 
 def twin_torch():
     """The version of the PyTorch the twins run, e.g. '2.6.0'."""
-    p = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
+    # the installed package's metadata (importing torch for its __version__ costs seconds per case)
+    p = subprocess.run([PYTHON, "-c", "import importlib.metadata as m; print(m.version('torch'))"],
                        capture_output=True, text=True, env=ENV)
+    if p.returncode != 0 or not p.stdout.strip():
+        p = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True, env=ENV)
     return p.stdout.strip() if p.returncode == 0 else None
 
 
@@ -164,9 +168,17 @@ def main():
               f"picks the installed one) or run with TS_TORCH=<1.13|2.6>")
         return 1
     results = []
+    # the twin runs once for both modes (twinlib's --both: one PyTorch start per case)
+    both = run([PYTHON, twin, "--both"] + flags)
+    sep = "\x1e twin --transcript follows \x1e\n"  # twinlib.BOTH_SEPARATOR and its newline
+    if both.count(sep) != 1:
+        print(f"NOT OK: {os.path.basename(twin)} --both printed {both.count(sep)} separators, not 1 "
+              f"(tests/twins/twinlib.py Twin.show, _write_both)")
+        return 1
+    twin_out = dict(zip(("--plain", "--transcript"), both.split(sep)))
     for mode in ("--plain", "--transcript"):
         ours = run([binary, mode, "--no-color"] + flags + ours_only)
-        theirs = run([PYTHON, twin, mode] + flags)
+        theirs = twin_out[mode]
         if not ours.strip():
             # An empty --plain is right only when the articles print nothing in the chapter's
             # sections (ch06): the twin must agree, and the transcript below must not be empty.

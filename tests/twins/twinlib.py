@@ -4,9 +4,12 @@ A twin runs the article's code in PyTorch, after torch.manual_seed(S), with the 
 configuration and in the same order as the C++ chapter, and prints in one of two modes:
   --plain       only what the article's own print() calls show
   --transcript  every tensor the chapter shows, as '>>> expr' then print(value)
+  --both        the two above from one run: --plain's text, the line BOTH_SEPARATOR, --transcript's
+                (tests/twin_compare.py: one PyTorch start per case instead of two)
 tests/twin_compare.py runs a chapter and its twin in both modes and diffs them.
 """
 import argparse
+import atexit
 import os
 import sys
 from copy import copy
@@ -20,6 +23,8 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 ARTICLE, TWIN = "article", "twin"
+# --both: what separates --plain's text from --transcript's (a record separator, never in a print)
+BOTH_SEPARATOR = "\x1e twin --transcript follows \x1e"
 
 # Article 000's AutoConfig.from_pretrained("bert-base-uncased"), the fields it uses.
 BERT_BASE = SimpleNamespace(
@@ -47,13 +52,17 @@ class Twin:
         mode = p.add_mutually_exclusive_group()
         mode.add_argument("--plain", action="store_true")
         mode.add_argument("--transcript", action="store_true")
+        mode.add_argument("--both", action="store_true")
         p.add_argument("--text", default=DEFAULT_TEXT)
         p.add_argument("--vocab", default=os.environ.get("TS_VOCAB", DEFAULT_VOCAB))
         for args, kwargs in (extra_args or []):
             p.add_argument(*args, **kwargs)
         self.args = p.parse_args()
-        if not (self.args.plain or self.args.transcript):
+        if not (self.args.plain or self.args.transcript or self.args.both):
             self.args.transcript = True
+        self._plain, self._transcript = [], []
+        if self.args.both:
+            atexit.register(self._write_both)
         torch.manual_seed(self.args.seed)
 
     def bert_config(self):
@@ -71,12 +80,20 @@ class Twin:
     def show(self, expr, value, who=ARTICLE):
         """print(value) as the article does; `expr` labels it in transcript mode."""
         text = value if isinstance(value, str) else str(value)
-        if self.args.plain:
+        if self.args.both:
+            if who == ARTICLE:
+                self._plain.append(text + "\n")
+            self._transcript.append(">>> " + expr + "\n" + text + "\n")
+        elif self.args.plain:
             if who == ARTICLE:
                 print(text)
         else:
             print(">>> " + expr)
             print(text)
+
+    def _write_both(self):
+        sys.stdout.write("".join(self._plain) + BOTH_SEPARATOR + "\n" + "".join(self._transcript))
+        sys.stdout.flush()
 
     def input_ids(self, add_special_tokens=False):
         """The article's bert-base-uncased ids of --text (reference WordPiece, tests/twins/tokenizer_reference.py)."""
