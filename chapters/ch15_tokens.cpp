@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   std::string fortunes = "min", corpus_path;
   ch.option("--merges", merges, _("merges the BPE tokenizer learns on the training text"), 1, 20000,
             _("each merge recounts pairs: more takes longer"));
-  ch.option("--fortunes", fortunes, _("which fortunes to read from data/: min (fortunes-min, 3 files) or all"));
+  ch.option("--fortunes", fortunes, _("which fortunes to read from data/: min (Debian's small fortunes-min package) or all (fortunes)"));
   ch.option("--corpus", corpus_path, _("read this text file instead of the fortunes, one record a line"));
   ch.value_kind("--corpus", "FILE");
   ch.add_vocab_flag();
