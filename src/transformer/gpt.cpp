@@ -131,7 +131,7 @@ void GPT::backward(const Tensor& dlogits, GPT& grad) const {
   const int64_t N = int64_t(saved.idx.size()), T = int64_t(saved.idx.shape()[1]);
   if (int64_t(dlogits.size()) != N * V) fail("GPT.backward: dlogits must be (B,T,V) of the last forward");
   // 4) logits = xf W^T:  dxf = dlogits W   (N,C);  dW += dlogits^T xf   (V,C)  (tied: into wte)
-  Tensor dxf = Tensor::from_shape(shape_of(saved.xf));
+  Tensor dxf = zeros(shape_of(saved.xf));  // zeroed: an edit that drops the product below reads 0s, not old memory
   mm_rows(false, false, N, C, V, dlogits.data(), V, head_weight().data(), C, 0.0f, dxf.data(), C);
   Tensor& dW = config.tied ? grad.wte.weight : grad.lm_head;
   mm_rows(true, false, V, C, N, dlogits.data(), V, saved.xf.data(), C, 1.0f, dW.data(), C);
