@@ -27,6 +27,7 @@
 #include "course/classifier_report.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/loop_trace.hpp"  // check_step_finite
 #include "exact/matmul.hpp"  // set_blas_threads
 #include "exact/rng.hpp"     // manual_seed
 #include "train/checkpoint.hpp"
@@ -216,9 +217,8 @@ int main(int argc, char** argv) {
         ws.grads.assign(model.layout.total, 0.0f);                               // zero the gradients
         classifier_backward(model, ws, b);                                       // backward
         adam.update(model.params.data(), ws.grads.data(), model.params.size());  // Adam
-        if (!std::isfinite(loss))
-          throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss),
-                               fmt::arg("s", s + 1)));
+        // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
+        check_step_finite(loss, ws.grads, model.layout.specs, s + 1, classifier_forward_site(), classifier_backward_site());
         curve.push_back(loss);
         const auto pred = predictions(ws, K);
         for (int64_t i = 0; i < b.B; ++i) run_correct += pred[size_t(i)] == b.labels[size_t(i)];

@@ -199,6 +199,8 @@ static void load_into_module(const Classifier& m, ClsWorkspace& w) {
   }
 }
 
+// the lines below: classifier_forward's and classifier_backward's own, for their _site()s
+static const CodeSite kForwardSite{__FILE__, __LINE__ + 1, "classifier_forward"};
 void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training) {
   TS_CODE_SITE();
   load_into_module(m, w);
@@ -230,12 +232,14 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   w.logits.assign(logits.data(), logits.data() + logits.size());
 }
 
-std::string make_cls_batch_site() {
-  return code_site_path(kBatchSite.file) + ":" + std::to_string(kBatchSite.line) + " " + kBatchSite.func;
+static std::string site_words(const CodeSite& s) {
+  return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func;
 }
+std::string make_cls_batch_site() { return site_words(kBatchSite); }
 
 std::string classifier_head_site() { return classifier_pool_site(); }
 
+static const CodeSite kLossSite{__FILE__, __LINE__ + 1, "classifier_loss"};
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K) {
   w.probs.assign(size_t(b.B * K), 0.0f), w.loss.assign(size_t(b.B), 0.0f);
   cross_entropy_forward(w.loss.data(), w.probs.data(), w.logits.data(), b.labels.data(), b.B, K, int64_t(-1), 0.0f);
@@ -245,6 +249,7 @@ float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K) {
 }
 
 // ---------------------------------------------------------------- backward
+static const CodeSite kBackwardSite{__FILE__, __LINE__ + 1, "classifier_backward"};
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b) {
   TS_CODE_SITE();
   const int64_t B = b.B, K = m.cfg.classes;
@@ -341,5 +346,8 @@ void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
   m.params = std::move(p.params);
   adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
+
+std::string classifier_forward_site() { return site_words(kForwardSite) + ", " + site_words(kLossSite); }
+std::string classifier_backward_site() { return site_words(kBackwardSite); }
 
 }  // namespace ts::train

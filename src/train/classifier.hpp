@@ -96,6 +96,10 @@ std::string classifier_head_site();
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K);
 // d(mean loss)/d(params) into w.grads (set, not added): the model's backward from the loss.
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b);
+// where they are written: "src/train/classifier.cpp:LINE classifier_forward, ...:LINE classifier_loss"
+// (the loss a step checks comes from both), "src/train/classifier.cpp:LINE classifier_backward"
+std::string classifier_forward_site();
+std::string classifier_backward_site();
 // The name of the activation the feed-forward runs, measured on nn.hpp's FeedForward ("GELU", "ReLU", ...).
 std::string classifier_activation();
 // Where the model puts a layer's LayerNorms, measured on one token (train/wiring.hpp):
