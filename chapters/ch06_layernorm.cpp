@@ -74,12 +74,21 @@ int main(int argc, char** argv) {
     // E = W[ids]   (B,T) -> (B,T,C)
     Embedding token_emb(config.vocab_size, d_model);
     Tensor inputs_embeds = token_emb(input_ids);
-    // are the rows the table's rows for their ids (its N(0, 1) draws)? compared value for value
+    // are the rows the table's rows for their ids? compared value for value; and is the table
+    // N(0, 1)? its mean, std and kurtosis over all V*C values, measured
     const size_t lost = rows_not_from_table(inputs_embeds, token_emb.weight, input_ids);
-    const bool from_table = lost == 0;
+    const Moments drawn = moments_of(token_emb.weight);
+    const bool from_table = lost == 0, normal = from_table && drawn.standard_normal;
     ch.show("inputs_embeds", inputs_embeds, {"EmbeddingBackward0"},
-            from_table ? trf("each row is one token's C = {C} numbers, drawn from N(0, 1)", fmt::arg("C", C))
-                       : ch.verdict(false, trf("{k} of the {T} rows are not the table's row for their id "
+            normal ? trf("each row is one token's C = {C} numbers, drawn from N(0, 1)", fmt::arg("C", C))
+            : from_table
+                ? trf("each row is one token's C = {C} numbers, copied from a table whose {n} values have mean "
+                      "{m:.3g}, std {s:.3g} and kurtosis {k:.3g}: not N(0, 1)'s 0, 1 and 3, so the table was not "
+                      "drawn as nn.Embedding draws it (look at {site})",
+                      fmt::arg("C", C), fmt::arg("n", token_emb.weight.size()), fmt::arg("m", drawn.mean),
+                      fmt::arg("s", drawn.std), fmt::arg("k", drawn.kurtosis),
+                      fmt::arg("site", ch.ran("Embedding::Embedding")))
+                : ch.verdict(false, trf("{k} of the {T} rows are not the table's row for their id "
                                                "(token_emb.weight[id]): the lookup did not copy them, so they are no "
                                                "N(0, 1) draws; {bad} of their values are NaN or inf, the largest "
                                                "|x| is {big:.3g} (look at {site})",
@@ -97,6 +106,11 @@ int main(int argc, char** argv) {
               !from_table ? trf("from {lo:.4g} to {hi:.4g}: not the mean of draws from N(0, 1), since the rows are "
                                 "not the table's (above)",
                                 fmt::arg("lo", m.lo), fmt::arg("hi", m.hi))
+              : !normal
+                  ? trf("from {lo:.4g} to {hi:.4g}: the mean of {C} draws of std {s:.3g} strays about std/sqrt(C) = "
+                        "{e:.3g} from the table's mean {mu:.3g}",
+                        fmt::arg("lo", m.lo), fmt::arg("hi", m.hi), fmt::arg("C", C), fmt::arg("s", drawn.std),
+                        fmt::arg("e", drawn.std / std::sqrt(c)), fmt::arg("mu", drawn.mean))
               : trf("from {lo:.4f} to {hi:.4f}: the mean of {C} draws from N(0, 1) strays about 1/sqrt(C) = {s:.3f} "
                   "from 0",
                   fmt::arg("lo", m.lo), fmt::arg("hi", m.hi), fmt::arg("C", C), fmt::arg("s", 1.0 / std::sqrt(c))),
@@ -105,6 +119,12 @@ int main(int argc, char** argv) {
               !from_table ? trf("from {lo:.4g} to {hi:.4g}: not the variance of draws from N(0, 1), since the rows "
                                 "are not the table's (above)",
                                 fmt::arg("lo", v.lo), fmt::arg("hi", v.hi))
+              : !normal
+                  ? trf("from {lo:.4g} to {hi:.4g}: the variance of {C} draws strays about std^2 sqrt((kurtosis - 1)/C) "
+                        "= {e:.3g} from the table's {v:.3g}",
+                        fmt::arg("lo", v.lo), fmt::arg("hi", v.hi), fmt::arg("C", C),
+                        fmt::arg("e", drawn.std * drawn.std * std::sqrt(std::max(0.0, drawn.kurtosis - 1) / c)),
+                        fmt::arg("v", drawn.std * drawn.std))
               : trf("from {lo:.4f} to {hi:.4f}: the variance of {C} draws from N(0, 1) strays about sqrt(2/C) = {s:.3f} "
                   "from 1",
                   fmt::arg("lo", v.lo), fmt::arg("hi", v.hi), fmt::arg("C", C), fmt::arg("s", std::sqrt(2.0 / c))),

@@ -158,6 +158,24 @@ static double head_moves_with_wte(const Gpt& m, const std::vector<int64_t>& inpu
   return moved;
 }
 
+std::vector<std::string> unread_by_forward(const Gpt& m, const std::vector<std::string>& names) {
+  const std::vector<int64_t> input = encode_prompt(7);
+  GPT g = m.module();
+  const std::vector<float> before = logits_of(g, input);
+  std::vector<std::string> unread;
+  for (const std::string& name : names)
+    for (const ParamSpec& s : m.layout.specs) {
+      if (s.name != name) continue;
+      // every value of the tensor moved by a different amount (a uniform shift could cancel in a softmax)
+      std::vector<float> P = m.params;
+      for (size_t i = 0; i < s.numel; ++i) P[s.offset + i] += 0.5f * float(int64_t(i * 7 % 11) - 5) / 5.0f + 0.25f;
+      GPT moved = gpt_module(m.cfg, m.layout, P);
+      if (logits_of(moved, input) == before) unread.push_back(name);
+      break;
+    }
+  return unread;
+}
+
 void show_model(Chapter& ch, const Gpt& m) {
   const GptConfig& c = m.cfg;
   const SeqVocab& v = seq_vocab();

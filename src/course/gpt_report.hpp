@@ -28,6 +28,11 @@ void show_grad_check(Chapter& ch, const train::GptConfig& cfg);
 // the sizes, the parameters per part and what tying the LM head saves; whether the head is
 // tied is measured (the logits move with wte's row of a token not in the input), not read from cfg
 void show_model(Chapter& ch, const train::Gpt& m);
+// Of the parameter tensors named (state_dict names), the ones no logit depends on, measured: moving
+// every value of one leaves every logit of the prompt "7 =" exactly where it was. Such a tensor
+// (one the layout holds but no module reads, or one upstream of a head that reads storage of its
+// own) gets no gradient from any backward (ch12's zero-gradient check).
+std::vector<std::string> unread_by_forward(const train::Gpt& m, const std::vector<std::string>& names);
 // the sequences of a batch with the targets the loss counts, measured from token_losses'
 // per-position loss, and a verdict: the loss counts the answer's positions and no other
 void show_loss_mask(Chapter& ch, const train::Gpt& m, const train::SeqBatch& b);

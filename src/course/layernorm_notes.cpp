@@ -46,6 +46,27 @@ size_t rows_not_from_table(const Tensor& e, const Tensor& weight, const ITensor&
   return lost;
 }
 
+Moments moments_of(const Tensor& table) {
+  Moments m;
+  const double n = double(table.size());
+  if (table.size() < 2) return m;
+  // two passes: the mean, then the central moments about it
+  double sum = 0;
+  for (const float v : table) sum += v;
+  m.mean = sum / n;
+  double m2 = 0, m4 = 0;
+  for (const float v : table) {
+    const double d = double(v) - m.mean, d2 = d * d;
+    m2 += d2, m4 += d2 * d2;
+  }
+  m2 /= n, m4 /= n;
+  m.std = std::sqrt(m2);
+  m.kurtosis = m2 > 0 ? m4 / (m2 * m2) : 0;
+  m.standard_normal = std::isfinite(m.kurtosis) && std::abs(m.mean) <= 5 * std::sqrt(1 / n) &&
+                      std::abs(m2 - 1) <= 5 * std::sqrt(2 / n) && std::abs(m.kurtosis - 3) <= 5 * std::sqrt(24 / n);
+  return m;
+}
+
 size_t count_nonfinite(const Tensor& x) {
   return static_cast<size_t>(std::count_if(x.begin(), x.end(), [](float v) { return !std::isfinite(v); }));
 }

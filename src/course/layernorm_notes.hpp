@@ -22,6 +22,15 @@ std::vector<double> per_row(const Tensor& stat, const std::function<double(doubl
 // How many rows of an embedding lookup e (B,T,C) are not, value for value, the table's row
 // weight[ids[t]] (V,C) for their id: 0 when the lookup copied every row.   ids (B,T)
 size_t rows_not_from_table(const Tensor& e, const Tensor& weight, const ITensor& ids);
+// The values of a whole table (an embedding's weight), measured: their mean, std (population)
+// and kurtosis (4th moment / std^4), and whether those are N(0, 1)'s 0, 1 and 3 within five
+// standard errors of n draws (sqrt(1/n), sqrt(2/n) for the variance, sqrt(24/n)): how the table
+// was drawn, read from the table rather than from its initialiser's name.
+struct Moments {
+  double mean = 0, std = 0, kurtosis = 0;
+  bool standard_normal = false;
+};
+Moments moments_of(const Tensor& table);
 // How many values of x are NaN or inf
 size_t count_nonfinite(const Tensor& x);
 

@@ -73,11 +73,28 @@ std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, 
   return names;
 }
 
-void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward) {
-  if (names.empty()) return;
+// "a, b, c, d and 3 more"
+static std::string some_names(const std::vector<std::string>& names) {
   const size_t shown = std::min<size_t>(names.size(), 4);
   std::string list = fmt::format("{}", fmt::join(names.begin(), names.begin() + std::ptrdiff_t(shown), ", "));
   if (names.size() > shown) list += trf(" and {n} more", fmt::arg("n", names.size() - shown));
+  return list;
+}
+
+void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where) {
+  if (names.empty()) return;
+  ch.say("  " + ch.verdict(false, trf("after step 1's backward, {k} of the {K} parameter tensors have a gradient of "
+                                      "exactly 0 ({list}), and no logit depends on them: moving every value of each "
+                                      "leaves every logit where it was, so no backward can reach them. Either no "
+                                      "module reads them or what reads them never reaches the logits: the storage "
+                                      "the forward reads is chosen at {where}",
+                                      fmt::arg("k", names.size()), fmt::arg("K", all),
+                                      fmt::arg("list", some_names(names)), fmt::arg("where", where))));
+}
+
+void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward) {
+  if (names.empty()) return;
+  const std::string list = some_names(names);
   ch.say("  " + ch.verdict(false, trf("after step 1's backward, {k} of the {K} parameter tensors have a gradient of "
                                       "exactly 0 ({list}): the backward never reached them, so Adam cannot move them "
                                       "(look at {where})",

@@ -21,6 +21,10 @@ std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, 
 // NOT OK when step 1's backward left tensors at gradient 0 (names, of `all`), naming `backward`;
 // nothing when it reached them all.
 void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward);
+// NOT OK for such tensors that no logit depends on either (measured by the caller): no backward
+// can reach them, so the backward is not to blame; names `where`, the code that chooses which
+// storage the forward reads (the layout, the modules' weights).
+void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where);
 
 // One training step's loss and gradients, checked before the optimiser's update (introduced in
 // ch11): a NaN or inf is named where the step measured it, not blamed on the learning rate.

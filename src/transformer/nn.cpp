@@ -55,6 +55,7 @@ ModuleRepr Linear::repr() const { return linear_repr(in_features, out_features, 
 // ---------------------------------------------------------------- Embedding
 Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim)
     : weight(Tensor::from_shape({static_cast<size_t>(num_embeddings), static_cast<size_t>(embedding_dim)})) {
+  TS_CODE_SITE();
   init_embedding_(weight);  // N(0, 1)
 }
 
