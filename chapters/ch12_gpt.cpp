@@ -157,12 +157,13 @@ int main(int argc, char** argv) {
     log.finish(curve, run.seconds, step_95, seconds_95);
     show_loop_trace(ch, loop_trace);
     // of those, the ones no logit depends on (a weight only the layout holds, a head reading storage of
-    // its own) are not the backward's fault: measured by moving each
+    // its own, a forward that drops what reads them) are not the backward's fault: measured by moving each
     const std::vector<std::string> unread = unread_by_forward(model, unreached);
     std::vector<std::string> missed;  // read by the forward, yet left at 0 by the backward
     for (const std::string& name : unreached)
       if (std::find(unread.begin(), unread.end(), name) == unread.end()) missed.push_back(name);
-    show_unread(ch, unread, model.layout.specs.size(), make_gpt_layout_site() + ", " + gpt_head_weight_site());
+    show_unread(ch, unread, model.layout.specs.size(),
+                make_gpt_layout_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site());
     show_unreached(ch, missed, model.layout.specs.size(), gpt_backward_site());
     if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 
