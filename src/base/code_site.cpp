@@ -70,4 +70,8 @@ std::string code_site_name(const char* pretty_function) {
   return name;
 }
 
+std::string code_site_words(const CodeSite& site) {
+  return code_site_path(site.file) + ":" + std::to_string(site.line) + " " + code_site_name(site.func);
+}
+
 }  // namespace ts

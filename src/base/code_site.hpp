@@ -53,5 +53,8 @@ std::string code_site_path(const char* file);
 // "ts::Tensor ts::TransformerEncoderLayer::operator()(const ts::Tensor&) const"
 //   -> "TransformerEncoderLayer::operator()"
 std::string code_site_name(const char* pretty_function);
+// "src/transformer/gpt.cpp:128 GPT::backward": a site as a NOT OK names it (path, line, name;
+// the name through code_site_name, so a __PRETTY_FUNCTION__ and a plain name read alike)
+std::string code_site_words(const CodeSite& site);
 
 }  // namespace ts

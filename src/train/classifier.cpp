@@ -232,10 +232,7 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   w.logits.assign(logits.data(), logits.data() + logits.size());
 }
 
-static std::string site_words(const CodeSite& s) {
-  return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func;
-}
-std::string make_cls_batch_site() { return site_words(kBatchSite); }
+std::string make_cls_batch_site() { return code_site_words(kBatchSite); }
 
 std::string classifier_head_site() { return classifier_pool_site(); }
 
@@ -347,7 +344,7 @@ void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
   adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
 
-std::string classifier_forward_site() { return site_words(kForwardSite) + ", " + site_words(kLossSite); }
-std::string classifier_backward_site() { return site_words(kBackwardSite); }
+std::string classifier_forward_site() { return code_site_words(kForwardSite) + ", " + code_site_words(kLossSite); }
+std::string classifier_backward_site() { return code_site_words(kBackwardSite); }
 
 }  // namespace ts::train

@@ -46,9 +46,6 @@ struct ModuleUnderCheck {
   Tensor* input = nullptr;                                                   // x, when the input is a float tensor
 };
 
-std::string site_words(const CodeSite* s) {
-  return fmt::format("{}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
-}
 
 size_t nonfinite(const Tensor& t) {
   size_t n = 0;
@@ -87,7 +84,7 @@ void check_module(ClsGradCheck& out, ModuleUnderCheck& m, size_t per_tensor, Che
     CodeSiteRecorder rec(sites);  // the backward's own site comes first
     dx = m.bwd(dy);
   }
-  const std::string site = sites.empty() ? m.name : site_words(sites.front());
+  const std::string site = sites.empty() ? m.name : code_site_words(*sites.front());
   if (dx.dimension() > 0)  // an empty Tensor() when the input is ids
     if (const size_t bad = nonfinite(dx)) return reject_nonfinite(out, m, bad, "input gradient");
   for (auto& [name, vg] : m.tensors)

@@ -140,11 +140,8 @@ std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
   return m;
 }
 
-static std::string site_words(const CodeSite& s) {
-  return code_site_path(s.file) + ":" + std::to_string(s.line) + " " + s.func;
-}
-std::string make_seq_batch_site() { return site_words(kSeqBatchSite); }
-std::string make_gpt_layout_site() { return site_words(kLayoutSite); }
+std::string make_seq_batch_site() { return code_site_words(kSeqBatchSite); }
+std::string make_gpt_layout_site() { return code_site_words(kLayoutSite); }
 
 // ---------------------------------------------------------------- the module it trains
 // the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route);
@@ -226,7 +223,7 @@ std::vector<double> token_losses(const Tensor& logits, const std::vector<int64_t
   }
   return loss;
 }
-std::string token_losses_site() { return site_words(kLossSite); }
+std::string token_losses_site() { return code_site_words(kLossSite); }
 
 Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y, float scale) {
   const size_t N = y.size(), V = logits.size() / std::max<size_t>(N, 1);
