@@ -244,6 +244,7 @@ int main(int argc, char** argv) {
       const bool tty = ch.live_progress();
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();
+      std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
         const Batch b = make_batch(epochs.next(&epoch, &bi));
@@ -256,6 +257,7 @@ int main(int argc, char** argv) {
         adam.update(m.params.data(), trainer.grads().data(), m.params.size());
         // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
         check_step_finite(loss, trainer.grads(), m.layout.specs, s + 1, trainer_loss_site(), trainer_backward_site());
+        if (s == 0) unreached = zero_gradient_tensors(trainer.grads(), m.layout.specs);  // what step 1's backward missed
         metrics.add(epoch, st, loss);  // train_loss(loss); train_accuracy(tar_real, predictions)
         if (bi % log_every == 0) {
           if (tty) std::cout << "\r\033[K";
@@ -276,6 +278,7 @@ int main(int argc, char** argv) {
                  fmt::arg("r", double(steps) / secs)));
       ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(metrics.curve));
       show_loss_reduction(ch, metrics);  // the article's loss_fun beside the per-token mean
+      show_unreached(ch, unreached, m.layout.specs.size(), trainer_backward_site());
     }
 
     // ---------------------------------------------------------------- 3) evaluate

@@ -161,7 +161,7 @@ void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor&
   const int64_t S = int64_t(k.shape()[1]), H = h, D = C / H;
   const int64_t TS = T * S;
   // 1) dpd = dout V^T   (B,H,T,S);  dV += pd^T dout   (S,D) per head, in place in (B,S,C)
-  Tensor dpd = Tensor::from_shape(shape_of(p));
+  Tensor dpd = zeros(shape_of(p));  // zeros, though beta 0 overwrites it: an edited product leaves 0, not old memory
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hh = 0; hh < H; ++hh) {
       const float* dO = dout.data() + b * T * C + hh * D;

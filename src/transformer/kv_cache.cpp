@@ -45,8 +45,8 @@ Tensor decoder_step(Decoder& decoder, const Tensor& x_in, const Tensor& memory, 
     throw std::invalid_argument("decoder_step: the cache has " + std::to_string(cache.layers.size()) +
                                 " layers, the decoder " + std::to_string(decoder.layers.size()));
   // whether the memory's keys and values were projected before this step (key/value cache: once)
-  std::vector<bool> had_memory;
-  for (const DecoderLayerCache& l : cache.layers) had_memory.push_back(l.src_attn.len() > 0);
+  std::vector<bool> had_memory(cache.layers.size());
+  for (size_t i = 0; i < cache.layers.size(); ++i) had_memory[i] = cache.layers[i].src_attn.len() > 0;
   // the same forward as the full pass, one row, each layer reading and appending to its cache   (B,1,C)
   const Tensor out = decoder(x_in, memory, src_mask, nullptr, &cache.layers);
   // the products this step ran, from what the caches now hold (t positions per layer)

@@ -54,8 +54,9 @@ ModuleRepr Linear::repr() const { return linear_repr(in_features, out_features, 
 
 // ---------------------------------------------------------------- Embedding
 Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim)
-    : weight(Tensor::from_shape({static_cast<size_t>(num_embeddings), static_cast<size_t>(embedding_dim)})) {
+    : weight(zeros({static_cast<size_t>(num_embeddings), static_cast<size_t>(embedding_dim)})) {
   TS_CODE_SITE();
+  // zeros first: a table the init below does not fill reads 0 on every machine, never old memory
   init_embedding_(weight);  // N(0, 1)
 }
 
@@ -67,6 +68,13 @@ Tensor Embedding::operator()(const ITensor& ids) const {
   Shape shape = shape_of(ids);
   shape.push_back(C);
   Tensor out = Tensor::from_shape(shape);
+  // the copy below writes C values per id: out must hold them all (else it writes past its end)
+  if (out.size() != ids.size() * C) {
+    static const CodeSite here{__FILE__, __LINE__, __PRETTY_FUNCTION__};
+    throw CheckFailure(fmt::format("Embedding: the output holds {} values where {} ids of C = {} numbers need {}: its "
+                                   "shape must be ids' shape with C appended (look at {})",
+                                   out.size(), ids.size(), C, ids.size() * C, code_site_words(here)));
+  }
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t id = ids.data()[i];
     if (id < 0 || static_cast<size_t>(id) >= V)
