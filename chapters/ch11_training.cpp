@@ -245,6 +245,7 @@ int main(int argc, char** argv) {
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
+      std::vector<std::string> zero_with_dropout;  // the same, before the rerun without dropout (below)
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
         const Batch b = make_batch(epochs.next(&epoch, &bi));
@@ -259,6 +260,14 @@ int main(int argc, char** argv) {
         check_step_finite(loss, trainer.grads(), m.layout.specs, s + 1, trainer_loss_site(), trainer_backward_site());
         if (s == 0) unreached = zero_gradient_tensors(trainer.grads(), m.layout.specs);  // what step 1's backward missed
         metrics.add(epoch, st, loss);  // train_loss(loss); train_accuracy(tar_real, predictions)
+        if (s == 0 && !unreached.empty()) {
+          // the same batch without dropout: what it reaches, dropout's zeros had cut off (no fault)
+          trainer.forward(b, /*training=*/false);
+          trainer.zero_grad();
+          trainer.backward(reduction);
+          zero_with_dropout = unreached;
+          unreached = zero_gradient_tensors(trainer.grads(), m.layout.specs);
+        }
         if (bi % log_every == 0) {
           if (tty) std::cout << "\r\033[K";
           // the article's own progress line (what it prints, so never translated)
@@ -278,6 +287,7 @@ int main(int argc, char** argv) {
                  fmt::arg("r", double(steps) / secs)));
       ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(metrics.curve));
       show_loss_reduction(ch, metrics);  // the article's loss_fun beside the per-token mean
+      show_dropout_zeroed(ch, zero_with_dropout, unreached, m.layout.specs.size());
       show_unreached(ch, unreached, m.layout.specs.size(), trainer_backward_site());
     }
 

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
                _("article 004 §模型训练和测试 train_step; llm.c's train_gpt2.c loop"));
     std::vector<TraceEvent> loop_trace;  // what the first two steps ran (base/trace.hpp)
     std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
+    std::vector<std::string> zero_with_dropout;  // the same, before the rerun without dropout (below)
     Epochs epochs(batch, ch.seed);
     std::vector<double> curve;
     TrainLog log{ch, log_every, steps};
@@ -150,6 +151,16 @@ int main(int argc, char** argv) {
           // the first step measured: the whole run's time at that pace (a note past ~10 s)
           if (s == 0) ch.pace_note(_("the first training step"), seconds_since(t0), seconds_since(t0) * double(steps), "--steps");
           log.step(epoch, bi, loss, model.correct(), model.tokens(), s, seconds_since(t0));
+          if (s == 0 && !unreached.empty()) {
+            // the same batch without dropout: what it reaches, dropout's zeros had cut off (no fault);
+            // not a step of the loop, so not in the loop's trace
+            traced.reset();
+            model.forward(b, /*training=*/false);
+            model.zero_grad();
+            model.backward();
+            zero_with_dropout = unreached;
+            unreached = zero_gradient_tensors(model.grads, model.layout.specs);
+          }
         },
         [&] { return held_out_exact_match(model, Sampler{}, 0); });
     const int64_t step_95 = run.step_hit;
@@ -162,6 +173,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> missed;  // read by the forward, yet left at 0 by the backward
     for (const std::string& name : unreached)
       if (std::find(unread.begin(), unread.end(), name) == unread.end()) missed.push_back(name);
+    show_dropout_zeroed(ch, zero_with_dropout, unreached, model.layout.specs.size());
     show_unread(ch, unread, model.layout.specs.size(),
                 make_gpt_layout_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site());
     show_unreached(ch, missed, model.layout.specs.size(), gpt_backward_site());

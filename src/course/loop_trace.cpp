@@ -92,6 +92,19 @@ void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all,
                                       fmt::arg("list", some_names(names)), fmt::arg("where", where))));
 }
 
+void show_dropout_zeroed(Chapter& ch, const std::vector<std::string>& zero,
+                         const std::vector<std::string>& zero_without_dropout, size_t all) {
+  std::vector<std::string> reached;  // zero in step 1, nonzero without dropout
+  for (const std::string& name : zero)
+    if (std::find(zero_without_dropout.begin(), zero_without_dropout.end(), name) == zero_without_dropout.end())
+      reached.push_back(name);
+  if (reached.empty()) return;
+  ch.say(trf("  after step 1's backward, {k} of the {K} parameter tensors had a gradient of exactly 0 ({list}): "
+             "train-mode dropout zeroed every path from them to the loss in that batch. The same batch without "
+             "dropout gives each of them a gradient (measured), so the backward does reach them",
+             fmt::arg("k", reached.size()), fmt::arg("K", all), fmt::arg("list", some_names(reached))));
+}
+
 void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward) {
   if (names.empty()) return;
   const std::string list = some_names(names);
