@@ -157,7 +157,6 @@ int main(int argc, char** argv) {
     ch.erratum(_("002 §9.3.1, lines 384 and 388"), scaling_erratum(layer.src_attn));
     // x2 = x1 + dropout(src_attn(n, memory, memory)), n = norm(x1)
     // Q (B,T,C) from x1, K and V (B,S,C) from memory -> weights (B,H,T,S)
-    static const CodeSite x2_site{__FILE__, __LINE__ + 1, "x2"};
     const Tensor x2 =
         layer.sublayer[1](x1, [&](const Tensor& n) { return layer.src_attn(n, memory, memory, nullptr); });
     ch.show("x2.shape", size_str(shape_of(x2)), _("(B, T, C) again: one row per target token, not per memory row"));
@@ -165,8 +164,8 @@ int main(int argc, char** argv) {
     const Shape cw = shape_of(layer.src_attn.attn);  // (B,H,T,S)
     if (cw.size() != 4) {  // src_attn keeps the weights of its last run: none, or not 4-d, if it did not run above
       throw CheckFailure(trf("layer.src_attn.attn holds {n} dimensions, not the (B, H, T, S) weights of a run: the "
-                             "cross-attention did not run for x2 (look at {where})",
-                             fmt::arg("n", cw.size()), fmt::arg("where", code_site_words(x2_site))));
+                             "cross-attention did not run in sublayer 1 (look at Step 3's x2 in {file})",
+                             fmt::arg("n", cw.size()), fmt::arg("file", code_site_path(__FILE__))));
     }
     ch.show("layer.src_attn.attn.shape", size_str(cw),
             trf("(B, H, T, S): each head weighs {S} key rows for each of the {T} target tokens",

@@ -143,6 +143,10 @@ def run_env():
     env = dict(os.environ, OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "Haswell"), TS_COLUMNS="0")
     env.setdefault("TS_TORCH", "1.13")
     env.pop("TS_LANG", None)
+    # glibc fills every allocation with 0x5a bytes (and freed memory with 0xa5): an edit that reads
+    # memory nothing wrote sees the same garbage on every machine, not zeros from a fresh mmap on one
+    # and old values on another (stop 47's CI failed on such an edit that passed everywhere else)
+    env.setdefault("MALLOC_PERTURB_", "165")
     return env
 
 
