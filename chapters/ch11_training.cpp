@@ -244,11 +244,13 @@ int main(int argc, char** argv) {
       const bool tty = ch.live_progress();
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();
+      TrainedNumbers trained;              // every training batch's numbers
       std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
       std::vector<std::string> zero_with_dropout;  // the same, before the rerun without dropout (below)
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
         const Batch b = make_batch(epochs.next(&epoch, &bi));
+        trained.add(b.numbers);  // the numbers this step trains on, against the held-out ones (after the loop)
         // train_step(inp, tar), as llm.c's loop: forward (and loss_fun), zero the gradients,
         // backward, Adam's update. The trainer splits the batch over its threads.
         const StepStats st = trainer.forward(b, /*training=*/true);
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
       show_loss_reduction(ch, metrics);  // the article's loss_fun beside the per-token mean
       show_dropout_zeroed(ch, zero_with_dropout, unreached, m.layout.specs.size());
       show_unreached(ch, unreached, m.layout.specs.size(), trainer_backward_site());
+      show_train_eval_overlap(ch, trained, split.held_out, number_split_site() + ", " + epochs_next_site());
     }
 
     // ---------------------------------------------------------------- 3) evaluate

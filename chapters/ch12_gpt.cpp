@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
                  "backward, Adam"),
                _("article 004 §模型训练和测试 train_step; llm.c's train_gpt2.c loop"));
     std::vector<TraceEvent> loop_trace;  // what the first two steps ran (base/trace.hpp)
+    TrainedNumbers trained;              // every training batch's numbers
     std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
     std::vector<std::string> zero_with_dropout;  // the same, before the rerun without dropout (below)
     Epochs epochs(batch, ch.seed);
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
           if (s < 2) traced = std::make_unique<TraceRecorder>(loop_trace);
           int64_t epoch = 0, bi = 0;
           const SeqBatch b = make_seq_batch(epochs.next(&epoch, &bi));
+          trained.add(b.numbers);  // the numbers this step trains on, against the held-out ones (after the loop)
           const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
           model.zero_grad();
           model.backward();                                          // each module's backward, last module first
@@ -177,6 +179,7 @@ int main(int argc, char** argv) {
     show_unread(ch, unread, model.layout.specs.size(),
                 make_gpt_layout_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site());
     show_unreached(ch, missed, model.layout.specs.size(), gpt_backward_site());
+    show_train_eval_overlap(ch, trained, number_split().held_out, number_split_site() + ", " + epochs_next_site());
     if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 
     // ---------------------------------------------------------------- 3) evaluate

@@ -209,9 +209,11 @@ int main(int argc, char** argv) {
       double run_loss = 0;
       int64_t run_n = 0, run_correct = 0;
       const auto t0 = std::chrono::steady_clock::now();
+      TrainedNumbers trained;  // every training batch's numbers
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
         const ClsBatch b = make_cls_batch(epochs.next(&epoch, &bi));
+        trained.add(b.numbers);  // the numbers this step trains on, against the held-out ones (after the loop)
         classifier_forward(model, ws, b, true);                                  // forward
         const float loss = classifier_loss(ws, b, K);                            // loss
         ws.grads.assign(model.layout.total, 0.0f);                               // zero the gradients
@@ -242,6 +244,7 @@ int main(int argc, char** argv) {
                  "line, in training mode)",
                  fmt::arg("n", steps), fmt::arg("s", secs), fmt::arg("r", double(steps) / secs)));
       ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(curve));
+      show_train_eval_overlap(ch, trained, split.held_out, number_split_site() + ", " + epochs_next_site());
     }
 
     // ---------------------------------------------------------------- 3) held-out accuracy

@@ -92,6 +92,30 @@ void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all,
                                       fmt::arg("list", some_names(names)), fmt::arg("where", where))));
 }
 
+void TrainedNumbers::add(const std::vector<int64_t>& batch_numbers) {
+  seen_.insert(batch_numbers.begin(), batch_numbers.end());
+  ++batches_;
+}
+
+void show_train_eval_overlap(Chapter& ch, const TrainedNumbers& trained, const std::vector<int64_t>& evaluated,
+                             const std::string& where) {
+  if (trained.batches() == 0) return;  // nothing trained here (a loaded checkpoint, no steps)
+  std::vector<int64_t> both;  // evaluated numbers that a training batch held
+  for (int64_t n : evaluated)
+    if (trained.has(n)) both.push_back(n);
+  if (both.empty())
+    ch.say("  " + ch.verdict(true, trf("the {b} training batches held {d} distinct numbers and none of the {h} "
+                                       "held-out ones evaluated after training (measured over every batch)",
+                                       fmt::arg("b", trained.batches()), fmt::arg("d", trained.distinct()),
+                                       fmt::arg("h", evaluated.size()))));
+  else
+    ch.say("  " + ch.verdict(false, trf("{k} of the {h} held-out numbers evaluated after training were in training "
+                                        "batches (the first: {n}): the held-out score counts numbers the model "
+                                        "trained on, not unseen ones (look at {where})",
+                                        fmt::arg("k", both.size()), fmt::arg("h", evaluated.size()),
+                                        fmt::arg("n", both[0]), fmt::arg("where", where))));
+}
+
 void show_dropout_zeroed(Chapter& ch, const std::vector<std::string>& zero,
                          const std::vector<std::string>& zero_without_dropout, size_t all) {
   std::vector<std::string> reached;  // zero in step 1, nonzero without dropout

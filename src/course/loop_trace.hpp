@@ -2,6 +2,9 @@
 // "the training loop, written out" from what ran, not from fixed text). Introduced in ch12.
 #pragma once
 
+#include <cstdint>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "base/trace.hpp"
@@ -31,6 +34,25 @@ void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t a
 // can reach them, so the backward is not to blame; names `where`, the code that chooses which
 // storage the forward reads (the layout, the modules' weights).
 void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where);
+
+// The numbers a run's training batches held, every batch the loop drew (issue 41: the sets a run
+// trained and evaluated on, and their overlap, from what ran; introduced in ch11).
+class TrainedNumbers {
+ public:
+  void add(const std::vector<int64_t>& batch_numbers);  // one training batch's numbers (B)
+  int64_t batches() const { return batches_; }
+  size_t distinct() const { return seen_.size(); }
+  bool has(int64_t n) const { return seen_.count(n) != 0; }
+
+ private:
+  std::set<int64_t> seen_;
+  int64_t batches_ = 0;
+};
+// After training: how many distinct numbers the batches held and whether any of `evaluated` (the
+// held-out numbers the chapter scores after training) was among them: OK when none was; NOT OK naming `where`
+// (the split and the batches' source) when some were. Nothing when no batch ran.
+void show_train_eval_overlap(Chapter& ch, const TrainedNumbers& trained, const std::vector<int64_t>& evaluated,
+                             const std::string& where);
 
 // One training step's loss and gradients, checked before the optimiser's update (introduced in
 // ch11): a NaN or inf is named where the step measured it, not blamed on the learning rate.

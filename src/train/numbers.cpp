@@ -95,6 +95,8 @@ std::vector<int64_t> encode_target(int64_t n) {
   return ids;
 }
 
+// the line below: number_split's own, for number_split_site()
+static const CodeSite kNumberSplitSite{__FILE__, __LINE__ + 1, "number_split"};
 const Split& number_split() {
   static const Split split = [] {
     // a fixed shuffle (its own seed, not --seed): the first 500 numbers are held out
@@ -169,6 +171,10 @@ template MasksT<double> create_mask<double>(const std::vector<int64_t>&, const s
 Epochs::Epochs(int64_t batch_size, uint64_t seed)
     : B_(batch_size), per_epoch_(static_cast<int64_t>(number_split().train.size()) / batch_size), rng_(seed) {}
 
+std::string number_split_site() { return code_site_words(kNumberSplitSite); }
+
+// the line below: Epochs::next's own, for epochs_next_site()
+static const CodeSite kEpochsNextSite{__FILE__, __LINE__ + 1, "Epochs::next"};
 std::vector<int64_t> Epochs::next(int64_t* epoch, int64_t* batch) {
   if (order_.empty() || batch_ == per_epoch_) {
     // a new epoch: reshuffle the training numbers
@@ -183,5 +189,7 @@ std::vector<int64_t> Epochs::next(int64_t* epoch, int64_t* batch) {
   ++batch_;
   return out;
 }
+
+std::string epochs_next_site() { return code_site_words(kEpochsNextSite); }
 
 }  // namespace ts::train

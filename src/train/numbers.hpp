@@ -59,6 +59,7 @@ struct Split {
   std::vector<int64_t> train, held_out;
 };
 const Split& number_split();
+std::string number_split_site();  // "src/train/numbers.cpp:LINE number_split", from the compiler
 
 // One padded batch, as article 004's padded_batch gives it.
 struct Batch {
@@ -98,5 +99,6 @@ class Epochs {
   std::vector<int64_t> order_;
   Rng rng_;
 };
+std::string epochs_next_site();  // "src/train/numbers.cpp:LINE Epochs::next", from the compiler
 
 }  // namespace ts::train
