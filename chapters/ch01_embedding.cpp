@@ -19,6 +19,7 @@
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/layernorm_notes.hpp"
 #include "course/model_probes.hpp"
 #include "course/layout.hpp"
 #include "course/token_notes.hpp"
@@ -122,9 +123,19 @@ int main(int argc, char** argv) {
     // E = weight[ids]      weight (V,C) -> (B,T,C)
     Embedding token_emb(config.vocab_size, config.hidden_size);
     const Tensor& W = token_emb.weight;  // the init's draw, measured (nn.Embedding draws N(0, 1))
-    ch.show("token_emb", token_emb.repr(), trf("a table of V = {V} rows of C = {C} numbers; as drawn, their mean is "
-            "{m:.3f} and their std {s:.3f} (nn.Embedding's init is N(0, 1))", fmt::arg("V", W.shape()[0]),
-            fmt::arg("C", W.shape()[1]), fmt::arg("m", mean_of(W)), fmt::arg("s", std_of(W))));
+    const Moments drawn = moments_of(W);   // N(0, 1)'s mean, std and kurtosis, within their sampling error?
+    ch.show("token_emb", token_emb.repr(),
+            drawn.standard_normal
+                ? trf("a table of V = {V} rows of C = {C} numbers; as drawn, their mean is {m:.3f} and their std "
+                      "{s:.3f} (nn.Embedding's init is N(0, 1))",
+                      fmt::arg("V", W.shape()[0]), fmt::arg("C", W.shape()[1]), fmt::arg("m", mean_of(W)),
+                      fmt::arg("s", std_of(W)))
+                : trf("a table of V = {V} rows of C = {C} numbers whose mean is {m:.3g}, std {s:.3g} and kurtosis "
+                      "{k:.3g}: not N(0, 1)'s 0, 1 and 3, so it was not drawn as nn.Embedding's init draws it "
+                      "(look at {site})",
+                      fmt::arg("V", W.shape()[0]), fmt::arg("C", W.shape()[1]), fmt::arg("m", drawn.mean),
+                      fmt::arg("s", drawn.std), fmt::arg("k", drawn.kurtosis),
+                      fmt::arg("site", ch.ran("Embedding::Embedding"))));
     Tensor inputs_embeds = token_emb(input_ids);
     ch.show("inputs_embeds.size()", size_str(shape_of(inputs_embeds)), _("[batch_size, seq_len, hidden_dim] = (B,T,C)"));
     // The lookup copies: row t of inputs_embeds is row ids[t] of the table, bit for bit.

@@ -19,6 +19,7 @@
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/layernorm_notes.hpp"
 #include "course/layout.hpp"
 #include "exact/compare.hpp"
 #include "exact/matmul.hpp"
@@ -92,9 +93,15 @@ int main(int argc, char** argv) {
     // scores = Q K^T / sqrt(D)
     // (B,T,D) x (B,S,D)^T -> (B,T,S)
     Tensor scores = scaled_scores(query, key);
+    const size_t T = tokens.size();
+    // every step below reads scores as (1,T,T): a scores of another shape stops here, naming the code
+    if (shape_of(scores) != Shape{1, T, T})
+      throw CheckFailure(trf("scores has the shape {got}, not (B,T,S) = (1, {T}, {T}): one score per (query, key) "
+                             "pair of the {T} tokens (look at {site})",
+                             fmt::arg("got", size_str(shape_of(scores))), fmt::arg("T", T),
+                             fmt::arg("site", ch.ran("scaled_scores"))));
     ch.show("scores.size()", size_str(shape_of(scores)),
             _("one score for every (query token, key token) pair: (B,T,S) with T = S here"));
-    const size_t T = tokens.size();
     size_t diag_wins = 0;  // rows whose largest score is on the diagonal
     for (size_t t = 0; t < T; ++t) {
       bool wins = true;
@@ -134,13 +141,16 @@ int main(int argc, char** argv) {
     // the explanation holds only while scores[t,t] is |e_t|^2 / sqrt(D), which the verdict checks
     constexpr double kDiagTol = 1e-5;  // relative: what float32 rounding of C products and a sum leaves
     const bool diag_ok = worst <= kDiagTol;
+    // the N(0, 1) estimates below hold only for rows copied from a table drawn N(0, 1): both measured
+    const bool normal = rows_not_from_table(inputs_embeds, token_emb.weight, input_ids) == 0 &&
+                        moments_of(token_emb.weight).standard_normal;
     ch.erratum(_("002 §9.2.1, line 184"),
                diag_ok ? _("the note on attention() says the dot product is multiplied by the square root of d[k] (so "
                            "do lines 62 and 192); the code divides by math.sqrt(d_k), as this step does.")
                        : _("the note on attention() says the dot product is multiplied by the square root of d[k] (so "
                            "do lines 62 and 192); the code divides by math.sqrt(d_k)."));
 
-    ch.say(trf(diag_ok ? N_("  On the diagonal, q = k gives scores[t,t] = |e_t|^2 / sqrt(D). Each of the D = {D} "
+    ch.say(trf(diag_ok && normal ? N_("  On the diagonal, q = k gives scores[t,t] = |e_t|^2 / sqrt(D). Each of the D = {D} "
                             "entries of\n"
                             "  an embedding row is N(0,1), so |e_t|^2 is about D and the diagonal about\n"
                             "  D/sqrt(D) = sqrt(D) = {root:.2f}; here it runs from {lo:.2f} to {hi:.2f}. Off the "
@@ -160,8 +170,11 @@ int main(int argc, char** argv) {
                       N_("scores[t,t] is no longer |e_t|^2 / sqrt(D): largest relative gap {g:.2g}, above {tol:.0e}"),
                       fmt::arg("g", worst), fmt::arg("tol", kDiagTol)));
     ch.erratum(_("000 §Scaled Dot-product Attention, line 195"),
-               trf("the article says a token's dot product with itself is 1. It is |e_t|^2: here {sq_lo:.1f} to "
-                   "{sq_hi:.1f}, and {lo:.2f} to {hi:.2f} once divided by sqrt(D) (about sqrt(D) = {root:.1f}).",
+               trf(normal ? N_("the article says a token's dot product with itself is 1. It is |e_t|^2: here {sq_lo:.1f} "
+                               "to {sq_hi:.1f}, and {lo:.2f} to {hi:.2f} once divided by sqrt(D) (about sqrt(D) = "
+                               "{root:.1f}).")
+                          : N_("the article says a token's dot product with itself is 1. It is |e_t|^2: here {sq_lo:.1f} "
+                               "to {sq_hi:.1f}, and {lo:.2f} to {hi:.2f} once divided by sqrt(D)."),
                    fmt::arg("sq_lo", sq_lo), fmt::arg("sq_hi", sq_hi), fmt::arg("lo", sq_lo / std::sqrt(d)),
                    fmt::arg("hi", sq_hi / std::sqrt(d)), fmt::arg("root", std::sqrt(d))));
     const double ratio = max_abs / min_abs;

@@ -32,7 +32,9 @@
 #include "course/beam_report.hpp"
 #include "course/chapter.hpp"
 #include "course/i18n.hpp"
+#include "course/decoder_notes.hpp"
 #include "course/loop_trace.hpp"
+#include "course/model_probes.hpp"
 #include "exact/print.hpp"
 #include "course/plot.hpp"
 #include "course/settings.hpp"
@@ -185,11 +187,11 @@ int main(int argc, char** argv) {
     ch.say(trf("  {train} numbers train, {held} are held out (the same for every seed) and only evaluated.",
                fmt::arg("train", split.train.size()), fmt::arg("held", split.held_out.size())));
     ch.show("{part: sum(p.numel() for p in module.parameters())}", parameter_table(model),
-            trf("create_model(V_src={vs}, V_tgt={vt}, N={N}, d_model={C}, d_ff={F}, h={H}), {ln}, {act} feed-forward, "
-                "dropout {p}",
+            // the call's arguments; where the sublayers put their norms and what the feed-forward
+            // computes are measured on the module in Step 2 (show_module), not read from cfg
+            trf("create_model(V_src={vs}, V_tgt={vt}, N={N}, d_model={C}, d_ff={F}, h={H}, dropout={p})",
                 fmt::arg("vs", cfg.src_vocab), fmt::arg("vt", cfg.tgt_vocab), fmt::arg("N", cfg.layers),
                 fmt::arg("C", cfg.d_model), fmt::arg("F", cfg.d_ff), fmt::arg("H", cfg.heads),
-                fmt::arg("ln", cfg.pre_ln ? "pre-LN" : "post-LN"), fmt::arg("act", cfg.relu ? "ReLU" : _("linear")),
                 fmt::arg("p", cfg.dropout)),
             Shown::Twin);
     Epochs epochs(batch, ch.seed);
@@ -383,13 +385,44 @@ static int64_t check_knobs(Chapter& ch, int64_t steps, const ModelConfig& cfg, d
   return task_number("--translate", translate_text);
 }
 
+// Where the model's sublayers put their LayerNorm, measured on each SublayerConnection it holds
+// (sublayer_formula, course/decoder_notes.hpp, on a probe row): "pre-LN" or "post-LN" when every
+// one computes that formula, else what they compute, by state_dict name.
+static std::string measured_wiring(const EncoderDecoder& module) {
+  std::vector<std::pair<std::string, std::string>> f;  // (name, formula)
+  auto add = [&f](const std::string& name, const SublayerConnection& sub) {
+    const size_t C = sub.norm.weight.size();
+    Tensor x = Tensor::from_shape({1, 2, C});  // (B,T,C) a probe row, no draw
+    for (size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.25f * static_cast<float>((i * 7) % 11) - 1.25f;
+    f.emplace_back(name, sublayer_formula(sub, x));
+  };
+  for (size_t l = 0; l < module.encoder.layers.size(); ++l)
+    for (size_t i = 0; i < module.encoder.layers[l].sublayer.size(); ++i)
+      add(fmt::format("encoder.layers.{}.sublayer.{}", l, i), module.encoder.layers[l].sublayer[i]);
+  for (size_t l = 0; l < module.decoder.layers.size(); ++l)
+    for (size_t i = 0; i < module.decoder.layers[l].sublayer.size(); ++i)
+      add(fmt::format("decoder.layers.{}.sublayer.{}", l, i), module.decoder.layers[l].sublayer[i]);
+  if (f.empty()) return _("no sublayer");
+  auto words = [](const std::string& formula) {
+    return formula.empty() ? _("none of x + f(norm(x)), norm(x + f(x)), x + f(x), f(norm(x))") : formula;
+  };
+  for (const auto& [name, formula] : f)
+    if (formula != f[0].second)
+      return trf("sublayers that differ: {a} computes {fa}, {b} computes {fb}", fmt::arg("a", f[0].first),
+                 fmt::arg("fa", words(f[0].second)), fmt::arg("b", name), fmt::arg("fb", words(formula)));
+  if (f[0].second == "x + f(norm(x))") return "pre-LN";
+  if (f[0].second == "norm(x + f(x))") return "post-LN";
+  return trf("every sublayer computes {f}", fmt::arg("f", words(f[0].second)));
+}
+
 static void show_module(Chapter& ch, const EncoderDecoder& module) {
-  // what the module holds (create_model's settings), not what the flags asked for
+  // what the module holds and computes (measured on its own sublayers and feed-forward), not
+  // what the flags asked for
   const DecoderLayer& layer = module.decoder.layers.at(0);
   const FeedForward& ff = layer.feed_forward;
   std::vector<std::string> settings = {
-      trf("feed-forward activation {act}", fmt::arg("act", activation_name(ff.activation))),
-      norm_place_name(layer.sublayer.at(0).norm_place),
+      trf("feed-forward activation {act}", fmt::arg("act", activation_words(feed_forward_activation(ff)))),
+      measured_wiring(module),
       trf("dropout {p} (attention weights {pa})", fmt::arg("p", ff.dropout.p), fmt::arg("pa", layer.self_attn.dropout.p))};
   if (!layer.self_attn.scale_scores) settings.push_back(_("scores not divided by sqrt(d_k) (--no-scale)"));
   ch.say(trf("  ch11 trains ch10's EncoderDecoder itself ({file}: its forward, and the backward written below each "

@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
                  "TransformerEncoder(vocab={V}, positions={P}, N={N}, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}) + "
                  "Linear({C}, {K}); the sentence vector: {pool}",
                  H,
-                fmt::arg("act", classifier_activation()),
+                fmt::arg("act", activation_words(feed_forward_activation(
+                                    make_classifier_module(cfg).encoder.layers.at(0).feed_forward))),
                 fmt::arg("ln", wiring_words(classifier_block_wiring())),
                 fmt::arg("V", cfg.vocab), fmt::arg("P", cfg.max_len), fmt::arg("N", L), fmt::arg("C", cfg.d_model),
                 fmt::arg("H", H), fmt::arg("D", cfg.d_model / H), fmt::arg("F", cfg.d_ff), fmt::arg("K", K),

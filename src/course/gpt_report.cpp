@@ -102,21 +102,10 @@ void show_grad_check(Chapter& ch, const GptConfig& cfg) {
 }
 
 // ---------------------------------------------------------------- the model and the task
-// The activation the model's feed-forward computes, named by probing it: one channel in, one
-// out, act(-1) and act(1) through the model's own mlp. GELU(-1) = -0.1587, ReLU(-1) = 0.
+// The activation the model's feed-forward computes, named by probing block 0's own mlp
+// (course/model_probes.hpp)
 static std::string activation_name(const GPT& g) {
-  if (g.h.empty()) return "-";
-  FeedForward mlp = g.h[0].feed_forward;
-  mlp.linear_1.weight.fill(0.0f), mlp.linear_1.bias.fill(0.0f), mlp.linear_2.weight.fill(0.0f), mlp.linear_2.bias.fill(0.0f);
-  const size_t C = mlp.linear_1.weight.shape()[1];
-  mlp.linear_1.weight(0, 0) = 1.0f, mlp.linear_2.weight(0, 0) = 1.0f;  // h_0 = x_0, y_0 = act(h_0)
-  Tensor x = zeros({1, 2, C});
-  x(0, 0, 0) = -1.0f, x(0, 1, 0) = 1.0f;
-  const Tensor y = mlp(x);
-  const float a = y(0, 0, 0), b = y(0, 1, 0);
-  if (std::abs(a + 0.158655f) < 1e-4f && std::abs(b - 0.841345f) < 1e-4f) return "GELU";
-  if (a == 0.0f && b == 1.0f) return "ReLU";
-  return fmt::format("f (f(-1) = {:.4f}, f(1) = {:.4f})", a, b);
+  return g.h.empty() ? "-" : activation_words(feed_forward_activation(g.h[0].feed_forward));
 }
 
 // What the mask the forward builds hides, read from the mask itself (T = the context).

@@ -33,9 +33,11 @@ Linear identity_linear(size_t n) {
 
 }  // namespace
 
-std::string feed_forward_activation() {
+std::string feed_forward_activation() { return feed_forward_activation(FeedForward()); }
+
+std::string feed_forward_activation(const FeedForward& ff) {
   const size_t n = 33;
-  FeedForward probe;  // default-constructed: nothing drawn
+  FeedForward probe = ff;  // a copy: its settings (activation, article), its Linears made identities
   probe.linear_1 = identity_linear(n);
   probe.linear_2 = identity_linear(n);
   probe.train(false);

@@ -18,6 +18,9 @@ namespace ts {
 // identity Linears (C = F = 33, no draw) on z = -4, -3.75, ..., 4 gives the activation itself.
 // "GELU", "ReLU", "none" (the identity: no activation) or "" (another function).
 std::string feed_forward_activation();
+// The same, measured on a copy of a model's own feed-forward `ff` (its activation and article
+// settings kept, its Linears made identities): what that model's FeedForward::operator() runs.
+std::string feed_forward_activation(const FeedForward& ff);
 // The named activation (one of feed_forward_activation()'s answers except ""), on x.
 Tensor apply_activation(const std::string& name, const Tensor& x);
 // The activation's name for a sentence: the name, or "an activation that is neither GELU nor ReLU".

@@ -104,27 +104,6 @@ ClsBatch make_cls_batch(const std::vector<int64_t>& numbers) {
   return b;
 }
 
-// ---------------------------------------------------------------- the feed-forward's activation
-std::string classifier_activation() {
-  // ask nn.hpp's FeedForward itself, C = F = 1 with both Linears 1 and no bias: it returns act(x).
-  // GELU(-1) = -0.1587, ReLU(-1) = 0, identity(-1) = -1
-  Config k;
-  k.hidden_size = 1, k.intermediate_size = 1, k.hidden_dropout_prob = 0.0;
-  const Generator kept = default_generator();
-  FeedForward ff(k);
-  default_generator() = kept;
-  ff.train(false);
-  for (Linear* l : {&ff.linear_1, &ff.linear_2}) l->weight.fill(1.0f), l->bias.fill(0.0f);
-  Tensor x = Tensor::from_shape({1, 2, 1});
-  x.data()[0] = -1.0f, x.data()[1] = 1.0f;
-  const Tensor y = ff(x);
-  const float y0 = y.data()[0], y1 = y.data()[1];
-  if (std::fabs(y0 + 0.158655f) < 1e-4f && std::fabs(y1 - 0.841345f) < 1e-4f) return "GELU";
-  if (y0 == 0.0f && y1 == 1.0f) return "ReLU";
-  if (y0 == -1.0f && y1 == 1.0f) return "no activation";
-  return fmt::format("f(x) with f(-1) = {:.4g}, f(1) = {:.4g}", y0, y1);
-}
-
 // ---------------------------------------------------------------- the layer's wiring, measured
 std::string classifier_block_wiring() {
   // one layer of C = 4, one head, F = 2C, on the one token [CLS]; a head K = C with W = I, so the

@@ -100,8 +100,6 @@ void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b
 // (the loss a step checks comes from both), "src/train/classifier.cpp:LINE classifier_backward"
 std::string classifier_forward_site();
 std::string classifier_backward_site();
-// The name of the activation the feed-forward runs, measured on nn.hpp's FeedForward ("GELU", "ReLU", ...).
-std::string classifier_activation();
 // Where the model puts a layer's LayerNorms, measured on one token (train/wiring.hpp):
 // "pre-LN" (x + f(LN(x))), "post-LN" (LN(x + f(x))), or "" for neither.
 std::string classifier_block_wiring();

@@ -65,6 +65,13 @@ Tensor Embedding::operator()(const ITensor& ids) const {
   // out[b, t, :] = weight[ids[b, t], :]
   // (B,T) -> (B,T,C)
   const size_t V = weight.shape()[0], C = weight.shape()[1];
+  // the copy below reads row id at weight + id C: V rows of C numbers must be the whole table
+  if (weight.dimension() != 2 || V * C != weight.size()) {
+    static const CodeSite here{__FILE__, __LINE__, __PRETTY_FUNCTION__};
+    throw CheckFailure(fmt::format("Embedding: V = {} rows of C = {} numbers make {} values, but the table holds {}: "
+                                   "V and C must be its two dimensions (look at {})",
+                                   V, C, V * C, weight.size(), code_site_words(here)));
+  }
   Shape shape = shape_of(ids);
   shape.push_back(C);
   Tensor out = Tensor::from_shape(shape);
@@ -77,9 +84,15 @@ Tensor Embedding::operator()(const ITensor& ids) const {
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t id = ids.data()[i];
-    if (id < 0 || static_cast<size_t>(id) >= V)
-      throw std::out_of_range("Embedding: id " + std::to_string(id) + " is outside the table of " +
-                              std::to_string(V) + " rows");
+    // an id outside the table is the code's doing (the chapters refuse bad input before a model
+    // runs): a check that names this function, not an internal error
+    if (id < 0 || static_cast<size_t>(id) >= V) {
+      static const CodeSite here{__FILE__, __LINE__, __PRETTY_FUNCTION__};
+      throw CheckFailure(fmt::format("Embedding: id {} (entry {} of the {} ids) is outside the table of {} rows: "
+                                     "the ids it is given must be 0 to {} (look at {}, and at the code that "
+                                     "built the ids)",
+                                     id, i, ids.size(), V, V - 1, code_site_words(here)));
+    }
     std::copy_n(weight.data() + static_cast<size_t>(id) * C, C, out.data() + i * C);
   }
   return out;
