@@ -21,6 +21,7 @@
 #include "course/i18n.hpp"
 #include "course/layernorm_notes.hpp"
 #include "course/layout.hpp"
+#include "course/shape_check.hpp"
 #include "exact/compare.hpp"
 #include "exact/matmul.hpp"
 #include "exact/tfprint.hpp"
@@ -94,12 +95,8 @@ int main(int argc, char** argv) {
     // (B,T,D) x (B,S,D)^T -> (B,T,S)
     Tensor scores = scaled_scores(query, key);
     const size_t T = tokens.size();
-    // every step below reads scores as (1,T,T): a scores of another shape stops here, naming the code
-    if (shape_of(scores) != Shape{1, T, T})
-      throw CheckFailure(trf("scores has the shape {got}, not (B,T,S) = (1, {T}, {T}): one score per (query, key) "
-                             "pair of the {T} tokens (look at {site})",
-                             fmt::arg("got", size_str(shape_of(scores))), fmt::arg("T", T),
-                             fmt::arg("site", ch.ran("scaled_scores"))));
+    // every step below reads scores as (1,T,T): another shape stops here, naming the code
+    require_shape(scores, {1, T, T}, "scores", _("one score per (query, key) pair: (B,T,S)"), ch.ran("scaled_scores"));
     ch.show("scores.size()", size_str(shape_of(scores)),
             _("one score for every (query token, key token) pair: (B,T,S) with T = S here"));
     size_t diag_wins = 0;  // rows whose largest score is on the diagonal

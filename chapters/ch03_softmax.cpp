@@ -19,10 +19,12 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "base/code_site.hpp"
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/layout.hpp"
+#include "course/shape_check.hpp"
 #include "course/softmax_notes.hpp"
 #include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
@@ -78,6 +80,8 @@ int main(int argc, char** argv) {
     // scores = Q K^T / sqrt(D)
     // (B,T,S)
     Tensor scores = scaled_scores(query, key);
+    // every step below reads scores as (1,T,T): another shape stops here, naming the code
+    require_shape(scores, {1, T, T}, "scores", _("one score per (query, key) pair: (B,T,S)"), ch.ran("scaled_scores"));
     const RowStats sc = row_stats(scores);
     ch.show("scores", scores, {"DivBackward0"},
             trf("as in chapter 2, row t scores query t against every key; the diagonal (a token against itself) is "
@@ -142,7 +146,10 @@ int main(int argc, char** argv) {
     ch.section(_("Step 3: attn_outputs = bmm(weights, value)"), _("article 000 §Scaled Dot-product Attention"));
     // out = W V
     // (B,T,S) x (B,S,D) -> (B,T,D)
+    const CodeSite out_site{__FILE__, __LINE__ + 1, "attn_outputs = bmm(weights, value)"};
     Tensor attn_outputs = bmm(weights, value);
+    require_shape(attn_outputs, shape_of(value), "attn_outputs",
+                  _("one weighted mean of the value rows per token: (B,T,D)"), code_site_words(out_site));
     ch.show("attn_outputs.shape", size_str(shape_of(attn_outputs)), _("one new vector per token, same size as before"));
     {
       const double gap = max_abs_diff(attn_outputs, value)();
