@@ -91,8 +91,14 @@ int main(int argc, char** argv) {
             Shown::Twin);
     // q_h = query W_q^T + b_q   (B,T,C) -> (B,T,D)
     const Tensor head_q = head.q(query);
+    // D numbers per token, measured on what the line above returned
+    const size_t q_width = head_q.dimension() == 3 ? head_q.shape()[2] : 0;
     ch.show("head.q(query)", head_q, {"ViewBackward0"},
-            _("this head's queries: every token projected to D numbers (ch02 used the raw embedding instead)"),
+            q_width == D ? _("this head's queries: every token projected to D numbers (ch02 used the raw embedding "
+                             "instead)")
+                         : ch.verdict(false, trf("head.q(query) holds {n} numbers per token where this head's queries "
+                                                 "have D = {D}: the line above does not project them with head.q",
+                                                 fmt::arg("n", q_width), fmt::arg("D", D))),
             Shown::Twin);
     // head = softmax(q_h k_h^T / sqrt(D)) v_h   (B,T,D)
     const Tensor head_out = head(query, key, value);

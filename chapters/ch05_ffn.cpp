@@ -116,8 +116,14 @@ int main(int argc, char** argv) {
     MultiHeadAttention multihead_attn(config);
     // (B,T,C)
     const Tensor attn_output = multihead_attn(inputs_embeds, inputs_embeds, inputs_embeds);
+    // the input itself, value for value, when the line above returns it: then nothing was mixed
+    const bool unchanged = shape_of(attn_output) == shape_of(inputs_embeds) &&
+                           std::equal(attn_output.begin(), attn_output.end(), inputs_embeds.begin());
     ch.show("attn_output", attn_output, {"ViewBackward0"},
-            _("chapter 4's result: each token's vector is now a mix of the value vectors of all tokens"), Shown::Twin);
+            unchanged ? _("inputs_embeds itself, value for value: the line above returns its input, so no token's "
+                          "vector mixes the others' (chapter 4's attention does)")
+                      : _("chapter 4's result: each token's vector is now a mix of the value vectors of all tokens"),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 2) article 000's FeedForward
     // which activation FeedForward::operator() runs, measured (src/course/model_probes.hpp)

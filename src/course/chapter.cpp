@@ -789,6 +789,28 @@ int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& bod
     std::cout.flush();
     std::cerr << trf("{id}: error: out of memory: choose smaller sizes", fmt::arg("id", id_)) << "\n";
     return 2;
+  } catch (const std::logic_error& e) {
+    // A function refused what it was given (shapes that do not fit, an index past the end).
+    // The course's code is the learner's to edit, so that is the code's doing: a NOT OK (exit 3)
+    // naming the step's line and the functions it had run, not an internal error.
+    std::vector<std::string> sites;
+    if (step_file_ != nullptr) sites.push_back(fmt::format("{}:{}", code_site_path(step_file_), step_line_));
+    for (const CodeSite* s : step_sites_) {
+      std::string w = fmt::format("{}:{} {}", code_site_path(s->file), s->line, code_site_name(s->func));
+      if (std::find(sites.begin(), sites.end(), w) == sites.end()) sites.push_back(std::move(w));
+    }
+    const std::string message =
+        sites.empty() ? one_line(e.what())
+                      : trf("{what}: a function was given what it cannot take (look at {sites}: the step's line and "
+                            "the functions it had run)",
+                            fmt::arg("what", one_line(e.what())), fmt::arg("sites", fmt::join(sites, ", ")));
+    std::cout << "NOT OK: " << message << "\n";
+    std::cout.flush();
+    std::cerr << trf("{id}: {n} check(s) did not hold (NOT OK): {first}: something changed in the code or the "
+                     "knobs makes the numbers differ",
+                     fmt::arg("id", id_), fmt::arg("n", 1), fmt::arg("first", message))
+              << "\n";
+    return finish_output(3);
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << trf("{id}: internal error: {message}", fmt::arg("id", id_), fmt::arg("message", e.what())) << "\n";
