@@ -21,6 +21,7 @@
 #include "course/chapter.hpp"
 #include "course/encoder_timing.hpp"
 #include "course/i18n.hpp"
+#include "course/layernorm_notes.hpp"
 #include "course/layout.hpp"
 #include "course/model_probes.hpp"
 #include "exact/compare.hpp"
@@ -89,9 +90,15 @@ int main(int argc, char** argv) {
     Tensor inputs_embeds = token_emb(input_ids);
     ch.show("inputs_embeds.shape", size_str(shape_of(inputs_embeds)), _("(B,T,C): what goes in must come out"));
     const float input_spread = mean_row_std(inputs_embeds);
+    const Moments table = moments_of(token_emb.weight);  // how the table was drawn, measured
     ch.show("inputs_embeds.std(-1)", row_std(inputs_embeds), {"StdBackward0"},
-            trf("each token's spread, {s:.4f} on average: nn.Embedding's table is drawn from N(0, 1)",
-                fmt::arg("s", input_spread)),
+            table.standard_normal
+                ? trf("each token's spread, {s:.4f} on average: nn.Embedding's table is drawn from N(0, 1)",
+                      fmt::arg("s", input_spread))
+                : trf("each token's spread, {s:.4f} on average, from a table that is not N(0, 1) (its values' mean "
+                      "{m:.3g}, std {sd:.3g}: look at {site})",
+                      fmt::arg("s", input_spread), fmt::arg("m", table.mean),
+                      fmt::arg("sd", table.std), fmt::arg("site", ch.ran("Embedding::Embedding"))),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 2) pre-LN
@@ -147,6 +154,18 @@ int main(int argc, char** argv) {
                       : _("the same weights in the original paper's order (the check below: its rows no longer "
                           "leave with a LayerNorm's variance)"),
             Shown::Twin);
+    // the paper's order, rebuilt from the same sublayers (eval mode): the check that the
+    // sentence above describes what post_ln computes
+    const ResidualCheck post = post_ln_rebuilt(encoder_layer, inputs_embeds);
+    ch.say("  " + ch.verdict(post.holds(),
+                             post.holds()
+                                 ? trf("LN2(x1 + FFN(x1)) with x1 = LN1(x + MHA(x)), rebuilt from the layer's sublayers, "
+                                       "gives post_ln's output to {g:.3g} (eval mode)",
+                                       fmt::arg("g", post.gap))
+                                 : trf("post_ln's output is not LN2(x1 + FFN(x1)) with x1 = LN1(x + MHA(x)) rebuilt "
+                                       "from the layer's sublayers: they differ by up to {g:.3g} (eval mode; look at "
+                                       "{site})",
+                                       fmt::arg("g", post.gap), fmt::arg("site", ch.ran("TransformerEncoderLayer::post_ln")))));
     ch.show("post_ln.std(-1)", row_std(post_ln), {"StdBackward0"},
             ch.verdict(unit_rows, unit_rows ? trf("{lo:.5f} to {hi:.5f}: LayerNorm's output has variance 1 (divided by "
                                                   "C), which the unbiased std (divided by C-1) shows as sqrt(C/(C-1)) "

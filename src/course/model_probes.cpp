@@ -67,6 +67,18 @@ std::string activation_note(const std::string& act, const char* gelu_text, const
   return trf(other_text, fmt::arg("act", activation_words(act)));
 }
 
+ResidualCheck post_ln_rebuilt(const TransformerEncoderLayer& layer, const Tensor& x) {
+  TransformerEncoderLayer quiet = layer;
+  quiet.train(false);
+  const Tensor y = quiet.post_ln(x);
+  const Tensor x1 = quiet.layer_norm_1(Tensor(x + quiet.attention(x, x, x)));
+  const Tensor out = quiet.layer_norm_2(Tensor(x1 + quiet.feed_forward(x1)));
+  ResidualCheck r;
+  r.gap = y.size() == out.size() ? gap_of(y, out) : INFINITY;
+  for (float v : y) r.scale = std::max(r.scale, std::fabs(static_cast<double>(v)));
+  return r;
+}
+
 ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tensor& x) {
   TransformerEncoderLayer quiet = layer;
   quiet.train(false);

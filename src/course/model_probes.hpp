@@ -45,6 +45,10 @@ struct ResidualCheck {
   std::string instead() const;
 };
 ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tensor& x);
+// The same for TransformerEncoderLayer::post_ln (the paper's order), rebuilt from the layer's
+// own sublayers on an eval-mode copy: x1 = LN1(x + MHA(x)), out = LN2(x1 + FFN(x1)). Only gap
+// and scale are measured (a norm after each add leaves no input share to project).
+ResidualCheck post_ln_rebuilt(const TransformerEncoderLayer& layer, const Tensor& x);
 
 // The parameters of one encoder layer: its two LayerNorms, the heads' Linears, output_linear
 // and the feed-forward's two Linears.
