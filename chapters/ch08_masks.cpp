@@ -210,9 +210,24 @@ int main(int argc, char** argv) {
     // out = softmax(masked scores) V    (B,T,D)
     Tensor pad_out = scaled_dot_product_attention(query, key, value, &pad_mask);
     const size_t out_nan = nan_rows(pad_out);
+    // the attention's output against the weights printed above times V: the same nan rows, and
+    // the other rows equal to float rounding (scaled to the values compared)
+    const Tensor by_hand = bmm(pad_weights_inf, value);
+    const bool same_shape = shape_of(by_hand) == shape_of(pad_out);
+    double row_gap = same_shape ? 0.0 : INFINITY, big = 1.0;  // over the entries that are numbers in both
+    for (size_t i = 0; same_shape && i < by_hand.size(); ++i) {
+      const double a = by_hand.data()[i], b = pad_out.data()[i];
+      if (!std::isnan(a) && !std::isnan(b)) row_gap = std::max(row_gap, std::fabs(a - b)), big = std::max(big, std::fabs(a));
+    }
+    const bool uses_weights = out_nan == n_nan && row_gap <= 1e-5 * big;
     ch.show("scaled_dot_product_attention(query, key, value, query_mask, key_mask)", pad_out, {"BmmBackward0"},
-            trf("{nan} of the {T} output rows are nan: a nan row of weights stays nan through bmm",
-                fmt::arg("nan", out_nan), fmt::arg("T", T)),
+            uses_weights ? trf("{nan} of the {T} output rows are nan: a nan row of weights stays nan through bmm",
+                       fmt::arg("nan", out_nan), fmt::arg("T", T))
+                 : ch.verdict(false, trf("{nan} of the {T} output rows are nan where the weights above have {wn}, and "
+                                         "where both are numbers they differ from those weights times V by up to {g:.3g}: the "
+                                         "attention did not use these masked weights (look at {site})",
+                                         fmt::arg("nan", out_nan), fmt::arg("T", T), fmt::arg("wn", n_nan),
+                                         fmt::arg("g", row_gap), fmt::arg("site", ch.ran("scaled_dot_product_attention")))),
             Shown::Twin);
     // a second attention layer on that output, same masks   (B,T,D)
     Tensor pad_out2 = scaled_dot_product_attention(pad_out, pad_out, pad_out, &pad_mask);
