@@ -25,12 +25,15 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "base/code_site.hpp"
+#include "base/trace.hpp"
 #include "course/chapter.hpp"
 #include "course/counts.hpp"
 #include "course/decoder_notes.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
 #include "course/model_probes.hpp"
+#include "course/shape_check.hpp"
 #include "course/translation.hpp"
 #include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
@@ -157,11 +160,21 @@ int main(int argc, char** argv) {
                 fmt::arg("k", visible), fmt::arg("S", src_ids.size())),
             Shown::Twin);
     // memory (B,S,C)
-    const Tensor memory = model.encode(src, &src_mask);
+    // traced, so the sentence under it says which layers ran
+    std::vector<TraceEvent> encoded;
+    const Tensor memory = [&] {
+      const TraceRecorder trace(encoded);
+      return model.encode(src, &src_mask);
+    }();
+    const StackRun enc = stack_run(encoded, "Encoder", "EncoderLayer", model.encoder.layers.size());
     ch.show("memory.shape", size_str(shape_of(memory)),
             _("one vector per source token (the article's example: (1, 6, 256))"));
     ch.show("memory", memory, {"AddBackward0"},
-            trf("after the {N} encoder layers and the final LayerNorm", fmt::arg("N", model.encoder.layers.size())),
+            enc.whole ? trf("after the {N} encoder layers and the final LayerNorm", fmt::arg("N", enc.layers))
+                      : ch.verdict(false, trf("Encoder ran (traced): {ran}: not its {N} layers, then a final LayerNorm "
+                                              "(look at {site})",
+                                              fmt::arg("ran", enc.words), fmt::arg("N", model.encoder.layers.size()),
+                                              fmt::arg("site", ch.ran("Encoder::operator()")))),
             Shown::Twin);
 
     // ---------------------------------------------------------------- 3) decode
@@ -178,7 +191,19 @@ int main(int argc, char** argv) {
     const BTensor tgt_mask = pad_mask(tgt_ids, kFrPad) && subsequent_mask(static_cast<int64_t>(T));
     ch.show("tgt_mask = (tgt != 0).unsqueeze(-2) & subsequent_mask(tgt.size(-1))", tgt_mask,
             trf("padding AND the future hidden: {sees}", fmt::arg("sees", mask_sees(tgt_mask))), Shown::Twin);
+    const CodeSite decode_site{__FILE__, __LINE__ + 1, "model.decode"};
     const Tensor out = model.decode(memory, &src_mask, tgt, &tgt_mask);  // (B,T,C)
+    // every line below reads out as (1,T,C) and the last layer's cross-attention as (1,H,T,S)
+    require_shape(out, {1, T, memory.shape()[2]}, "out", _("one vector per target position: (B,T,C)"),
+                  code_site_words(decode_site));
+    const Tensor& src_weights = model.decoder.layers.back().src_attn.attn;
+    if (src_weights.dimension() != 4 || src_weights.shape()[0] != 1 || src_weights.shape()[2] != T)
+      throw CheckFailure(trf("model.decoder.layers[-1].src_attn.attn holds {got}, not the (B,H,T,S) weights of this "
+                             "decode's {T} target positions: the last layer's cross-attention did not run on them "
+                             "(look at {site})",
+                             fmt::arg("got", size_str(shape_of(src_weights))), fmt::arg("T", T),
+                             fmt::arg("site", ch.ran("Decoder::operator()").empty() ? code_site_words(decode_site)
+                                                                                    : ch.ran("Decoder::operator()"))));
     ch.show("out.shape", size_str(shape_of(out)),
             _("one vector per target position (the article's example: (1, 5, 256))"));
     ch.show("out", out, {"AddBackward0"}, "", Shown::Twin);

@@ -460,25 +460,33 @@ std::string total_cost_table(size_t T, const std::vector<std::pair<CostWay, MacC
   return text_table(key) + "\n" + text_table(rows, 1);
 }
 
+StackRun stack_run(const std::vector<TraceEvent>& events, const char* stack, const char* layer, size_t n_layers) {
+  const std::vector<std::string> ran = trace_children(events, stack);
+  const std::string prefix = layer;
+  size_t first = 0;  // the layers that ran before anything else
+  while (first < ran.size() && ran[first].rfind(prefix, 0) == 0) ++first;
+  StackRun r;
+  r.layers = static_cast<size_t>(
+      std::count_if(ran.begin(), ran.end(), [&](const std::string& c) { return c.rfind(prefix, 0) == 0; }));
+  r.whole = first > 0 && first == n_layers && first + 1 == ran.size() && ran.back() == "LayerNorm";
+  r.words = ran.empty() ? std::string(_("nothing")) : trace_children_words(ran);
+  return r;
+}
+
 std::string decoder_structure_words(Chapter& ch, const std::vector<TraceEvent>& events, size_t n_layers) {
-  const std::vector<std::string> ran = trace_children(events, "Decoder");
-  size_t layers = 0;
-  while (layers < ran.size() && ran[layers].rfind("DecoderLayer", 0) == 0) ++layers;
-  if (layers > 0 && layers + 1 == ran.size() && ran.back() == "LayerNorm" && layers == n_layers)
-    return trf("  Decoder = {N} deep copies of the layer, then a final LayerNorm.", fmt::arg("N", layers));
-  const size_t all_layers = static_cast<size_t>(
-      std::count_if(ran.begin(), ran.end(), [](const std::string& r) { return r.rfind("DecoderLayer", 0) == 0; }));
-  if (all_layers < n_layers) {
+  const StackRun run = stack_run(events, "Decoder", "DecoderLayer", n_layers);
+  if (run.whole)
+    return trf("  Decoder = {N} deep copies of the layer, then a final LayerNorm.", fmt::arg("N", run.layers));
+  if (run.layers < n_layers) {
     const std::string site = ch.ran("Decoder::operator()");
     return "  " + ch.verdict(false, trf("Decoder ran (traced): {ran}: {k} of the {N} layers it holds ran, so the "
                                         "rows below went through {k} layers, not {N} (look at the layer loop of "
                                         "{site})",
-                                        fmt::arg("ran", ran.empty() ? std::string(_("nothing")) : trace_children_words(ran)),
-                                        fmt::arg("k", all_layers), fmt::arg("N", n_layers),
+                                        fmt::arg("ran", run.words), fmt::arg("k", run.layers), fmt::arg("N", n_layers),
                                         fmt::arg("site", site.empty() ? "Decoder::operator()" : site)));
   }
   return trf("  Decoder ran (traced): {ran}. Article 002's Decoder runs its N layers, then a final LayerNorm.",
-             fmt::arg("ran", ran.empty() ? std::string(_("nothing")) : trace_children_words(ran)));
+             fmt::arg("ran", run.words));
 }
 
 }  // namespace ts

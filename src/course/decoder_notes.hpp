@@ -112,5 +112,13 @@ std::string decoding_costs(Chapter& ch, const DecoderShape& d, const std::vector
 // structure, what ran and what article 002's Decoder holds, each said as such; fewer layers ran
 // than the decoder holds (n_layers): NOT OK, naming Decoder::operator().
 std::string decoder_structure_words(Chapter& ch, const std::vector<TraceEvent>& events, size_t n_layers);
+// What a traced Encoder or Decoder (`stack`) ran: how many of its `layer` children, whether
+// they were all n_layers of them followed by a final LayerNorm, and what ran, in words.
+struct StackRun {
+  size_t layers = 0;
+  bool whole = false;
+  std::string words;
+};
+StackRun stack_run(const std::vector<TraceEvent>& events, const char* stack, const char* layer, size_t n_layers);
 
 }  // namespace ts
