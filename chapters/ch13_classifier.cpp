@@ -272,8 +272,17 @@ int main(int argc, char** argv) {
     float lo = 1.0f;
     for (int64_t l = 0; l < L; ++l) lo = std::min(lo, min_cls_weight(ws.layers[size_t(l)].p, held.ids, held.B, H, held.T));
     const MaskRow cls_mask = cls_mask_row(ws.mask, held.ids, held.B, held.T);
+    // and whether the attention applied that mask: the weight it gave the keys the mask hides
+    float hidden_w = 0.0f;
+    for (int64_t l = 0; l < L; ++l)
+      hidden_w = std::max(hidden_w, hidden_cls_weight(ws.layers[size_t(l)].p, ws.mask, held.B, H, held.T));
     const std::string hides =
-        cls_mask.hidden_real > 0   ? trf("its query row hides {k} real tokens", fmt::arg("k", cls_mask.hidden_real))
+        !(hidden_w == 0.0f)
+            ? ch.verdict(false, trf("its query row's mask hides {k} keys, yet the attention gave them weight up to "
+                                    "{w:.3g}: the mask was not applied (look at {site})",
+                                    fmt::arg("k", cls_mask.hidden_real + cls_mask.hidden_pad), fmt::arg("w", hidden_w),
+                                    fmt::arg("site", ch.ran("scaled_dot_product_attention"))))
+        : cls_mask.hidden_real > 0 ? trf("its query row hides {k} real tokens", fmt::arg("k", cls_mask.hidden_real))
         : cls_mask.hidden_pad == cls_mask.pads ? std::string(_("its query row hides only the padding"))
                                                : trf("its query row leaves {v} of the {p} padded keys visible",
                                                      fmt::arg("v", cls_mask.pads - cls_mask.hidden_pad),

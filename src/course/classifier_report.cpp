@@ -188,6 +188,16 @@ float min_cls_weight(const std::vector<float>& p, const std::vector<int64_t>& id
   return lo;
 }
 
+float hidden_cls_weight(const std::vector<float>& p, const std::vector<float>& mask, int64_t B, int64_t H, int64_t T) {
+  float hi = 0.0f;
+  if (p.size() != size_t(B * H * T * T) || mask.size() != size_t(B * T * T)) return INFINITY;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < T; ++s)
+        if (mask[size_t((b * T + 0) * T + s)] != 0.0f) hi = std::max(hi, p[size_t(((b * H + h) * T + 0) * T + s)]);
+  return hi;
+}
+
 MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T) {
   MaskRow r;
   for (int64_t b = 0; b < B; ++b)

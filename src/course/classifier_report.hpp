@@ -37,6 +37,9 @@ struct MaskRow {
   int64_t hidden_real = 0, hidden_pad = 0, pads = 0;
 };
 MaskRow cls_mask_row(const std::vector<float>& mask, const std::vector<int64_t>& ids, int64_t B, int64_t T);
+// The largest weight [CLS]'s row of the attention weights p (B,H,T,T) gives a key its mask row
+// hides (mask (B,T,T), 1 = hide): 0 when the attention applied the mask it was given.
+float hidden_cls_weight(const std::vector<float>& p, const std::vector<float>& mask, int64_t B, int64_t H, int64_t T);
 
 // Which final vectors the head reads, measured: the last layer's output of sentence 0 of b is
 // moved by d (every channel + 1) at one position at a time and the module's head
