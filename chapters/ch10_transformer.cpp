@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
     const Tensor memory_eval = model.encode(src, &src_mask);
     std::vector<int64_t> ys = {kFrBos};
     std::vector<Tensor> step_logp;
+    const CodeSite loop_site{__FILE__, __LINE__ + 1, "the greedy loop"};
     for (int64_t i = 0; i < max_len; ++i) {
       // out = decode(memory, src_mask, ys, subsequent_mask(t))   (B,t,C)
       const BTensor ys_mask = subsequent_mask(static_cast<int64_t>(ys.size()));
@@ -307,6 +308,10 @@ int main(int argc, char** argv) {
       if (next == kFrEos) break;
       ys.push_back(next);
     }
+    // every step below compares with the loop's first step: a loop that took none stops here
+    if (step_logp.empty())
+      throw CheckFailure(trf("the greedy loop took no step with --max-len {n}: it must run at least once (look at {site})",
+                             fmt::arg("n", max_len), fmt::arg("site", code_site_words(loop_site))));
     const float future = future_weight(model.decoder);  // the last decode's weight on later tokens, 0 if hidden
     std::vector<int64_t> predicted(ys.begin() + 1, ys.end());
     ch.show("print('输入: {}'.format(sentence))", "输入: " + ch.text, _("article 004's translate() prints the input ..."));
