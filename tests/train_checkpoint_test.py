@@ -177,7 +177,7 @@ def settings_cases(binary, tmp):
     plain = run(binary, ["--load", d])
     explicit = run(binary, ["--load", d, "--heads", "8", "--post-ln"])
     check("--load without flags adopts heads 8 and post-LN (the same score as with the flags)",
-          plain.returncode == 0 and "h=8), post-LN" in plain.stdout and
+          plain.returncode == 0 and "h=8, dropout=" in plain.stdout and "; post-LN; dropout" in plain.stdout and
           answer_lines(plain.stdout) == answer_lines(explicit.stdout) == answer_lines(saved.stdout),
           f"{answer_lines(plain.stdout)} vs {answer_lines(saved.stdout)}")
     refused(binary, "--load with --heads 4 (saved with 8)", ["--load", d, "--heads", "4"], "--heads 8")
