@@ -194,8 +194,9 @@ int main(int argc, char** argv) {
     const CodeSite decode_site{__FILE__, __LINE__ + 1, "model.decode"};
     const Tensor out = model.decode(memory, &src_mask, tgt, &tgt_mask);  // (B,T,C)
     // every line below reads out as (1,T,C) and the last layer's cross-attention as (1,H,T,S)
-    require_shape(out, {1, T, memory.shape()[2]}, "out", _("one vector per target position: (B,T,C)"),
-                  code_site_words(decode_site));
+    // C from the model's own width (memory may itself have been edited into another shape)
+    require_shape(out, {1, T, static_cast<size_t>(model.decoder.layers.back().size)}, "out",
+                  _("one vector per target position: (B,T,C)"), code_site_words(decode_site));
     const Tensor& src_weights = model.decoder.layers.back().src_attn.attn;
     if (src_weights.dimension() != 4 || src_weights.shape()[0] != 1 || src_weights.shape()[2] != T)
       throw CheckFailure(trf("model.decoder.layers[-1].src_attn.attn holds {got}, not the (B,H,T,S) weights of this "
