@@ -181,3 +181,66 @@ TEST_CASE("svg: a log axis ticks at 1, 2, 5 x 10^k, clear of the axis label", "[
     CHECK(label_x + 0.3 * 12 < plot_left - 6 - widest);
   }
 }
+
+TEST_CASE("svg: a bar chart draws one bar per value, its count above it and its label below", "[svg]") {
+  ts::FigureData f;
+  f.kind = ts::FigureData::Kind::Bars;
+  f.title = "tokens by length";
+  f.values = {116, 88, 1};
+  f.col_labels = {"2", "3", "12"};
+  f.rows = 1, f.cols = 3;
+  f.x_label = "bytes", f.y_label = "tokens";
+  const std::string pic = ts::svg(f);
+  CHECK(pic == ts::svg(f));
+  std::smatch m;
+  const std::regex bar(R"re(<rect x="[0-9.]+" y="([0-9.]+)" width="[0-9.]+" height="([0-9.]+)" fill="#3b528b"/>)re");
+  std::vector<double> heights;
+  for (auto it = std::sregex_iterator(pic.begin(), pic.end(), bar); it != std::sregex_iterator(); ++it)
+    heights.push_back(std::stod((*it)[2]));
+  REQUIRE(heights.size() == 3);
+  CHECK(heights[0] > heights[1]);
+  CHECK(std::abs(heights[0] / heights[1] - 116.0 / 88.0) < 0.01);  // to scale (0.1 px steps)
+  CHECK(heights[2] > 0);
+  CHECK(pic.find(">116</text>") != std::string::npos);
+  CHECK(pic.find(">12</text>") != std::string::npos);
+  CHECK(pic.find(">bytes</text>") != std::string::npos);
+}
+
+TEST_CASE("svg: a tree puts the leaves in one row, in order, and each parent above its children", "[svg]") {
+  // ' the' = ' t' + 'he'; ' t' = ' ' + 't'; 'he' = 'h' + 'e' (children before parents, root last)
+  ts::FigureData f;
+  f.kind = ts::FigureData::Kind::Tree;
+  f.row_labels = {"' '", "'t'", "' t'", "'h'", "'e'", "'he'", "' the'"};
+  f.col_labels = {"", "", "merge 1", "", "", "merge 3", "merge 9"};
+  f.children = {{-1, -1}, {-1, -1}, {0, 1}, {-1, -1}, {-1, -1}, {3, 4}, {2, 5}};
+  f.rows = f.children.size();
+  const std::string pic = ts::svg(f);
+  CHECK(pic == ts::svg(f));
+  auto at = [&](const std::string& label) {
+    std::smatch m;
+    const std::regex re("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\" text-anchor=\"middle\">" + std::regex_replace(label, std::regex("'"), "'") + "</text>");
+    REQUIRE(std::regex_search(pic, m, re));
+    return std::pair<double, double>{std::stod(m[1]), std::stod(m[2])};
+  };
+  const auto sp = at("' '"), t = at("'t'"), h = at("'h'"), e = at("'e'"), st = at("' t'"), he = at("'he'"), root = at("' the'");
+  CHECK(sp.first < t.first);  // leaves left to right
+  CHECK(t.first < h.first);
+  CHECK(h.first < e.first);
+  CHECK(sp.second == e.second);  // one row
+  CHECK(root.second < st.second);  // parents above
+  CHECK(st.second < sp.second);
+  CHECK(std::abs(st.first - (sp.first + t.first) / 2) < 0.11);  // centred over the children
+  CHECK(std::abs(root.first - (st.first + he.first) / 2) < 0.11);
+  CHECK(pic.find(">merge 9</text>") != std::string::npos);
+  // a lone leaf, and children out of range, draw without a crash
+  ts::FigureData one;
+  one.kind = ts::FigureData::Kind::Tree;
+  one.row_labels = {"'a'"};
+  one.children = {{-1, -1}};
+  CHECK(ts::svg(one).find(">'a'</text>") != std::string::npos);
+  one.children = {{5, 7}};
+  CHECK(ts::svg(one).find(">'a'</text>") != std::string::npos);
+  ts::FigureData none;
+  none.kind = ts::FigureData::Kind::Tree;
+  CHECK(ts::svg(none).rfind("<svg ", 0) == 0);
+}

@@ -4,6 +4,7 @@
 // writes each figure as an SVG file (course/svg). Nothing here knows about files or SVG.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -17,18 +18,23 @@ namespace ts {
 enum class MaskMeaning { None, OneKeeps, OneHides };
 
 struct FigureData {
-  enum class Kind { Heatmap, Curve };
+  enum class Kind { Heatmap, Curve, Bars, Tree };
   Kind kind = Kind::Heatmap;
   std::string title;
   // Heatmap: values (rows, cols) row-major, one label per row and column (may be empty:
   // indices are used); vmin/vmax a fixed scale, NaN = the finite min / max.
   // Curve: values are the y of points 1..cols (rows = 1), y drawn on a log scale if log_y.
+  // Bars:  values are the heights of cols bars (rows = 1), col_labels the label under each.
+  // Tree:  rows nodes; row_labels[i] node i's text, col_labels[i] a note under it (may be
+  //        empty), children[i] its two children's indices ({-1, -1}: a leaf); the last node is
+  //        the root.
   size_t rows = 0, cols = 0;
   std::vector<float> values;
   std::vector<std::string> row_labels, col_labels;
   float vmin = NAN, vmax = NAN;
   MaskMeaning mask = MaskMeaning::None;
   bool log_y = false;
+  std::vector<std::array<int, 2>> children;
   std::string x_label, y_label;
 };
 

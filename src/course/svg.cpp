@@ -382,9 +382,146 @@ std::string curve_svg(const FigureData& f) {
   return out + "\"/>\n</svg>\n";
 }
 
+// A bar per value (a histogram): its height to scale, its count above it, its label below it.
+std::string bars_svg(const FigureData& f) {
+  double title_h = 0, title_w = 0;
+  const std::string title = title_svg(f.title, title_h, title_w);
+  const size_t n = f.values.size();
+  const double font = 12, line = line_px(font);
+  double most = 0;
+  for (float v : f.values)
+    if (std::isfinite(v)) most = std::max(most, static_cast<double>(v));
+  std::vector<double> yt = nice_ticks(0, most > 0 ? most * 1.15 : 1, 6);
+  const double hi = yt.empty() ? 1 : std::max(yt.back(), most * 1.15);
+  double tick_w = 0;
+  for (double v : yt) tick_w = std::max(tick_w, text_px(tick_text(v), font));
+  // each bar's slot is as wide as its label and its count need, 24 px at least
+  double slot = 24;
+  for (size_t i = 0; i < n; ++i) {
+    slot = std::max(slot, text_px(i < f.col_labels.size() ? f.col_labels[i] : std::to_string(i), font) + 8);
+    slot = std::max(slot, text_px(tick_text(f.values[i]), 11) + 8);
+  }
+  const double label_x = 10 + line * 0.8;
+  const double left = 10 + line + 8 + tick_w + 6, right = 20, top = title_h + 20, bottom = 56;
+  const double width = std::max({640.0, title_w, left + slot * static_cast<double>(n) + right}), height = 320 + title_h;
+  const double pw = width - left - right, ph = height - top - bottom;
+  slot = pw / static_cast<double>(std::max<size_t>(n, 1));
+  auto py = [&](double v) { return top + (1 - v / hi) * ph; };
+  std::string out = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
+      "font-family=\"{}\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      width, height, width, height, kFont);
+  out += title;
+  for (double v : yt) {
+    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, py(v),
+                       left + pw, py(v));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, py(v) + 4, tick_text(v));
+  }
+  out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#444\"/>\n", left, top + ph,
+                     left + pw, top + ph);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = std::isfinite(f.values[i]) ? std::max(0.0, static_cast<double>(f.values[i])) : 0.0;
+    const double x = left + slot * static_cast<double>(i), mid = x + slot / 2;
+    out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#3b528b\"/>\n",
+                       x + slot * 0.15, py(v), slot * 0.7, top + ph - py(v));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"11\">{}</text>\n", mid,
+                       py(v) - 4, tick_text(f.values[i]));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", mid, top + ph + 18,
+                       esc(i < f.col_labels.size() ? f.col_labels[i] : std::to_string(i)));
+  }
+  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, height - 12,
+                     esc(f.x_label));
+  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 {:.1f} {:.1f})\">{}</text>\n",
+                     label_x, top + ph / 2, label_x, top + ph / 2, esc(f.y_label));
+  return out + "</svg>\n";
+}
+
+// A binary tree, root at the top: the leaves in one row at the bottom, in order; every other
+// node one row above the higher of its two children, centred over them, joined to each by a line.
+std::string tree_svg(const FigureData& f) {
+  double title_h = 0, title_w = 0;
+  const std::string title = title_svg(f.title, title_h, title_w);
+  const size_t N = f.children.size();
+  std::vector<double> x(N, 0), w(N, 0);
+  std::vector<int> level(N, 0);
+  // 1) leaves numbered left to right, every node's level and place (in leaf slots), children first
+  double next_leaf = 0;
+  std::vector<std::pair<int, bool>> stack;  // (node, children done)
+  if (N > 0) stack.push_back({static_cast<int>(N - 1), false});
+  while (!stack.empty()) {
+    auto [i, done] = stack.back();
+    stack.pop_back();
+    const auto [l, r] = f.children[size_t(i)];
+    const bool leaf = l < 0 || r < 0 || size_t(l) >= N || size_t(r) >= N;
+    if (leaf) {
+      x[size_t(i)] = next_leaf++;
+    } else if (!done) {
+      stack.push_back({i, true});
+      stack.push_back({r, false});
+      stack.push_back({l, false});
+    } else {
+      x[size_t(i)] = (x[size_t(l)] + x[size_t(r)]) / 2;
+      level[size_t(i)] = 1 + std::max(level[size_t(l)], level[size_t(r)]);
+    }
+  }
+  for (size_t i = 0; i < N; ++i)
+    w[i] = std::max(text_px(i < f.row_labels.size() ? f.row_labels[i] : "", 12),
+                    text_px(i < f.col_labels.size() ? f.col_labels[i] : "", 10)) + 8;
+  // 2) the slot: wide enough that no two nodes of one row touch
+  double slot = 20;
+  const int top_level = N > 0 ? level[N - 1] : 0;
+  for (int lv = 0; lv <= top_level; ++lv) {
+    std::vector<size_t> row;
+    for (size_t i = 0; i < N; ++i)
+      if (level[i] == lv) row.push_back(i);
+    std::sort(row.begin(), row.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+    for (size_t k = 1; k < row.size(); ++k)
+      if (x[row[k]] > x[row[k - 1]]) slot = std::max(slot, ((w[row[k]] + w[row[k - 1]]) / 2 + 8) / (x[row[k]] - x[row[k - 1]]));
+  }
+  double pad = 10;
+  for (size_t i = 0; i < N; ++i) pad = std::max(pad, 10 + w[i] / 2 - x[i] * slot);
+  double right_edge = 0;
+  for (size_t i = 0; i < N; ++i) right_edge = std::max(right_edge, pad + x[i] * slot + w[i] / 2);
+  const double row_h = 44, top = title_h + 24;
+  const double width = std::max({320.0, title_w, right_edge + 10}), height = top + row_h * top_level + 30;
+  auto px = [&](size_t i) { return pad + x[i] * slot; };
+  auto py = [&](size_t i) { return top + row_h * (top_level - level[i]); };
+  std::string out = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
+      "font-family=\"{}\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      width, height, width, height, kFont);
+  out += title;
+  for (size_t i = 0; i < N; ++i) {  // the lines first, under the boxes
+    const auto [l, r] = f.children[i];
+    if (l < 0 || r < 0 || size_t(l) >= N || size_t(r) >= N) continue;
+    for (int c : {l, r})
+      out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>\n", px(i),
+                         py(i) + 16, px(size_t(c)), py(size_t(c)) - 12);
+  }
+  for (size_t i = 0; i < N; ++i) {
+    const bool leaf = f.children[i][0] < 0;
+    out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"16\" rx=\"3\" fill=\"{}\" stroke=\"#888\"/>\n",
+                       px(i) - w[i] / 2, py(i) - 12, w[i], leaf ? "#eeeeee" : "#dde4f4");
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(i), py(i),
+                       esc(i < f.row_labels.size() ? f.row_labels[i] : ""));
+    if (i < f.col_labels.size() && !f.col_labels[i].empty())
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555\">{}</text>\n",
+                         px(i), py(i) + 14, esc(f.col_labels[i]));
+  }
+  return out + "</svg>\n";
+}
+
 }  // namespace
 
-std::string svg(const FigureData& f) { return f.kind == FigureData::Kind::Curve ? curve_svg(f) : heatmap_svg(f); }
+std::string svg(const FigureData& f) {
+  switch (f.kind) {
+    case FigureData::Kind::Curve: return curve_svg(f);
+    case FigureData::Kind::Bars: return bars_svg(f);
+    case FigureData::Kind::Tree: return tree_svg(f);
+    case FigureData::Kind::Heatmap: break;
+  }
+  return heatmap_svg(f);
+}
 
 std::string figure_file_stem(const std::string& title) {
   std::string name;

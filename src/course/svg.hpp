@@ -1,8 +1,10 @@
 // svg.hpp: a figure as an SVG picture, for --svg DIR (introduced in ch01, used by every
-// chapter that shows a heatmap, a mask, a positional encoding or a loss curve).
+// chapter that shows a heatmap, a mask, a positional encoding, a loss curve, a histogram or a tree).
 //   heatmap: one cell per value, rows and columns labelled with the tokens (or indices),
 //            a colour bar with its values; -inf / +inf / nan cells grey, marked x ! ?
 //   curve:   the values as a line over steps 1..n, axes with their values (log scale if asked)
+//   bars:    one bar per value (a histogram), its count above it and its label below (ch15)
+//   tree:    a binary tree, root at the top, the leaves in one row in order (ch15's merges)
 // The text is a function of the numbers only (no dates, no random ids), so a figure made
 // again from the same run is the same bytes (docs_check compares them).
 #pragma once
