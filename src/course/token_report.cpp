@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "base/figure_sink.hpp"
+#include "course/i18n.hpp"
+#include "course/layout.hpp"
 #include "text/gpt2_pretokenize.hpp"
 #include "text/tokenizer.hpp"  // is_category_c, is_category_zs
 
@@ -128,6 +132,20 @@ bpe::Tokenizer first_merges(const bpe::Tokenizer& tok, size_t k) {
 std::string length_histogram(const bpe::Tokenizer& tok, size_t bar) {
   std::map<size_t, size_t> by_length;
   for (size_t id = 256; id < tok.vocab.size(); ++id) ++by_length[tok.vocab[id].size()];
+  {  // the same counts, for --svg (base/figure_sink.hpp)
+    FigureData f;
+    f.kind = FigureData::Kind::Bars;
+    f.title = trf("the {m} learned tokens by their length in bytes", fmt::arg("m", tok.vocab.size() - 256));
+    f.rows = 1;
+    for (const auto& [len, n] : by_length) {
+      f.values.push_back(static_cast<float>(n));
+      f.col_labels.push_back(std::to_string(len));
+    }
+    f.cols = f.values.size();
+    f.x_label = _("bytes in the token");
+    f.y_label = _("learned tokens");
+    emit_figure(f);
+  }
   size_t most = 1;
   for (const auto& [len, n] : by_length) most = std::max(most, n);
   std::string out;
@@ -136,6 +154,79 @@ std::string length_histogram(const bpe::Tokenizer& tok, size_t bar) {
     out += fmt::format("  {:>3}  {:<{}} {}\n", len, std::string(w, '#'), bar, n);
   }
   return out;
+}
+
+MergeTree merge_tree(const bpe::Tokenizer& tok, int32_t id, size_t most_lines) {
+  MergeTree t;
+  // merge index of each learned id, read from the merges the encoder applies
+  std::unordered_map<int32_t, size_t> merge_of;
+  for (size_t m = 0; m < tok.merges.size(); ++m) merge_of[tok.merges[m].id] = m;
+  FigureData f;
+  f.kind = FigureData::Kind::Tree;
+  // 1) the nodes, children before their parent (the root last), for the figure
+  std::vector<int> node_of;  // during the walk: the node index each finished child got
+  struct Frame {
+    int32_t id;
+    bool done;
+  };
+  std::vector<Frame> stack{{id, false}};
+  while (!stack.empty()) {
+    const Frame fr = stack.back();
+    stack.pop_back();
+    const auto it = merge_of.find(fr.id);
+    if (it == merge_of.end() || fr.id < 256) {  // a byte: a leaf
+      t.leaves += tok.vocab[size_t(fr.id)];
+      f.row_labels.push_back(visible(tok.vocab[size_t(fr.id)]));
+      f.col_labels.emplace_back();
+      f.children.push_back({-1, -1});
+      node_of.push_back(static_cast<int>(f.children.size() - 1));
+      continue;
+    }
+    const bpe::Merge& g = tok.merges[it->second];
+    if (!fr.done) {
+      stack.push_back({fr.id, true});
+      stack.push_back({g.right, false});
+      stack.push_back({g.left, false});
+      continue;
+    }
+    const int r = node_of.back();
+    node_of.pop_back();
+    const int l = node_of.back();
+    node_of.pop_back();
+    f.row_labels.push_back(visible(tok.vocab[size_t(fr.id)]));
+    f.col_labels.push_back(trf("merge {m}", fmt::arg("m", it->second + 1)));
+    f.children.push_back({l, r});
+    node_of.push_back(static_cast<int>(f.children.size() - 1));
+    ++t.merges;
+  }
+  std::set<std::string> seen(f.col_labels.begin(), f.col_labels.end());
+  t.distinct = seen.size() - seen.count("");
+  f.rows = f.children.size();
+  f.title = trf("how {t} (id {id}) was built: each merge joins the two tokens under it", fmt::arg("t", visible(tok.vocab[size_t(id)])),
+                fmt::arg("id", id));
+  emit_figure(f);
+  // 2) the text: one line per merge, from the root down, each indented under the one it makes
+  std::vector<std::vector<std::string>> rows{{_("token"), _("= left + right"), _("merge")}};
+  std::vector<std::pair<int32_t, size_t>> walk{{id, 0}};  // (id, depth)
+  size_t lines = 0;
+  while (!walk.empty()) {
+    const auto [at, depth] = walk.back();
+    walk.pop_back();
+    const auto it = merge_of.find(at);
+    if (it == merge_of.end() || at < 256) continue;
+    t.depth = std::max(t.depth, depth + 1);
+    const bpe::Merge& g = tok.merges[it->second];
+    if (lines++ < most_lines)
+      rows.push_back({std::string(2 * depth, ' ') + visible(tok.vocab[size_t(at)]),
+                      "= " + visible(tok.vocab[size_t(g.left)]) + " + " + visible(tok.vocab[size_t(g.right)]),
+                      std::to_string(it->second + 1)});
+    walk.push_back({g.right, depth + 1});
+    walk.push_back({g.left, depth + 1});
+  }
+  t.text = text_table(rows, 2);
+  if (lines > most_lines)
+    t.text += trf("  ... and {n} more merges\n", fmt::arg("n", lines - most_lines));
+  return t;
 }
 
 std::vector<RankStep> trace_merges(const gpt2::Encoder& enc, std::string_view chunk, std::vector<std::string>& pieces) {

@@ -41,8 +41,21 @@ RecountCheck recount_merges(std::string_view text, const bpe::Tokenizer& tok, si
 bpe::Tokenizer first_merges(const bpe::Tokenizer& tok, size_t k);
 
 // The lengths in bytes of the learned tokens (ids 256..), as a text histogram: one row per length,
-// a bar of '#' scaled to `bar` columns at most, and the count.
+// a bar of '#' scaled to `bar` columns at most, and the count (and as a Bars figure for --svg).
 std::string length_histogram(const bpe::Tokenizer& tok, size_t bar = 40);
+
+// How one learned token was built: the merges that made it, from the token down to its bytes,
+// read from tok.merges (what encode() applies). Draws the tree for --svg (a Tree figure) and
+// returns it as text, one line per merge, indented under the merge it feeds (at most
+// `most_lines`, then how many more), with what the walk measured.
+struct MergeTree {
+  std::string text;
+  std::string leaves;  // the bytes at the leaves, left to right (the token itself, when built right)
+  size_t merges = 0;   // joins in the tree (a merge used twice, as in 'aaaa' = 'aa' + 'aa', counts twice)
+  size_t distinct = 0; // distinct merges among them
+  size_t depth = 0;    // the longest chain of merges from a byte up to the token
+};
+MergeTree merge_tree(const bpe::Tokenizer& tok, int32_t id, size_t most_lines = 24);
 
 // GPT-2's merges on one chunk, as Encoder.js applies them: the pieces start as the chunk's bytes;
 // the adjacent pair whose merge has the lowest rank (its line in vocab.bpe) is merged at every
