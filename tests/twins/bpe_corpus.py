@@ -7,6 +7,7 @@ scripts, runs of every kind of space, contractions, NUL and other controls, and 
 records are drawn (random.Random(seed)) only from characters this Python's unicodedata calls
 assigned, so a node or a table of a newer Unicode classes them the same way.
 fortune_records(DIR): the `%`-separated fortunes of every file under DIR (data/fortunes).
+parse_fortunes(BYTES): one file's records exactly as the chapters read them (src/data/fortunes.cpp).
 write_records(PATH, records): 4-byte little-endian length, then the bytes, per record.
 """
 import random
@@ -85,6 +86,27 @@ def fortune_records(root):
         for rec in path.read_bytes().split(b"\n%\n"):
             if rec.strip(b"%\n"):
                 out.append(rec)
+    return out
+
+
+def parse_fortunes(data):
+    """One fortune file's records as src/data/fortunes.cpp cuts them (the chapters' reading, ch15's
+    twin): a record runs up to a line holding only '%' and keeps its last newline; a record of
+    nothing but spaces, tabs and newlines is skipped."""
+    out, start, line = [], 0, 0
+
+    def close(end):
+        if data[start:end].strip(b" \t\r\n"):
+            out.append(data[start:end])
+
+    while line < len(data):
+        nl = data.find(b"\n", line)
+        end = len(data) if nl < 0 else nl
+        if data[line:end] == b"%":  # a delimiter line
+            close(line)
+            start = len(data) if nl < 0 else nl + 1
+        line = len(data) if nl < 0 else nl + 1
+    close(len(data))
     return out
 
 

@@ -108,13 +108,17 @@ def replace(ids, pair, new_id):
     return np.delete(out, at + 1)
 
 
-def encode(text, merges, mode):
-    """The merges replayed in the order learned: when merge k runs, no earlier merge's pair is
-    left, and no later one can bring one back (a new pair holds the new token, learned after)."""
-    ids = flat(text, mode)
+def replay(ids, merges):
+    """The merges replayed on a flat array (flat()) in the order learned: when merge k runs, no
+    earlier merge's pair is left, and no later one can bring one back (a new pair holds the new
+    token, learned after). A negative value, SEP or any other, is never part of a pair."""
     for left, right, new_id, _ in merges:
         ids = replace(ids, (left, right), new_id)
-    return [int(t) for t in ids if t != SEP]
+    return ids
+
+
+def encode(text, merges, mode):
+    return [int(t) for t in replay(flat(text, mode), merges) if t != SEP]
 
 
 def main():

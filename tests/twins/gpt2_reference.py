@@ -13,6 +13,11 @@ Last, the character classes: the C++ tables (src/text/gpt2_unicode_*.inc) agains
 differ only if one of them calls it unassigned.
 Usage: gpt2_reference.py BPE_DUMP [--quick]   (--quick: fortunes-min only)
 Exit 77 (skipped) when data/fortunes or data/gpt2-bpe is missing, with the line that fetches it.
+
+Importable, for twins that must not need node (tests/twins/ch15_tokens.py): Encoder(DIR), the same
+encoder in Python from the same two files: GPT-2's pre-tokenizer (bpe_reference.split: every byte
+kept, as the C++ default InvalidUtf8::Keep), bytes_to_unicode(), and Encoder.js's bpe() as it
+runs, quirk included: a pair's rank is looked up by the key "first,second".
 """
 import json
 import os
@@ -27,6 +32,75 @@ import bpe_corpus  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+
+
+def bytes_to_unicode():
+    """byte -> the character vocab.bpe and encoder.json write it as: the printable bytes stand for
+    themselves, the others take U+0100, U+0101, ... in byte order."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    out, n = {}, 0
+    for b in range(256):
+        if b in printable:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + n)
+            n += 1
+    return out
+
+
+class Encoder:
+    """GPT-2's tokenizer from vocab.bpe and encoder.json in DIR, as Encoder.js reads them."""
+
+    def __init__(self, bpe_dir):
+        self.encoder = json.loads((Path(bpe_dir) / "encoder.json").read_text(encoding="utf-8"))
+        lines = (Path(bpe_dir) / "vocab.bpe").read_text(encoding="utf-8").split("\n")[1:-1]  # no #version, no ""
+        self.merges = len(lines)
+        self.rank = {",".join(line.split()): k for k, line in enumerate(lines)}  # later lines win
+        self.byte_char = bytes_to_unicode()
+        char_byte = {c: b for b, c in self.byte_char.items()}
+        self.token_bytes = {i: bytes(char_byte[c] for c in piece) for piece, i in self.encoder.items()}
+        self.cache = {}
+
+    def bpe(self, chunk):
+        """Encoder.js's bpe(): each round, the pair of lowest rank (the last one when keys collide),
+        then every occurrence of it, left to right, becomes one piece."""
+        word = [self.byte_char[b] for b in chunk]
+        while len(word) > 1:
+            best = None
+            for first, second in zip(word, word[1:]):
+                r = self.rank.get(first + "," + second)
+                if r is not None and (best is None or r <= best[0]):
+                    best = (r, first, second)
+            if best is None:
+                break
+            _, first, second = best
+            merged, i = [], 0
+            while i < len(word):
+                if i + 1 < len(word) and word[i] == first and word[i + 1] == second:
+                    merged.append(first + second)
+                    i += 2
+                else:
+                    merged.append(word[i])
+                    i += 1
+            word = merged
+        return [self.encoder.get(piece, -1) for piece in word]
+
+    def encode(self, text):
+        """bytes -> ids, chunk by chunk of GPT-2's pattern."""
+        from bpe_reference import split
+        ids = []
+        for chunk in split(text, "gpt2"):
+            if chunk not in self.cache:
+                self.cache[chunk] = self.bpe(chunk)
+            ids += self.cache[chunk]
+        return ids
+
+    def decode(self, ids):
+        return b"".join(self.token_bytes[i] for i in ids)
+
+    @property
+    def vocab_size(self):
+        return len(self.encoder)
 
 
 def run(cmd):
