@@ -55,9 +55,9 @@ def main():
             print(f"{chapter}: no figures")
             continue
         section = ["## Figures", "",
-                   "Every heatmap, mask, positional encoding and loss curve the chapter shows in its explained",
-                   "mode, as the chapter draws it with `--svg DIR` (seed 0; `docs_samples` runs the command",
-                   "again and fails unless it writes these same files):", "",
+                   "Every figure the chapter shows in its explained mode (heatmaps, masks, positional encodings,",
+                   "loss curves, histograms, trees), as the chapter draws it with `--svg DIR` (seed 0;",
+                   "`docs_samples` runs the command again and fails unless it writes these same files):", "",
                    f"Figures made with `{command}`:", ""]
         for f in figures:
             alt = re.sub(r"([\[\]\\])", r"\\\1", title_of(os.path.join(ROOT, out, f)))

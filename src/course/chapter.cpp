@@ -333,8 +333,8 @@ Chapter::Chapter(std::string id, std::string title, std::vector<Source> follows)
       {"--dump", kPath, &dump_dir, N_("write every printed tensor as a .npy file into DIR (a new or empty directory, "
                                       "or one an earlier --dump wrote: its files are replaced)")},
       {"--naive", kFlag, &naive, N_("run matmuls and row kernels on the plain reference loops")},
-      {"--svg", kPath, &svg_dir_, N_("write each heatmap, mask, positional encoding and loss curve the explained mode "
-                                     "shows as an SVG file into DIR (a new or empty directory, or one an earlier --svg "
+      {"--svg", kPath, &svg_dir_, N_("write each figure the explained mode shows (heatmap, mask, positional encoding, "
+                                     "loss curve, histogram, merge tree) as an SVG file into DIR (a new or empty directory, or one an earlier --svg "
                                      "wrote: its files are replaced)")},
       {"--code-all", kFlag, &code_all_, N_("end each step with every function it ran on its code: line (default: the "
                                            "step's own line and the first two functions it ran, then how many more)")},
