@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
                                                           fmt::arg("m", M), fmt::arg("want", merges))
                                                     : std::string())),
             Shown::Article);
-    {  // the first merges, with their pair counts
+    if (M > 0) {  // the first merges, with their pair counts (none learned: the BPE line says why)
       std::vector<std::vector<std::string>> rows{{_("merge"), _("id"), _("left"), _("right"), _("new token"), _("pairs")}};
       for (size_t m = 0; m < std::min<size_t>(12, M); ++m) {
         const bpe::Merge& g = tok.merges[m];
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
                "training text, and becomes one token:"));
       ch.figure(text_table(rows, 4));
     }
-    {  // the trainer (incremental counts) against a full recount before each merge
+    if (M > 0) {  // the trainer (incremental counts) against a full recount before each merge
       const size_t k = std::min<size_t>(M, 64);
       const RecountCheck r = recount_merges(c.train, tok, k);
       const bpe::Merge& bad = r.ok ? tok.merges[0] : tok.merges[r.first_bad];
@@ -147,16 +147,36 @@ int main(int argc, char** argv) {
     {  // the vocabulary growing: tokens of the training text after k merges
       std::vector<size_t> at{0, 1, 10, 100, 1000, M};
       std::vector<std::vector<std::string>> rows{{_("merges"), _("vocabulary"), _("training tokens"), _("bytes/token")}};
-      size_t last = SIZE_MAX;
+      std::vector<std::pair<size_t, size_t>> tokens_at;  // (merges k, tokens of the training text with them)
       for (size_t k : at) {
-        if (k > M || k == last) continue;
-        last = k;
+        if (k > M || (!tokens_at.empty() && k == tokens_at.back().first)) continue;
         const size_t n = first_merges(tok, k).encode(c.train).size();
+        tokens_at.push_back({k, n});
         rows.push_back({std::to_string(k), std::to_string(256 + k), thousands(n),
                         fmt::format("{:.3f}", double(c.train.size()) / double(std::max<size_t>(n, 1)))});
       }
-      ch.say(_("  The vocabulary growing, and the training text getting shorter in tokens:"));
+      ch.say(_("  The vocabulary growing, and the training text in tokens at each size:"));
       ch.figure(text_table(rows, 1));
+      // each merge was learned on this very text, so it occurs there: encoding with k more merges
+      // must leave at least k fewer tokens
+      size_t bad = 0;
+      while (bad + 1 < tokens_at.size() &&
+             tokens_at[bad + 1].second + (tokens_at[bad + 1].first - tokens_at[bad].first) <= tokens_at[bad].second)
+        ++bad;
+      if (tokens_at.size() > 1) {
+        const auto& [j, nj] = tokens_at[std::min(bad, tokens_at.size() - 2)];
+        const auto& [k, nk] = tokens_at[std::min(bad + 1, tokens_at.size() - 1)];
+        ch.say("  " + ch.verdict(bad + 1 == tokens_at.size(),
+                                 N_("each merge makes the training text shorter: {n0} tokens with none, {nm} with all "
+                                    "{m}"),
+                                 N_("with {k} merges the training text is {nk} tokens, with {j} it was {nj}: each merge "
+                                    "was learned on this text, so the {d} more must remove at least {d} tokens; look "
+                                    "at bpe::Tokenizer::encode, which applies them"),
+                                 fmt::arg("n0", thousands(tokens_at.front().second)),
+                                 fmt::arg("nm", thousands(tokens_at.back().second)), fmt::arg("m", M), fmt::arg("k", k),
+                                 fmt::arg("nk", thousands(nk)), fmt::arg("j", j), fmt::arg("nj", thousands(nj)),
+                                 fmt::arg("d", k - j)));
+      }
       size_t longest = 256;
       for (size_t id = 256; id < tok.vocab.size(); ++id)
         if (tok.vocab[id].size() > tok.vocab[longest].size()) longest = id;
@@ -173,12 +193,12 @@ int main(int argc, char** argv) {
           if (tok.vocab[id].size() <= 32 && tok.vocab[id].size() > tok.vocab[shown].size()) shown = id;
         const MergeTree tree = merge_tree(tok, int32_t(shown));
         const std::string t = visible(tok.vocab[shown]);
-        ch.say(shown == longest ? trf("  How {t} was built, from the merges the encoder applies: each line's token is "
-                                      "the two on its right joined, and each of those is made further down:",
+        ch.say(shown == longest ? trf("  How {t} was built by the trainer's merges: each line's token is the two on its "
+                                      "right joined, and each of those is made further down:",
                                       fmt::arg("t", t))
-                                : trf("  How {t}, the longest learned token of at most 32 bytes, was built, from the "
-                                      "merges the encoder applies: each line's token is the two on its right joined, "
-                                      "and each of those is made further down:",
+                                : trf("  How {t}, the longest learned token of at most 32 bytes, was built by the "
+                                      "trainer's merges: each line's token is the two on its right joined, and each "
+                                      "of those is made further down:",
                                       fmt::arg("t", t)));
         ch.figure(tree.text);
         ch.say("  " + ch.verdict(tree.leaves == tok.vocab[shown],

@@ -45,7 +45,7 @@ bpe::Tokenizer first_merges(const bpe::Tokenizer& tok, size_t k);
 std::string length_histogram(const bpe::Tokenizer& tok, size_t bar = 40);
 
 // How one learned token was built: the merges that made it, from the token down to its bytes,
-// read from tok.merges (what encode() applies). Draws the tree for --svg (a Tree figure) and
+// read from tok.merges (the trainer's list, in the order encode() applies them). Draws the tree for --svg (a Tree figure) and
 // returns it as text, one line per merge, indented under the merge it feeds (at most
 // `most_lines`, then how many more), with what the walk measured.
 struct MergeTree {
