@@ -157,25 +157,43 @@ int main(int argc, char** argv) {
       }
       ch.say(_("  The vocabulary growing, and the training text in tokens at each size:"));
       ch.figure(text_table(rows, 1));
-      // each merge was learned on this very text, so it occurs there: encoding with k more merges
-      // must leave at least k fewer tokens
+      // 1) the encoder's counts against the merges applied one by one (the rows up to 1,000 merges:
+      //    the plain replay rewrites every chunk once per merge)
+      std::vector<size_t> ks;
+      for (const auto& [k, n] : tokens_at)
+        if (k <= 1000) ks.push_back(k);
+      const std::vector<size_t> replayed = replay_lengths(c.train, tok, ks);
+      size_t off = 0;
+      while (off < ks.size() && replayed[off] == tokens_at[off].second) ++off;
+      // 2) each merge was learned on this very text, so it occurs there: encoding with k more
+      //    merges must leave at least k fewer tokens
       size_t bad = 0;
       while (bad + 1 < tokens_at.size() &&
              tokens_at[bad + 1].second + (tokens_at[bad + 1].first - tokens_at[bad].first) <= tokens_at[bad].second)
         ++bad;
-      if (tokens_at.size() > 1) {
+      if (off < ks.size()) {
+        ch.say("  " + ch.verdict(false, trfn("with the first merge the encoder makes the training text {n} tokens, "
+                                             "but applying it at every place it occurs, left to right, gives {r}: "
+                                             "look at bpe::Tokenizer::encode",
+                                             "with the first {k} merges the encoder makes the training text {n} "
+                                             "tokens, but applying them one by one, each at every place it occurs, "
+                                             "left to right, gives {r}: look at bpe::Tokenizer::encode",
+                                             static_cast<unsigned long>(ks[off]), fmt::arg("k", ks[off]), fmt::arg("n", thousands(tokens_at[off].second)),
+                                            fmt::arg("r", thousands(replayed[off])))));
+      } else if (tokens_at.size() > 1) {
         const auto& [j, nj] = tokens_at[std::min(bad, tokens_at.size() - 2)];
         const auto& [k, nk] = tokens_at[std::min(bad + 1, tokens_at.size() - 1)];
         ch.say("  " + ch.verdict(bad + 1 == tokens_at.size(),
                                  N_("each merge makes the training text shorter: {n0} tokens with none, {nm} with all "
-                                    "{m}"),
+                                    "{m}; the encoder's counts are what applying the merges one by one gives (up to "
+                                    "{kmax} merges)"),
                                  N_("with {k} merges the training text is {nk} tokens, with {j} it was {nj}: each merge "
                                     "was learned on this text, so the {d} more must remove at least {d} tokens; look "
                                     "at bpe::Tokenizer::encode, which applies them"),
                                  fmt::arg("n0", thousands(tokens_at.front().second)),
                                  fmt::arg("nm", thousands(tokens_at.back().second)), fmt::arg("m", M), fmt::arg("k", k),
                                  fmt::arg("nk", thousands(nk)), fmt::arg("j", j), fmt::arg("nj", thousands(nj)),
-                                 fmt::arg("d", k - j)));
+                                 fmt::arg("d", k - j), fmt::arg("kmax", ks.back())));
       }
       size_t longest = 256;
       for (size_t id = 256; id < tok.vocab.size(); ++id)

@@ -64,20 +64,60 @@ std::vector<std::string_view> characters(std::string_view text) {
   return out;
 }
 
-RecountCheck recount_merges(std::string_view text, const bpe::Tokenizer& tok, size_t k) {
-  // every distinct chunk once, with how often it occurs, as its ids (its bytes to start with)
+namespace {
+
+using Chunks = std::vector<std::pair<std::vector<int32_t>, int64_t>>;  // (ids, how often the chunk occurs)
+
+// every distinct chunk of the text once, with how often it occurs, as its ids (its bytes to start with)
+Chunks distinct_chunks(std::string_view text, bpe::Split split) {
   std::map<std::string_view, int64_t> seen;
-  if (tok.split == bpe::Split::Gpt2) {
+  if (split == bpe::Split::Gpt2) {
     for (std::string_view c : gpt2::split(text)) ++seen[c];
   } else if (!text.empty()) {
     seen[text] = 1;
   }
-  std::vector<std::pair<std::vector<int32_t>, int64_t>> chunks;
+  Chunks chunks;
   for (const auto& [c, n] : seen) {
     std::vector<int32_t> ids;
     for (unsigned char b : c) ids.push_back(b);
     chunks.emplace_back(std::move(ids), n);
   }
+  return chunks;
+}
+
+// the merge, at every place it occurs in every chunk, left to right
+void apply_merge(Chunks& chunks, const bpe::Merge& g) {
+  for (auto& [ids, n] : chunks) {
+    size_t w = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i + 1 < ids.size() && ids[i] == g.left && ids[i + 1] == g.right) {
+        ids[w++] = g.id;
+        ++i;
+      } else {
+        ids[w++] = ids[i];
+      }
+    }
+    ids.resize(w);
+  }
+}
+
+}  // namespace
+
+std::vector<size_t> replay_lengths(std::string_view text, const bpe::Tokenizer& tok, const std::vector<size_t>& ks) {
+  Chunks chunks = distinct_chunks(text, tok.split);
+  std::vector<size_t> out;
+  size_t done = 0;
+  for (size_t k : ks) {
+    for (; done < k && done < tok.merges.size(); ++done) apply_merge(chunks, tok.merges[done]);
+    size_t n = 0;
+    for (const auto& [ids, count] : chunks) n += ids.size() * size_t(count);
+    out.push_back(n);
+  }
+  return out;
+}
+
+RecountCheck recount_merges(std::string_view text, const bpe::Tokenizer& tok, size_t k) {
+  Chunks chunks = distinct_chunks(text, tok.split);
   RecountCheck r;
   for (size_t m = 0; m < k && m < tok.merges.size(); ++m) {
     // 1) count every adjacent pair, each chunk weighted by how often it occurs
@@ -105,18 +145,7 @@ RecountCheck recount_merges(std::string_view text, const bpe::Tokenizer& tok, si
     }
     r.ties += at_best > 1;
     // 3) the merge, at every place it occurs, left to right
-    for (auto& [ids, n] : chunks) {
-      size_t w = 0;
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if (i + 1 < ids.size() && ids[i] == got.left && ids[i + 1] == got.right) {
-          ids[w++] = got.id;
-          ++i;
-        } else {
-          ids[w++] = ids[i];
-        }
-      }
-      ids.resize(w);
-    }
+    apply_merge(chunks, got);
   }
   return r;
 }

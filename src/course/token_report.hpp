@@ -37,6 +37,11 @@ struct RecountCheck {
 };
 RecountCheck recount_merges(std::string_view text, const bpe::Tokenizer& tok, size_t k);
 
+// The text's length in tokens after the first k merges, for each k of `ks` (ascending), the plain
+// way: the chunks cut as the trainer cut them, each merge applied in turn at every place it occurs,
+// left to right (no ranks, no heap: what encode() must agree with).
+std::vector<size_t> replay_lengths(std::string_view text, const bpe::Tokenizer& tok, const std::vector<size_t>& ks);
+
 // the tokenizer with only its first k merges (the vocabulary as it was after merge k)
 bpe::Tokenizer first_merges(const bpe::Tokenizer& tok, size_t k);
 
