@@ -40,7 +40,7 @@ std::vector<ManifestRow> read_manifest(const std::string& data_dir) {
   } catch (const FileIoError&) {
     throw;
   } catch (const FileError&) {
-    throw FileError(path + ": missing: run scripts/fetch_data.sh (or make deps) to fetch data/");
+    throw FileError(path + ": missing: run scripts/fetch_data.sh (or make deps): it fetches Debian's fortunes-min and fortunes packages into data/");
   }
   std::vector<ManifestRow> rows;
   size_t pos = 0, n = 0;

@@ -97,7 +97,7 @@ def read_corpus(fortunes, corpus_path):
         return [corpus_path], len(text), records
     manifest = DATA_DIR / "MANIFEST.tsv"
     if not manifest.is_file():
-        usage_error(f"{manifest}: missing: run scripts/fetch_data.sh (or make deps) to fetch data/")
+        usage_error(f"{manifest}: missing: run scripts/fetch_data.sh (or make deps): it fetches Debian's fortunes-min and fortunes packages into data/")
     prefix = "fortunes/min/" if fortunes == "min" else "fortunes/"
     rows = manifest.read_text(encoding="utf-8").split("\n")[1:]  # under the header row
     files = [DATA_DIR / row.split("\t")[4] for row in rows if row and row.split("\t")[4].startswith(prefix)]
