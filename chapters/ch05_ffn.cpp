@@ -119,11 +119,32 @@ int main(int argc, char** argv) {
     // the input itself, value for value, when the line above returns it: then nothing was mixed
     const bool unchanged = shape_of(attn_output) == shape_of(inputs_embeds) &&
                            std::equal(attn_output.begin(), attn_output.end(), inputs_embeds.begin());
-    ch.show("attn_output", attn_output, {"ViewBackward0"},
-            unchanged ? _("inputs_embeds itself, value for value: the line above returns its input, so no token's "
-                          "vector mixes the others' (chapter 4's attention does)")
-                      : _("chapter 4's result: each token's vector is now a mix of the value vectors of all tokens"),
-            Shown::Twin);
+    // which tokens reach which: the attention run again with one token's input moved at a time
+    // (article 000's attention draws nothing, so the runs change nothing the chapter prints)
+    const MixProbe mix = probe_mixing(
+        [&](const Tensor& x) { return multihead_attn(x, x, x); }, inputs_embeds);
+    auto token = [&](size_t t) { return t < sentence.tokens.size() ? "'" + sentence.tokens[t] + "'" : std::to_string(t); };
+    std::string mixed;
+    if (unchanged) {
+      mixed = _("inputs_embeds itself, value for value: the line above returns its input, so no token's vector mixes "
+                "the others' (chapter 4's attention does)");
+    } else if (mix.pairs == 0 || mix.reached == mix.pairs) {
+      mixed = mix.pairs == 0 ? _("chapter 4's result: one token, so its vector mixes its own value vector only")
+                             : trf("chapter 4's result: each token's vector is now a mix of the value vectors of all "
+                                   "tokens: moving one token's input moved every other token's output ({n} of {n} "
+                                   "pairs, {p} tokens moved in turn)",
+                                   fmt::arg("n", mix.pairs), fmt::arg("p", mix.probed));
+    } else if (mix.reached == 0) {
+      mixed = trf("each token's vector depends on its own input alone: moving one token's input moved no other "
+                  "token's output (0 of {n} pairs); chapter 4's attention mixes all tokens: look at the line above",
+                  fmt::arg("n", mix.pairs));
+    } else {
+      mixed = trf("each token's vector mixes only some of the others: moving {j}'s input left {i}'s output as it "
+                  "was ({k} of {n} pairs moved); chapter 4's attention mixes all tokens: look at the line above",
+                  fmt::arg("j", token(mix.first_j)), fmt::arg("i", token(mix.first_i)), fmt::arg("k", mix.reached),
+                  fmt::arg("n", mix.pairs));
+    }
+    ch.show("attn_output", attn_output, {"ViewBackward0"}, mixed, Shown::Twin);
 
     // ---------------------------------------------------------------- 2) article 000's FeedForward
     // which activation FeedForward::operator() runs, measured (src/course/model_probes.hpp)

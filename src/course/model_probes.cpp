@@ -205,4 +205,28 @@ std::string wiring_words(const std::string& wiring) {
   return _("LayerNorms neither pre-LN nor post-LN (measured on one block)");
 }
 
+MixProbe probe_mixing(const std::function<Tensor(const Tensor&)>& f, const Tensor& x, size_t most) {
+  MixProbe r;
+  if (x.dimension() != 3 || x.shape()[0] != 1) return r;
+  const size_t T = x.shape()[1], C = x.shape()[2];
+  const Tensor base = f(x);
+  if (base.dimension() != 3 || base.shape()[1] != T || base.shape()[2] != C) return r;
+  for (size_t j = 0; j < std::min(T, most); ++j) {
+    // x with row j moved: x'[0, j, :] = x[0, j, :] + 1
+    Tensor moved = x;
+    for (size_t c = 0; c < C; ++c) moved(0, j, c) += 1.0f;
+    const Tensor out = f(moved);
+    ++r.probed;
+    for (size_t i = 0; i < T; ++i) {
+      if (i == j) continue;
+      bool changed = false;
+      for (size_t c = 0; c < C && !changed; ++c) changed = out(0, i, c) != base(0, i, c);
+      if (!changed && r.reached == r.pairs) r.first_j = j, r.first_i = i;  // the first pair not reached
+      ++r.pairs;
+      r.reached += changed;
+    }
+  }
+  return r;
+}
+
 }  // namespace ts

@@ -6,6 +6,8 @@
 // no random draw, so calling it never changes what a chapter prints as PyTorch would.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 
 #include "exact/tensor.hpp"
@@ -49,6 +51,19 @@ ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tenso
 // own sublayers on an eval-mode copy: x1 = LN1(x + MHA(x)), out = LN2(x1 + FFN(x1)). Only gap
 // and scale are measured (a norm after each add leaves no input share to project).
 ResidualCheck post_ln_rebuilt(const TransformerEncoderLayer& layer, const Tensor& x);
+
+// Which tokens' outputs a sequence mixer `f` ((1,T,C) -> (1,T,C), deterministic: an eval-mode
+// attention) lets each token reach: for each probed token j (the first `most` of the T), f runs
+// again on x with row j moved (+1 on every value), and each other token i whose output row
+// changed counts as reached from j. A mix of all tokens reaches every pair; attending to
+// itself alone reaches none.
+struct MixProbe {
+  size_t probed = 0;          // tokens j moved
+  size_t pairs = 0;           // (j, i != j) pairs looked at
+  size_t reached = 0;         // of them, outputs that moved
+  size_t first_j = 0, first_i = 0;  // the first pair whose output did not move (reached < pairs)
+};
+MixProbe probe_mixing(const std::function<Tensor(const Tensor&)>& f, const Tensor& x, size_t most = 8);
 
 // The parameters of one encoder layer: its two LayerNorms, the heads' Linears, output_linear
 // and the feed-forward's two Linears.
