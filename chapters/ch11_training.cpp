@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   ch.value_kind("--translate", "N");
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
-  ch.option("--beam", beam, _("decode with beam search of width K (translate() and the held-out numbers), shown step by step (greedy unless given)"));
+  ch.option("--beam", beam, _("decode with beam search of width N (translate() and the held-out numbers), shown step by step (greedy unless given)"),
+            1, kMaxBeam, _("the step-by-step tables list every beam"));
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
   checkpoint_options(ch, save_dir, load_dir);

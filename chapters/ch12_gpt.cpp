@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
   ch.option("--samples", samples, _("repeated samples per setting when counting distinct outputs"), 1, 1000);
   int64_t beam = -1;  // not given: greedy only
   double length_penalty = 0.0;
-  ch.option("--beam", beam, _("also complete with beam search of width K (the held-out numbers, --prompt), step by step (greedy unless given)"));
+  ch.option("--beam", beam, _("also complete with beam search of width N (the held-out numbers, --prompt), step by step (greedy unless given)"),
+            1, kMaxBeam, _("the step-by-step tables list every beam"));
   ch.option("--length-penalty", length_penalty,
             _("with --beam: rank finished beams by sum log p / ((5 + |Y|) / 6)^A, GNMT's penalty; 0 = the plain sum"));
   ch.option("--prompt", prompt_text,

@@ -512,8 +512,10 @@ void Chapter::read_knobs() {
         break;
     }
   }
+  // (a knob whose default is a "not given" sentinel, -1, shows no default and is checked only when given)
   for (const auto& k : knobs_)
-    if (k->has_range) check_range(k->names[0], *static_cast<int64_t*>(k->target), k->lo, k->hi, k->why);
+    if (k->has_range && (given(k->names[0]) || !k->default_text.empty()))
+      check_range(k->names[0], *static_cast<int64_t*>(k->target), k->lo, k->hi, k->why);
   Lang lang;
   if (given("--lang") && !parse_lang(lang_text_, lang))
     throw UsageError(trf("--lang must be zh or en, got {value}", fmt::arg("value", in_quotes(lang_text_))));
