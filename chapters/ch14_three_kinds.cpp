@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 2) the masks
     ch.section(_("Step 2: the attention masks each forward builds"), _("article 002 §9.1.3; ch08, ch11, ch12, ch13"));
-    show_masks(ch, ed.model().cfg, gpt, cls, held[17], held[499], k_ed, k_gpt, k_cls);
+    show_masks(ch, ed, gpt, cls, held[17], held[499], k_ed, k_gpt, k_cls);
 
     // ---------------------------------------------------------------- 3) train each to its target
     ch.section(_("Step 3: train each model until its held-out target"), _("article 004 §模型训练和测试 train_step"));

@@ -10,6 +10,7 @@
 #include "course/layout.hpp"
 #include "course/train_views.hpp"
 #include "transformer/gpt.hpp"
+#include "train/trainer.hpp"
 #include "train/numbers.hpp"
 #include "course/counts.hpp"  // thousands()
 
@@ -139,19 +140,38 @@ static std::string self_mask(Chapter& ch, const std::string& name, const std::st
   return kind;
 }
 
-void show_masks(Chapter& ch, const ModelConfig& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
+// What an attention kept of row 0, head 0, in its last forward: attn (B,H,T,S), the weights it
+// stored (eval mode: no dropout); a weight of exactly 0 is a key hidden from that query.
+static std::vector<bool> kept_in_forward(const Tensor& attn, int64_t T, int64_t S, const char* where) {
+  if (attn.dimension() != 4 || attn.shape()[0] < 1 || attn.shape()[1] < 1 || int64_t(attn.shape()[2]) != T ||
+      int64_t(attn.shape()[3]) != S)
+    throw std::logic_error(std::string(where) + ": its attention weights are not (B, H, " + std::to_string(T) +
+                           ", " + std::to_string(S) + ")");
+  std::vector<bool> keep(size_t(T * S));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s2 = 0; s2 < S; ++s2) keep[size_t(t * S + s2)] = attn(0, 0, size_t(t), size_t(s2)) != 0.0f;
+  return keep;
+}
+
+void show_masks(Chapter& ch, Trainer& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
                 int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls) {
-  Rng rng(0);  // no dropout: training = false
   // 1) encoder-decoder: create_mask's floats (B,S,S), (B,T,T), (B,T,S), and what Trainer::forward
-  //    keeps of them: ch10's attention over module_inputs (create_mask turned into true = keep)
+  //    kept of them: one eval-mode forward (no draw) of this batch, then the first layers' weights
+  //    (row 0 sits in part 0, whose module module() is)
   const Batch b = make_batch({short_n, long_n});
-  const auto m = create_mask<float>(b.inputs, b.tar_inp, b.B, b.S, b.T, ed.look_ahead);
-  const ModuleInputs in = module_inputs(b, ed.look_ahead);
-  const std::vector<bool> enc_keep = kept_by_attention(in.enc), self_keep = kept_by_attention(in.self),
-                          cross_keep = kept_by_attention(in.cross);
-  // which value hides, read over the three masks (as ch11 reads it)
-  const Polarity pol = read_polarity({{m.enc, enc_keep, size_t(b.S)}, {m.dec_self, self_keep, size_t(b.T)},
-                                      {m.dec_cross, cross_keep, size_t(b.S)}});
+  const auto m = create_mask<float>(b.inputs, b.tar_inp, b.B, b.S, b.T, ed.model().cfg.look_ahead);
+  ed.forward(b, /*training=*/false);
+  const EncoderDecoder& mod = ed.module();
+  const std::vector<bool> enc_keep =
+      kept_in_forward(mod.encoder.layers.at(0).self_attn.attn, b.S, b.S, "Trainer::forward, encoder layer 1");
+  const std::vector<bool> self_keep =
+      kept_in_forward(mod.decoder.layers.at(0).self_attn.attn, b.T, b.T, "Trainer::forward, decoder layer 1");
+  const std::vector<bool> cross_keep =
+      kept_in_forward(mod.decoder.layers.at(0).src_attn.attn, b.T, b.S, "Trainer::forward, decoder layer 1");
+  // which value hides, read over the three masks' row 0 (as ch11 reads it)
+  const Polarity pol = read_polarity({{row0(m.enc, b.S, b.S), enc_keep, size_t(b.S)},
+                                      {row0(m.dec_self, b.T, b.T), self_keep, size_t(b.T)},
+                                      {row0(m.dec_cross, b.T, b.S), cross_keep, size_t(b.S)}});
   std::vector<std::string> src, tgt;
   for (int64_t s = 0; s < b.S; ++s) src.push_back(source_vocab().words[size_t(b.inputs[size_t(s)])]);
   for (int64_t t = 0; t < b.T; ++t) tgt.push_back(target_vocab().words[size_t(b.tar_inp[size_t(t)])]);
@@ -163,7 +183,7 @@ void show_masks(Chapter& ch, const ModelConfig& ed, const Gpt& gpt, const Classi
   k_ed.enc_self = enc, k_ed.dec_self = self, k_ed.cross = cross;
   ch.say(
       trf("  {n} in a batch with {m} (its rows padded to the longer number). {name}: encoder self-attention "
-          "{a}, decoder self-attention {b}, cross-attention {c} (create_mask, as its forward builds them).",
+          "{a}, decoder self-attention {b}, cross-attention {c} (create_mask's, as its forward applied them).",
           fmt::arg("name", k_ed.name), fmt::arg("n", short_n), fmt::arg("m", long_n), fmt::arg("a", enc),
           fmt::arg("b", self), fmt::arg("c", cross)));
   draw(ch, trf("{name}, encoder self-attention ({kind})", fmt::arg("name", k_ed.name), fmt::arg("kind", enc)),
@@ -174,14 +194,20 @@ void show_masks(Chapter& ch, const ModelConfig& ed, const Gpt& gpt, const Classi
        row0(m.dec_cross, b.T, b.S), pol, b.T, b.S, tgt, src);
 
   // 2) decoder-only: the mask GPT::forward builds (gpt_causal_mask, true = keep, the same for every
-  //    row) (1,T,T), and what the attention keeps of it
+  //    row) (1,T,T), and what the first block's attention kept of it in an eval-mode forward of
+  //    the module (no draw)
   const SeqBatch sb = make_seq_batch({short_n, long_n});
   const BTensor causal = gpt_causal_mask(sb.T, 0, gpt.cfg.causal);
   const std::vector<float> causal_values(causal.begin(), causal.end());  // true = 1
+  GPT g = gpt.module();
+  g.train(false);
+  ITensor idx = ITensor::from_shape({size_t(sb.B), size_t(sb.T)});
+  std::copy(sb.x.begin(), sb.x.end(), idx.begin());
+  g.forward(idx);
+  const std::vector<bool> gpt_keep = kept_in_forward(g.h.at(0).self_attn.attn, sb.T, sb.T, "GPT::forward, block 1");
   std::vector<std::string> seq;
   for (int64_t t = 0; t < sb.T; ++t) seq.push_back(seq_vocab().words[size_t(sb.x[size_t(t)])]);
-  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "GPT::forward", causal_values,
-                             kept_by_attention(causal), sb.x, seq);
+  k_gpt.dec_self = self_mask(ch, k_gpt.name, _("prompt and answer"), "GPT::forward", causal_values, gpt_keep, sb.x, seq);
 
   // 3) encoder-only: EncoderClassifier::padding_mask (B,T,T), the one classifier_forward ran, and
   //    what its first layer kept of it (a key it hides gets weight 0; head 0 of each row)
