@@ -101,7 +101,7 @@ static std::vector<bool> pads(const std::vector<int64_t>& ids, int64_t n) {
   return p;
 }
 
-// row 0's (T,S) block of what a forward kept (kept_by_attention's (B,T,S)), as 1 = hide for mask_kind
+// what a forward kept of row 0 (kept_in_forward's (T,S)), as 1 = hide for mask_kind
 static std::vector<float> hidden_row0(const std::vector<bool>& keep, int64_t T, int64_t S) {
   std::vector<float> m(size_t(T * S));
   for (size_t i = 0; i < m.size(); ++i) m[i] = keep[i] ? 0.0f : 1.0f;
