@@ -205,19 +205,20 @@ int main(int argc, char** argv) {
         ch.figure(length_histogram(tok));
         // formula: vocab[id] = vocab[left] + vocab[right], for each merge under the token
         // (a token of thousands of bytes has a tree of thousands of nodes: the tree shown is of the
-        // longest token of at most 32 bytes)
+        // longest token of at most kTreeBytes)
+        constexpr size_t kTreeBytes = 32;  // the longest token whose tree is drawn
         size_t shown = 256;
         for (size_t id = 256; id < tok.vocab.size(); ++id)
-          if (tok.vocab[id].size() <= 32 && tok.vocab[id].size() > tok.vocab[shown].size()) shown = id;
+          if (tok.vocab[id].size() <= kTreeBytes && tok.vocab[id].size() > tok.vocab[shown].size()) shown = id;
         const MergeTree tree = merge_tree(tok, int32_t(shown));
         const std::string t = visible(tok.vocab[shown]);
         ch.say(shown == longest ? trf("  How {t} was built by the trainer's merges: each line's token is the two on its "
                                       "right joined, and each of those is made further down:",
                                       fmt::arg("t", t))
-                                : trf("  How {t}, the longest learned token of at most 32 bytes, was built by the "
-                                      "trainer's merges: each line's token is the two on its right joined, and each "
-                                      "of those is made further down:",
-                                      fmt::arg("t", t)));
+                                : trf("  How {t}, the longest learned token of at most {most} bytes, was built by "
+                                      "the trainer's merges: each line's token is the two on its right joined, and "
+                                      "each of those is made further down:",
+                                      fmt::arg("t", t), fmt::arg("most", kTreeBytes)));
         ch.figure(tree.text);
         ch.say("  " + ch.verdict(tree.leaves == tok.vocab[shown],
                                  N_("its {b} bytes at the leaves, left to right, spell the token; joins in its tree: {m} "
