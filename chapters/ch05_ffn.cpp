@@ -242,11 +242,22 @@ int main(int argc, char** argv) {
             ffn.repr(), _("LazyLinear knows only its output size; nothing is drawn yet"), Shown::Twin);
     // (B,T,C) -> (B,T,F) -> (B,T,C); draws dense1, then dense2
     const Tensor ffn_outputs = ffn(attn_output);
+    // what the call did, read from the module and its output: drawn or not, and whether the
+    // output is the input itself
     ch.show("ffn  # after ffn(attn_output)", ffn.repr(),
-            _("the first call fixed in_features from the input and turned both layers into plain Linears"),
+            ffn.materialized
+                ? trf("the first call fixed in_features = {in} from the input's last dimension and turned both "
+                      "layers into plain Linears",
+                      fmt::arg("in", ffn.dense1.in_features))
+                : _("still LazyLinear: the line above did not call the module, so nothing was drawn"),
             Shown::Twin);
+    const bool ffn_unchanged = shape_of(ffn_outputs) == shape_of(attn_output) &&
+                               std::equal(ffn_outputs.begin(), ffn_outputs.end(), attn_output.begin());
     ch.show("ffn(attn_output)", ffn_outputs, {"ViewBackward0"},
-            _("its own random weights, so other numbers than FeedForward's; no dropout inside"), Shown::Twin);
+            ffn_unchanged ? _("attn_output itself, value for value: the line above returns its input, so no weight "
+                              "acted on it")
+                          : _("its own random weights, so other numbers than FeedForward's; no dropout inside"),
+            Shown::Twin);
 
     // ---------------------------------------------------------------- 5) article 002's module
     ch.section(_("Step 5: article 002's PositionwiseFeedForward: w_2(dropout(w_1(x))), no activation"),
