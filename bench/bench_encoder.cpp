@@ -39,6 +39,7 @@
 #include "fast/fast_encoder.hpp"
 #include "fast/isa.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 namespace {
 

@@ -30,6 +30,7 @@
 #include "text/tokenizer.hpp"
 #include "transformer/annotated.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 using namespace ts;
 

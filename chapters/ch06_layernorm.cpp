@@ -35,6 +35,7 @@
 #include "transformer/annotated.hpp"
 #include "transformer/article004.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 using namespace ts;
 

@@ -29,6 +29,7 @@
 #include "text/tokenizer.hpp"
 #include "transformer/annotated.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 using namespace ts;
 
@@ -123,8 +124,9 @@ int main(int argc, char** argv) {
                                  fmt::arg("g", residual.gap))
                            : trf("the layer's output is not x + MHA(LN1(x)) + FFN(LN2(...)) rebuilt from its "
                                  "sublayers: they differ by up to {g:.3g} (eval mode); {instead} "
-                                 "(TransformerEncoderLayer::operator(), src/transformer/nn.cpp)",
-                                 fmt::arg("g", residual.gap), fmt::arg("instead", residual.instead()))),
+                                 "(TransformerEncoderLayer::operator(), {src})",
+                                 fmt::arg("g", residual.gap), fmt::arg("instead", residual.instead()),
+                                 fmt::arg("src", transformer_encoder_source()))),
             Shown::Twin);
     {
       const double r = mean_row_std(pre_ln) / input_spread;
@@ -367,7 +369,7 @@ static std::string std_table(const Tensor& layer_std) {
 static std::string encoder_layer_note(const TransformerEncoderLayer& layer) {
   const std::string act = feed_forward_activation();
   const std::string note = trf("two LayerNorms, chapter 4's {H}-head attention, chapter 5's feed-forward",
-                               fmt::arg("H", layer.attention.heads.size()));
+                               fmt::arg("H", layer.attention.h));
   if (act == "GELU") return note;
   return note + trf(", whose operator() runs {act} (measured), whatever modules the repr above lists",
                     fmt::arg("act", activation_words(act)));

@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
             ? ch.verdict(false, trf("its query row's mask hides {k} keys, yet the attention gave them weight up to "
                                     "{w:.3g}: the mask was not applied (look at {site})",
                                     fmt::arg("k", cls_mask.hidden_real + cls_mask.hidden_pad), fmt::arg("w", hidden_w),
-                                    fmt::arg("site", ch.ran("scaled_dot_product_attention"))))
+                                    fmt::arg("site", ch.ran("attention_heads"))))
         : cls_mask.hidden_real > 0 ? trf("its query row hides {k} real tokens", fmt::arg("k", cls_mask.hidden_real))
         : cls_mask.hidden_pad == cls_mask.pads ? std::string(_("its query row hides only the padding"))
                                                : trf("its query row leaves {v} of the {p} padded keys visible",

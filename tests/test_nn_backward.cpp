@@ -1,14 +1,17 @@
 // test_nn_backward.cpp: the backward written beside article 000's modules (transformer/nn.hpp,
-// introduced in ch13) must not change any forward, and ch13's model is those modules.
+// transformer_encoder.hpp, the one attention of attention.hpp; introduced in ch13) must not change
+// any forward, and ch13's model is those modules.
 // (Each backward's values are checked against torch autograd by classifier_twin.)
 #include "catch_compat.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "exact/rng.hpp"
 #include "transformer/encoder_classifier.hpp"
 #include "transformer/grad.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 namespace {
 ts::Config small_config() {
@@ -34,7 +37,7 @@ TEST_CASE("nn: EnableGrad keeps what backward needs and changes no bit", "[nn]")
     ts::manual_seed(9);
     const ts::Tensor plain = enc(ids, &mask);
     CHECK(enc.layers[0].feed_forward.saved.x.dimension() == 0);  // nothing kept
-    CHECK(enc.layers[1].attention.heads[0].saved.p.dimension() == 0);
+    CHECK(enc.layers[1].attention.saved.p.dimension() == 0);
     ts::manual_seed(9);
     ts::Tensor kept;
     {
@@ -44,7 +47,7 @@ TEST_CASE("nn: EnableGrad keeps what backward needs and changes no bit", "[nn]")
     CHECK(ts::grad_enabled() == false);
     REQUIRE(plain.size() == kept.size());
     CHECK(std::memcmp(plain.data(), kept.data(), plain.size() * sizeof(float)) == 0);
-    CHECK(enc.layers[1].attention.heads[1].saved.p.size() == 2 * 5 * 5);
+    CHECK(enc.layers[1].attention.saved.p.size() == 2 * 2 * 5 * 5);
     CHECK(enc.layers[0].feed_forward.saved.h.size() == 2 * 5 * 32);
   }
 }
@@ -68,4 +71,41 @@ TEST_CASE("nn: EncoderClassifier is the encoder's modules plus a head", "[nn]") 
   ts::Tensor dlogits = ts::Tensor::from_shape({2, 10});
   dlogits.fill(1.0f);
   CHECK_THROWS(m.backward(dlogits, g));
+}
+
+// The one attention in article 000's setting (attention.hpp) draws the same weights as the
+// article's per-head MultiHeadAttention (nn.hpp, ch04's exhibit) and computes the same bits, with
+// and without a padding mask.
+TEST_CASE("nn: the one attention in article 000's setting is the per-head exhibit, bit for bit", "[nn]") {
+  ts::Config k = small_config();
+  k.hidden_size = 24, k.num_attention_heads = 3;
+  ts::manual_seed(5);
+  const ts::MultiHeadAttention exhibit(k);
+  ts::manual_seed(5);
+  ts::MultiHeadedAttention one = ts::multi_head_attention(k);
+  REQUIRE(one.linears.size() == 3 * 3 + 1);
+  for (size_t i = 0; i < 3; ++i) {
+    const ts::Linear* l[3] = {&exhibit.heads[i].q, &exhibit.heads[i].k, &exhibit.heads[i].v};
+    for (size_t j = 0; j < 3; ++j) {
+      CHECK(std::memcmp(l[j]->weight.data(), one.linears[3 * i + j].weight.data(), l[j]->weight.size() * 4) == 0);
+      CHECK(std::memcmp(l[j]->bias.data(), one.linears[3 * i + j].bias.data(), l[j]->bias.size() * 4) == 0);
+    }
+  }
+  CHECK(std::memcmp(exhibit.output_linear.weight.data(), one.output_linear().weight.data(), 24 * 24 * 4) == 0);
+  CHECK(one.linear_name(4) == "heads.1.k");
+  CHECK(one.linear_name(9) == "output_linear");
+  ts::Tensor x = ts::Tensor::from_shape({2, 5, 24});
+  ts::manual_seed(8);
+  for (size_t i = 0; i < x.size(); ++i) x.data()[i] = float(std::sin(0.37 * double(i)) * 1.7);
+  ts::Tensor mask = ts::Tensor::from_shape({2, 5, 5});
+  mask.fill(1.0f);
+  for (size_t t = 0; t < 5; ++t) mask(1, t, 4) = 0.0f, mask(1, t, 3) = 0.0f;
+  ts::BTensor keep = ts::BTensor::from_shape({2, 5, 5});
+  for (size_t i = 0; i < mask.size(); ++i) keep.data()[i] = mask.data()[i] != 0.0f;
+  for (bool masked : {false, true}) {
+    const ts::Tensor a = exhibit(x, x, x, masked ? &mask : nullptr);
+    const ts::Tensor b = one(x, x, x, masked ? &keep : nullptr);
+    REQUIRE(a.size() == b.size());
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+  }
 }

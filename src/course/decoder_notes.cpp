@@ -18,10 +18,6 @@ namespace ts {
 
 namespace {
 // the layers' own file, "src/transformer/annotated.cpp" (from KVCache::append's site)
-std::string layers_file() {
-  const std::string append = kv_cache_append_site();
-  return append.substr(0, append.find(':'));
-}
 
 
 // (T,S) view of a (T,S) or (1,T,S) mask: its rows and columns and entry (t, s)
@@ -209,7 +205,7 @@ SelfAttentionNotes self_attention_notes(Chapter& ch, const MultiHeadedAttention&
                 "the reference is tgt_mask, from subsequent_mask ({file}): it is not the causal lower triangle "
                 "({sees}), and {r} of its rows hide every key, so softmax over a row filled with -1e9 spreads the "
                 "weight evenly over all keys, later ones included; the attention applied the mask it was given",
-                fmt::arg("H", H), fmt::arg("w", st.above), fmt::arg("file", layers_file()),
+                fmt::arg("H", H), fmt::arg("w", st.above), fmt::arg("file", annotated_source()),
                 fmt::arg("sees", mask_sees(mask)), fmt::arg("r", hidden_rows))
           : trf("largest weight above the diagonal over the {H} heads = {w:.3g}: later tokens get weight although "
                 "tgt_mask hides them, so the attention did not apply the mask",
@@ -315,8 +311,7 @@ float future_weight(const Decoder& decoder) {
 std::string cached_rows_cause(bool training, float future, const BTensor& tgt_mask, const DecoderCache& cache,
                               size_t positions, size_t memory_rows) {
   if (training) return _("the decoder is in train mode, so each pass drew other dropout masks");
-  const std::string append = kv_cache_append_site();  // KVCache::append's file:line, in the layers' own file
-  const std::string layers_file = append.substr(0, append.find(':'));
+  const std::string append = kv_cache_append_site();  // KVCache::append's file:line, from the compiler
   if (future > 0.0f && !is_lower_triangle(tgt_mask)) {
     // read from the mask the full pass used (its first (T,T)), 1 = hide as mask_breaks_cache reads it
     const Mask2 m(tgt_mask);
@@ -324,7 +319,7 @@ std::string cached_rows_cause(bool training, float future, const BTensor& tgt_ma
     for (size_t t = 0; t < m.T; ++t)
       for (size_t s = 0; s < m.S; ++s) hide[t * m.S + s] = m.at(t, s) ? 0.0f : 1.0f;
     const std::string why =
-        m.T == m.S ? mask_breaks_cache(hide, int64_t(m.T), "subsequent_mask, " + layers_file) : std::string();
+        m.T == m.S ? mask_breaks_cache(hide, int64_t(m.T), "subsequent_mask, " + annotated_source()) : std::string();
     if (!why.empty())
       return trf("tgt_mask is not the causal lower triangle ({sees}): {why}", fmt::arg("sees", mask_sees(tgt_mask)),
                  fmt::arg("why", why));
@@ -355,8 +350,8 @@ std::string cached_rows_cause(bool training, float future, const BTensor& tgt_ma
   return trf("the mask is the causal triangle and every layer's cache holds the {t} positions decoded, yet the rows "
              "differ: the same DecoderLayer code gives a row one value with its past cached and another in the full "
              "pass, so something in it depends on the rows that come after or on how many rows it is given (look at "
-             "MultiHeadedAttention::operator() and DecoderLayer::operator() in {file})",
-             fmt::arg("t", positions), fmt::arg("file", layers_file));
+             "MultiHeadedAttention::operator() in {attn} and DecoderLayer::operator() in {file})",
+             fmt::arg("t", positions), fmt::arg("attn", attention_source()), fmt::arg("file", annotated_source()));
 }
 
 std::string decoder_layer_params_verdict(Chapter& ch, uint64_t encoder_layer, uint64_t decoder_layer,

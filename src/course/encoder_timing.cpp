@@ -101,11 +101,11 @@ std::string fast_verdict(Chapter& ch, const TransformerEncoder& encoder, const I
   }
   return ch.verdict(false, trf("max |fast - exact| = {d:.3g} on this input, more than the {tol:.2g} that another order "
                                "of sums can explain ({g:g} float epsilons x max(1, max |exact| {s:.3g})): FastEncoder "
-                               "no longer computes what TransformerEncoder (src/transformer/nn.cpp) computes.{why} An "
+                               "no longer computes what TransformerEncoder ({src}) computes.{why} An "
                                "edit of the model must be made in src/fast/fast_encoder.cpp too (its kernels: "
                                "src/fast/simd/).",
                                fmt::arg("d", d), fmt::arg("tol", tol), fmt::arg("g", kFastGrowth), fmt::arg("s", scale),
-                               fmt::arg("why", why)));
+                               fmt::arg("why", why), fmt::arg("src", transformer_encoder_source())));
 }
 
 }  // namespace
@@ -143,7 +143,7 @@ void time_encoder_paths(Chapter& ch, TransformerEncoder& encoder, const ITensor&
   auto row = [&](const std::string& name, const Timing& t) {
     rows.push_back({name, fmt::format("{:.2f}", t.ms), fmt::format("{}", t.runs), fmt::format("{:.2f}", flops / t.ms / 1e6)});
   };
-  row(_("exact: TransformerEncoder::operator() (nn.hpp)"), exact);
+  row(_("exact: TransformerEncoder::operator() (transformer_encoder.hpp)"), exact);
   row(_("fast:  FastEncoder (fast_encoder.hpp)"), quick);
   if (ch.naive) row(_("plain loops: the exact path's code with --naive"), naive);
   ch.figure(text_table(rows, 1));
@@ -156,7 +156,7 @@ void time_encoder_paths(Chapter& ch, TransformerEncoder& encoder, const ITensor&
                fmt::arg("x", naive.ms / exact.ms), fmt::arg("d", max_abs_diff(naive_out, exact_out)())));
   ch.say("  " + fast_verdict(ch, encoder, input_ids, max_abs_diff(fast_out, exact_out)(),
                             max_abs(exact_out.data(), exact_out.size())));
-  const size_t H = encoder.layers.empty() ? 0 : encoder.layers[0].attention.heads.size();
+  const size_t H = encoder.layers.empty() ? 0 : size_t(encoder.layers[0].attention.h);
   ch.say(trf("  The exact path replays PyTorch op by op ({lin} small Linears, {bmm} bmm pairs and a cat per layer) "
              "so that every printed digit equals the twin's. Each forward also reads all {mb:.0f} MB of layer "
              "weights from memory ({gbs:.1f} GB/s for the exact path) and uses each weight for only T = {T} rows: "

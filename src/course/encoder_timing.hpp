@@ -7,6 +7,7 @@
 #include "course/chapter.hpp"
 #include "exact/tensor.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 namespace ts {
 

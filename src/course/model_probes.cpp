@@ -127,8 +127,8 @@ size_t parameter_count(const TransformerEncoderLayer& layer) {
   auto count = [](const Linear& l) { return l.weight.size() + l.bias.size(); };
   size_t n = layer.layer_norm_1.weight.size() + layer.layer_norm_1.bias.size() + layer.layer_norm_2.weight.size() +
              layer.layer_norm_2.bias.size();
-  for (const AttentionHead& h : layer.attention.heads) n += count(h.q) + count(h.k) + count(h.v);
-  return n + count(layer.attention.output_linear) + count(layer.feed_forward.linear_1) +
+  for (const Linear& l : layer.attention.linears) n += count(l);  // the heads' q, k, v, then output_linear
+  return n + count(layer.feed_forward.linear_1) +
          count(layer.feed_forward.linear_2);
 }
 

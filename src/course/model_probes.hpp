@@ -13,6 +13,7 @@
 #include "exact/tensor.hpp"
 #include "transformer/annotated.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 namespace ts {
 

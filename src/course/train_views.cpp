@@ -352,6 +352,7 @@ std::string grad_check_verdict(Chapter& ch, const std::vector<GradCheckRow>& row
   auto has = [&](const char* part) { return first_bad.find(part) != std::string::npos; };
   const std::string file = has("feed_forward.") || has(".mlp.")  ? feed_forward_source()
                            : has("norm.") || has("ln_")           ? layer_norm_source()
+                           : has("attn.")                         ? attention_source()
                                                                   : annotated_source();
   return ch.verdict(false, trf(where, fmt::arg("bad", bad), fmt::arg("n", rows.size()), fmt::arg("name", first_bad),
                                fmt::arg("file", file), fmt::arg("site", site)));

@@ -34,6 +34,7 @@
 #include "fast/simd/route.hpp"
 #include "fast/thread_pool.hpp"
 #include "transformer/nn.hpp"
+#include "transformer/transformer_encoder.hpp"
 
 namespace ts {
 namespace {
@@ -69,9 +70,9 @@ struct FastEncoder::Impl {
     packed = gemm != Gemm::Sgemm && rt.packed_product != nullptr;
     if (packed) kNR = rt.nr;
     if (e.layers.empty()) return;
-    const MultiHeadAttention& a0 = e.layers[0].attention;
-    H = int64_t(a0.heads.size());
-    C = int64_t(a0.output_linear.in_features);
+    const MultiHeadedAttention& a0 = e.layers[0].attention;
+    H = a0.h;
+    C = int64_t(a0.output_linear().in_features);
     D = C / H;
     F = e.layers[0].feed_forward.linear_1.out_features;
     for (size_t li = 0; li < e.layers.size(); ++li) {
@@ -82,8 +83,9 @@ struct FastEncoder::Impl {
       L.qkv.own_w.resize(size_t(3 * C * C));
       L.qkv.own_bias.resize(size_t(3 * C));
       for (int64_t h = 0; h < H; ++h) {
-        const AttentionHead& head = layer.attention.heads[size_t(h)];
-        const Linear* parts[3] = {&head.q, &head.k, &head.v};
+        // head h's q, k, v Linears (article 000's layout of the one attention)
+        const std::vector<Linear>& lin = layer.attention.linears;
+        const Linear* parts[3] = {&lin[size_t(3 * h)], &lin[size_t(3 * h + 1)], &lin[size_t(3 * h + 2)]};
         for (int64_t p = 0; p < 3; ++p) {
           const int64_t row0 = p * C + h * D;
           std::copy_n(parts[p]->weight.data(), D * C, L.qkv.own_w.data() + row0 * C);
@@ -91,7 +93,7 @@ struct FastEncoder::Impl {
         }
       }
       L.qkv.set(L.qkv.own_w.data(), L.qkv.own_bias.data(), 3 * C, C, packed ? &rt : nullptr);  // (the naive path reads own_w)
-      const Linear& o = layer.attention.output_linear;
+      const Linear& o = layer.attention.output_linear();
       const Linear& l1 = layer.feed_forward.linear_1;
       const Linear& l2 = layer.feed_forward.linear_2;
       L.out.set(o.weight.data(), o.bias.data(), C, C, packed ? &rt : nullptr);

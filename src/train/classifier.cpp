@@ -196,15 +196,10 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   w.B = b.B, w.T = b.T;
   w.mask.resize(s.mask.size());
   for (size_t i = 0; i < s.mask.size(); ++i) w.mask[i] = s.mask.data()[i] == 0.0f ? 1.0f : 0.0f;
-  const size_t B = size_t(b.B), TT = size_t(b.T * b.T);
   w.layers.resize(w.model.encoder.layers.size());
   for (size_t l = 0; l < w.layers.size(); ++l) {
-    const std::vector<AttentionHead>& heads = w.model.encoder.layers[l].attention.heads;
-    const size_t H = heads.size();
-    w.layers[l].p.assign(B * H * TT, 0.0f);
-    for (size_t h = 0; h < H; ++h)
-      for (size_t i = 0; i < B; ++i)
-        std::copy_n(heads[h].saved.p.data() + i * TT, TT, w.layers[l].p.data() + (i * H + h) * TT);
+    const Tensor& p = w.model.encoder.layers[l].attention.attn;  // (B,H,T,T), the weights the forward used
+    w.layers[l].p.assign(p.data(), p.data() + p.size());
   }
   w.x.assign(s.x.data(), s.x.data() + s.x.size());
   w.pooled.assign(s.pooled.data(), s.pooled.data() + s.pooled.size());

@@ -204,6 +204,7 @@ ClsGradCheck check_classifier_grads(const Classifier& cm, const ClsBatch& b, siz
   ITensor ids = ITensor::from_shape({size_t(b.B), size_t(b.T)});
   std::copy(b.ids.begin(), b.ids.end(), ids.data());
   const Tensor mask = M.padding_mask(ids);
+  const BTensor keep = keep_where_nonzero(mask);  // the same mask as the attention reads it
   const size_t B = size_t(b.B), T = size_t(b.T), C = size_t(cm.cfg.d_model);
   CheckRng rng;
   auto normal = [&](std::initializer_list<size_t> shape) {
@@ -224,9 +225,9 @@ ClsGradCheck check_classifier_grads(const Classifier& cm, const ClsBatch& b, siz
                      [&](const Tensor& dy) { return layer.layer_norm_1.backward(x_ln, dy, glayer.layer_norm_1); },
                      under("encoder.layers.0.layer_norm_1."), &x_ln});
   modules.push_back({"MultiHeadAttention (encoder.layers.0.attention)",
-                     [&] { return layer.attention(x_attn, x_attn, x_attn, &mask); },
+                     [&] { return layer.attention(x_attn, x_attn, x_attn, &keep); },
                      [&](const Tensor& dy) {
-                       AttentionHead::InputGrads g = layer.attention.backward(dy, glayer.attention);
+                       MultiHeadedAttention::InputGrads g = layer.attention.backward(dy, glayer.attention);
                        for (size_t i = 0; i < g.dquery.size(); ++i)
                          g.dquery.data()[i] += g.dkey.data()[i] + g.dvalue.data()[i];
                        return g.dquery;
@@ -235,7 +236,7 @@ ClsGradCheck check_classifier_grads(const Classifier& cm, const ClsBatch& b, siz
   modules.push_back({"FeedForward (encoder.layers.0.feed_forward)", [&] { return layer.feed_forward(x_ff); },
                      [&](const Tensor& dy) { return layer.feed_forward.backward(dy, glayer.feed_forward); },
                      under("encoder.layers.0.feed_forward."), &x_ff});
-  modules.push_back({"TransformerEncoderLayer (encoder.layers.0)", [&] { return layer(x_layer, &mask); },
+  modules.push_back({"TransformerEncoderLayer (encoder.layers.0)", [&] { return layer(x_layer, &keep); },
                      [&](const Tensor& dy) { return layer.backward(dy, glayer); }, under("encoder.layers.0."),
                      &x_layer});
   modules.push_back({"Embeddings (encoder.embeddings)", [&] { return M.encoder.embeddings(ids); },

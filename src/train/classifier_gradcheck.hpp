@@ -1,5 +1,5 @@
 // train/classifier_gradcheck.hpp: ch13's step-0 gradient check (introduced in ch13, for issue
-// "edit anything": a learner's edit to a forward in transformer/nn.cpp either flows into training
+// "edit anything": a learner's edit to a forward in src/transformer/ either flows into training
 // or is caught here, naming the module whose backward no longer matches it).
 //
 // Each module ch13 trains is checked on its own, leaves first, on a copy of the model's weights

@@ -1,6 +1,7 @@
 // annotated.hpp: article 002's Transformer ("Attention and the Transformer line by line",
 // Annotated-Transformer style, English -> French), its modules as that article's listings
-// write them (introduced in ch09 and ch10; the attention pieces are also used by ch04/ch07).
+// write them (introduced in ch09 and ch10). Its attention (listings 9.1, 9.2) is the one attention
+// of attention.hpp, which every model trains.
 //
 // Where the article's listings differ from the canonical Annotated Transformer, this file
 // follows the article (tests/twins/article002.py re-types the same code for the twins):
@@ -8,7 +9,7 @@
 //     FeedForward of nn.hpp with FeedForwardArticle::Article002);
 //   - LayerNorm divides by sqrt(std**2 + eps) with the UNBIASED std and eps 1e-6 (the one
 //     LayerNorm of nn.hpp with LayerNormArithmetic::Article002);
-//   - attention() hides masked scores with -1e9 (not -inf); mask true = keep.
+//   - attention() hides masked scores with -1e9 (not -inf); mask true = keep (attention.hpp).
 //
 // Construction draws random numbers exactly like the Python __init__ (from
 // ts::default_generator()). MultiHeadedAttention's four Linears are four independent draws:
@@ -33,6 +34,7 @@
 
 #include "exact/print.hpp"
 #include "exact/tensor.hpp"
+#include "transformer/attention.hpp"
 #include "transformer/nn.hpp"
 
 namespace ts {
@@ -44,32 +46,6 @@ std::string annotated_source();
 // np.triu(ones(1,size,size), k=1) == 0: true on and below the diagonal (true = may attend).
 // size -> (1,size,size)
 BTensor subsequent_mask(int64_t size);
-
-// ---------------------------------------------------------------- attention (listing 9.1)
-// scores = Q K^T / sqrt(D); masked_fill(mask == 0, -1e9); p = softmax(scores); p = dropout(p);
-// out = p V.
-// q (B,H,T,D), k,v (B,H,S,D) contiguous; mask broadcastable to (B,H,T,S) (right-aligned,
-// rank <= 4), true = keep, or nullptr; dropout or nullptr (train-mode dropout draws);
-// -> (B,H,T,D); *p_attn_out (if not null) = the weights p (B,H,T,S).
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const BTensor* mask,
-                 const Dropout* dropout, Tensor* p_attn_out);
-
-// The same computation as MultiHeadedAttention runs it: q (B,T,C), k,v (B,S,C) are the
-// projected tensors, split into h heads as views (view(B,-1,h,D).transpose(1,2)) exactly
-// like torch, so the bits equal the article's code. mask as above -> (B,H,T,D).
-// *p_softmax_out (if not null) = the weights before dropout (what the backward needs).
-// scale_scores false: the scores are not divided by sqrt(D) (an exercise, ch11 --no-scale).
-Tensor attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int64_t h, const BTensor* mask,
-                       const Dropout* dropout, Tensor* p_attn_out, Tensor* p_softmax_out = nullptr,
-                       bool scale_scores = true);
-// Backward of attention_heads, per head (scale = sqrt(D)):
-//   dpd = dout V^T   (T,S);   dV += pd^T dout   (S,D);   dp = dropout.backward(dpd)
-//   ds = p (dp - sum_s dp p) / scale   (T,S) (scale 1 without scale_scores);   dQ += ds K   (T,D);   dK += ds^T Q   (S,D)
-// dout (B,T,C) (the merged heads' gradient, read per head in place), q (B,T,C), k, v (B,S,C),
-// p the softmax weights before dropout and pd after (B,H,T,S); dq (B,T,C), dk, dv (B,S,C) += .
-void attention_heads_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, int64_t h,
-                              const Tensor& p, const Tensor& pd, const Dropout* dropout, Tensor& dq, Tensor& dk,
-                              Tensor& dv, bool scale_scores = true);
 
 // ---------------------------------------------------------------- sublayer (pre-LN or post-LN)
 // Where the LayerNorm sits (a setting; article 002 is pre-LN, article 004 and the paper post-LN):
@@ -95,72 +71,6 @@ struct SublayerConnection {
   void train(bool on) { dropout.training = on; }
   mutable Tensor saved_x;  // the norm's input of the last forward: x (Pre) or the sum (Post) (EnableGrad only)
   mutable bool ran = false;  // a forward ran under EnableGrad: backward has what it needs
-};
-
-// ---------------------------------------------------------------- the key/value cache (ch09)
-// One attention's cache, an argument of its forward (as Hugging Face passes past_key_values
-// into the same forward): the projected keys and values of every position seen so far, so a
-// decoding step projects only its own row and attends over all cached positions. Full forward
-// and cached decoding run the same MultiHeadedAttention code.
-struct KVCache {
-  Tensor k, v;         // (B,t,C) projected keys and values of the t positions so far (empty: none)
-  bool fixed = false;  // true (cross-attention): key/value are the same at every step (the memory):
-                       // projected at the first call, reused after; false: each call appends its rows
-  size_t len() const;  // t
-  // torch.cat((K, k), dim=1), torch.cat((V, v), dim=1): this step's projected rows appended
-  // k, v (B,u,C) -> K, V (B,t+u,C)
-  void append(const Tensor& k_new, const Tensor& v_new);
-};
-// "src/transformer/annotated.cpp:LINE KVCache::append", file and line from the compiler
-std::string kv_cache_append_site();
-
-// ---------------------------------------------------------------- multi-head (listing 9.2)
-// 1) project q, k, v with linears[0..2]  2) split into h heads of d_k  3) attention()
-// 4) merge heads  5) linears[3].
-// Two articles write this fused layout (one (C,C) Linear per q, k, v, the heads cut out with a
-// view); what differs is a setting of the one module (introduced in ch04):
-//   Article002  MultiHeadedAttention(h, d_model, dropout)   linears.0-3, dropout on the weights
-//   Article004  MutilHeadAttention(d_model, num_heads)      wq, wk, wv, dense (Keras Dense init,
-//               article004.hpp's mutil_head_attention), no dropout, no mask
-// The article sets the dropout's place, the class name the repr prints and the state_dict names
-// of the four Linears (linear_name). The kernels and the backward are the same.
-enum class AttentionArticle { Article002, Article004 };
-
-struct MultiHeadedAttention {
-  int64_t d_k = 0, h = 0;       // D, H
-  std::vector<Linear> linears;  // 4 x Linear(C, C): four independent draws (q, k, v, output)
-  Tensor attn;                  // (B,H,T,S) weights of the last call (after dropout)
-  Dropout dropout;              // on the weights (Article002); Article004 has none
-  bool scale_scores = true;     // false: scores not divided by sqrt(d_k) (an exercise, ch11 --no-scale)
-  AttentionArticle article = AttentionArticle::Article002;
-  MultiHeadedAttention() = default;
-  MultiHeadedAttention(int64_t h, int64_t d_model, double dropout = 0.1);  // one Linear draw
-  // the state_dict name of linears[i]: "linears.i" (Article002) or wq, wk, wv, dense (Article004)
-  std::string linear_name(size_t i) const;
-  // query (B,T,C), key/value (B,S,C), mask (B|1, T|1, S) true = keep (unsqueezed to heads)
-  // -> (B,T,C); stores the weights in attn.
-  // With a cache: key/value's projected rows are appended to it (or, cache->fixed, projected
-  // once and reused), and the queries attend over every cached position: S = cache->len(); a
-  // mask must then be (B|1, T|1, cache->len()) or nullptr.
-  Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const BTensor* mask = nullptr,
-                    KVCache* cache = nullptr);
-  // Gradients of the three inputs (a self-attention's input gets their sum).
-  struct InputGrads { Tensor dquery, dkey, dvalue; };
-  // dmerged = linears[3].backward(merged, dy); attention_heads_backward -> dq, dk, dv;
-  // dquery = linears[0].backward(query, dq), dkey, dvalue likewise   dy (B,T,C)
-  InputGrads backward(const Tensor& dy, MultiHeadedAttention& grad) const;
-  ModuleRepr repr() const;
-  void train(bool on) { dropout.training = on; }
-  // What the last forward kept for backward (EnableGrad only): its inputs, their projections
-  // (B,T|S,C), the weights before dropout (B,H,T,S), the merged heads (B,T,C). An input that is
-  // the same tensor as the one before it (self-attention: key and value are query; a decoder's
-  // memory: value is key) is kept once, its own slot left empty (key_is_query, value_is_key).
-  struct Saved {
-    Tensor query, key, value, q, k, v, p, merged;
-    bool key_is_query = false, value_is_key = false;
-    const Tensor& key_in() const { return key_is_query ? query : key; }
-    const Tensor& value_in() const { return value_is_key ? key_in() : value; }
-  } saved;
 };
 
 // ---------------------------------------------------------------- feed-forward (article 002)

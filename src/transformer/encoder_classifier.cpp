@@ -1,5 +1,5 @@
 // transformer/encoder_classifier.cpp: see encoder_classifier.hpp. Reads like nanoGPT's GPT.forward:
-// the modules of nn.hpp called in order, each backward right below its forward.
+// the modules of transformer_encoder.hpp called in order, each backward right below its forward.
 #include "transformer/encoder_classifier.hpp"
 
 #include <algorithm>

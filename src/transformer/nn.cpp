@@ -219,35 +219,6 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   return bmm(weights, v);
 }
 
-AttentionGrads scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                                     const Tensor& p, const Tensor& dy) {
-  TS_CODE_SITE();
-  const int64_t B = int64_t(q.shape()[0]), T = int64_t(q.shape()[1]), D = int64_t(q.shape()[2]);
-  const int64_t S = int64_t(k.shape()[1]), Dv = int64_t(v.shape()[2]);
-  AttentionGrads g{Tensor::from_shape(shape_of(q)), Tensor::from_shape(shape_of(k)), Tensor::from_shape(shape_of(v))};
-  Tensor dp = Tensor::from_shape(shape_of(p));
-  // 1) dV = P^T dy   (S,Dv);   dP = dy V^T   (T,S)      per batch row
-  for (int64_t b = 0; b < B; ++b) {
-    mm_rows(true, false, S, Dv, T, p.data() + b * T * S, S, dy.data() + b * T * Dv, Dv, 0.0f, g.dv.data() + b * S * Dv, Dv);
-    mm_rows(false, true, T, S, Dv, dy.data() + b * T * Dv, Dv, v.data() + b * S * Dv, Dv, 0.0f, dp.data() + b * T * S, S);
-  }
-  // 2) dS = P (dP - sum_s dP P) / sqrt(d_k)   (the forward divided by float(sqrt(d_k)))
-  const double scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
-  for (int64_t r = 0; r < B * T; ++r) {
-    const float* pr = p.data() + r * S;
-    float* dr = dp.data() + r * S;
-    double dot = 0.0;
-    for (int64_t s = 0; s < S; ++s) dot += double(dr[s]) * double(pr[s]);
-    for (int64_t s = 0; s < S; ++s) dr[s] = static_cast<float>(double(pr[s]) * (double(dr[s]) - dot) / scale);
-  }
-  // 3) dQ = dS K   (T,D);   dK = dS^T Q   (S,D)
-  for (int64_t b = 0; b < B; ++b) {
-    mm_rows(false, false, T, D, S, dp.data() + b * T * S, S, k.data() + b * S * D, D, 0.0f, g.dq.data() + b * T * D, D);
-    mm_rows(true, false, S, D, T, dp.data() + b * T * S, S, q.data() + b * T * D, D, 0.0f, g.dk.data() + b * S * D, D);
-  }
-  return g;
-}
-
 AttentionHead::AttentionHead(int64_t embed_dim, int64_t head_dim) {
   q = Linear(embed_dim, head_dim);
   k = Linear(embed_dim, head_dim);
@@ -260,19 +231,7 @@ Tensor AttentionHead::operator()(const Tensor& query, const Tensor& key, const T
   TS_TRACE_SCOPE("AttentionHead", query);
   // head = Attention(query W_q, key W_k, value W_v)
   // (B,T,C) -> (B,T,D)
-  if (!grad_enabled()) return trace_output(scaled_dot_product_attention(q(query), k(key), v(value), mask));
-  saved = {q(query), k(key), v(value), Tensor()};  // kept for the backward
-  return trace_output(scaled_dot_product_attention(saved.q, saved.k, saved.v, mask, &saved.p));
-}
-
-AttentionHead::InputGrads AttentionHead::backward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                  const Tensor& dy, AttentionHead& grad) const {
-  TS_CODE_SITE();
-  // 1) through the attention: dq (B,T,D), dk, dv (B,S,D)
-  if (saved.p.dimension() == 0) throw std::logic_error("AttentionHead.backward: no forward under EnableGrad");
-  const AttentionGrads a = scaled_dot_product_attention_backward(saved.q, saved.k, saved.v, saved.p, dy);
-  // 2) through the three projections: (B,T,D) -> (B,T,C)
-  return {q.backward(query, a.dq, grad.q), k.backward(key, a.dk, grad.k), v.backward(value, a.dv, grad.v)};
+  return trace_output(scaled_dot_product_attention(q(query), k(key), v(value), mask));
 }
 
 ModuleRepr AttentionHead::repr() const {
@@ -298,32 +257,9 @@ Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& key, co
   for (const AttentionHead& h : heads) outs.push_back(h(query, key, value, mask));
   // 2) concatenate the heads: (B,T,H*D) = (B,T,C)
   Tensor x = cat(outs, -1);
-  if (grad_enabled()) saved = {query, key, value, x};  // kept for the backward
   // 3) output projection
   //    (B,T,C) -> (B,T,C)
   return output_linear(x);
-}
-
-AttentionHead::InputGrads MultiHeadAttention::backward(const Tensor& dy, MultiHeadAttention& grad) const {
-  TS_CODE_SITE();
-  if (saved.merged.dimension() == 0) throw std::logic_error("MultiHeadAttention.backward: no forward under EnableGrad");
-  // 3) output projection: dmerged (B,T,C)
-  const Tensor dmerged = output_linear.backward(saved.merged, dy, grad.output_linear);
-  // 2) the concatenation: head h's gradient is its D columns of dmerged   (B,T,D)
-  const size_t C = dmerged.shape().back(), rows = dmerged.size() / C, D = C / heads.size();
-  AttentionHead::InputGrads in{Tensor::from_shape(shape_of(saved.query)), Tensor::from_shape(shape_of(saved.key)),
-                               Tensor::from_shape(shape_of(saved.value))};
-  for (Tensor* t : {&in.dquery, &in.dkey, &in.dvalue}) t->fill(0.0f);
-  for (size_t h = 0; h < heads.size(); ++h) {
-    Shape shape = shape_of(dmerged);
-    shape.back() = D;
-    Tensor dh = Tensor::from_shape(shape);
-    for (size_t r = 0; r < rows; ++r) std::copy_n(dmerged.data() + r * C + h * D, D, dh.data() + r * D);
-    // 1) every head adds its gradients of the (shared) query, key and value
-    const AttentionHead::InputGrads g = heads[h].backward(saved.query, saved.key, saved.value, dh, grad.heads[h]);
-    in.dquery += g.dquery, in.dkey += g.dkey, in.dvalue += g.dvalue;
-  }
-  return in;
 }
 
 ModuleRepr MultiHeadAttention::repr() const {
@@ -333,179 +269,6 @@ ModuleRepr MultiHeadAttention::repr() const {
 }
 
 // ---------------------------------------------------------------- feed-forward: feed_forward.cpp
-
-// ---------------------------------------------------------------- encoder layer
-TransformerEncoderLayer::TransformerEncoderLayer(const Config& config) {
-  layer_norm_1 = LayerNorm(config.hidden_size);
-  layer_norm_2 = LayerNorm(config.hidden_size);
-  attention = MultiHeadAttention(config);
-  feed_forward = FeedForward(config);
-}
-
-Tensor TransformerEncoderLayer::operator()(const Tensor& x_in, const Tensor* mask) const {
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("TransformerEncoderLayer", x_in);
-  // 1) h = LN1(x)                       (B,T,C)
-  Tensor hidden_state = layer_norm_1(x_in);
-  // 2) x = x + MHA(h, h, h)             (B,T,C)
-  Tensor x = x_in + attention(hidden_state, hidden_state, hidden_state, mask);
-  if (grad_enabled()) saved = {x_in, x};  // kept for the backward
-  // 3) x = x + FFN(LN2(x))              (B,T,C)
-  Tensor y = x + feed_forward(layer_norm_2(x));
-  return y;
-}
-
-Tensor TransformerEncoderLayer::backward(const Tensor& dy, TransformerEncoderLayer& grad) const {
-  TS_CODE_SITE();
-  if (saved.x.dimension() == 0) throw std::logic_error("TransformerEncoderLayer.backward: no forward under EnableGrad");
-  // 3) y = x + FFN(LN2(x)):   dx = dy + LN2.backward(x, FFN.backward(dy))   (B,T,C)
-  Tensor dx = dy + layer_norm_2.backward(saved.x, feed_forward.backward(dy, grad.feed_forward), grad.layer_norm_2);
-  // 2) x = x_in + MHA(h, h, h):   dh = dquery + dkey + dvalue   (B,T,C)
-  const AttentionHead::InputGrads a = attention.backward(dx, grad.attention);
-  Tensor dh = a.dquery + a.dkey + a.dvalue;
-  // 1) h = LN1(x_in):   dx_in = dx + LN1.backward(x_in, dh)   (B,T,C)
-  Tensor dx_in = dx + layer_norm_1.backward(saved.x_in, dh, grad.layer_norm_1);
-  return dx_in;
-}
-
-Tensor TransformerEncoderLayer::post_ln(const Tensor& x_in, const Tensor* mask) const {
-  TS_CODE_SITE();
-  // 1) x = LN1(x + MHA(x, x, x))        (B,T,C)
-  Tensor a = x_in + attention(x_in, x_in, x_in, mask);
-  Tensor x = layer_norm_1(a);
-  // 2) x = LN2(x + FFN(x))              (B,T,C)
-  Tensor b = x + feed_forward(x);
-  return layer_norm_2(b);
-}
-
-ModuleRepr TransformerEncoderLayer::repr() const {
-  return {"TransformerEncoderLayer", "",
-          {{"layer_norm_1", layer_norm_1.repr()}, {"layer_norm_2", layer_norm_2.repr()},
-           {"attention", attention.repr()}, {"feed_forward", feed_forward.repr()}}};
-}
-
-// ---------------------------------------------------------------- embeddings + encoder
-Embeddings::Embeddings(const Config& config) {
-  token_embeddings = Embedding(config.vocab_size, config.hidden_size);
-  position_embeddings = Embedding(config.max_position_embeddings, config.hidden_size);
-  layer_norm = LayerNorm(config.hidden_size, LayerNormArithmetic::Article000, 1e-12);
-  dropout = Dropout();  // nn.Dropout() defaults to p = 0.5
-}
-
-static const CodeSite kEmbeddingsForwardSite{__FILE__, __LINE__ + 1, "Embeddings::operator()"};
-Tensor Embeddings::operator()(const ITensor& input_ids) const {
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("Embeddings", input_ids);
-  // 1) position ids 0..T-1              (1,T)
-  const size_t T = input_ids.shape()[1];
-  if (T > position_embeddings.weight.shape()[0])
-    throw std::invalid_argument("Embeddings: sequence longer than the position table");
-  ITensor position_ids = ITensor::from_shape({1, T});
-  for (size_t t = 0; t < T; ++t) position_ids(0, t) = static_cast<int64_t>(t);
-  // 2) token + position embeddings      (B,T,C) + (1,T,C)
-  Tensor token = token_embeddings(input_ids);
-  Tensor position = position_embeddings(position_ids);
-  Tensor embeddings = token + position;
-  if (grad_enabled()) saved.embeddings = embeddings;  // kept for the backward
-  // 3) LayerNorm, then Dropout          (B,T,C)
-  return dropout(layer_norm(embeddings));
-}
-
-static const CodeSite kEmbeddingsBackwardSite{__FILE__, __LINE__ + 1, "Embeddings::backward"};
-void Embeddings::backward(const ITensor& input_ids, const Tensor& dy, Embeddings& grad) const {
-  TS_CODE_SITE();
-  if (saved.embeddings.size() != dy.size()) throw std::logic_error("Embeddings.backward: no forward under EnableGrad");
-  require_forward(dropout.ready_for(dy), "dropout", kEmbeddingsForwardSite, kEmbeddingsBackwardSite);
-  // 3) de = LN.backward(token + position, dropout.backward(dy))   (B,T,C)
-  const Tensor de = layer_norm.backward(saved.embeddings, dropout.backward(dy), grad.layer_norm);
-  // 2) the token rows: grad.token_embeddings.weight[ids[b,t]] += de[b,t]
-  token_embeddings.backward(input_ids, de, grad.token_embeddings);
-  // 1) the position rows, shared by the B sentences: dpos[t] = sum_b de[b,t]   (1,T,C)
-  const size_t B = de.shape()[0], T = de.shape()[1], C = de.shape()[2];
-  Tensor dpos = Tensor::from_shape({1, T, C});
-  dpos.fill(0.0f);
-  for (size_t b = 0; b < B; ++b)
-    for (size_t i = 0; i < T * C; ++i) dpos.data()[i] += de.data()[b * T * C + i];
-  ITensor position_ids = ITensor::from_shape({1, T});
-  for (size_t t = 0; t < T; ++t) position_ids(0, t) = static_cast<int64_t>(t);
-  position_embeddings.backward(position_ids, dpos, grad.position_embeddings);
-}
-
-ModuleRepr Embeddings::repr() const {
-  return {"Embeddings", "",
-          {{"token_embeddings", token_embeddings.repr()}, {"position_embeddings", position_embeddings.repr()},
-           {"layer_norm", layer_norm.repr()}, {"dropout", dropout.repr()}}};
-}
-
-TransformerEncoder::TransformerEncoder(const Config& config) {
-  embeddings = Embeddings(config);
-  for (int64_t i = 0; i < config.num_hidden_layers; ++i) layers.emplace_back(config);
-}
-
-Tensor TransformerEncoder::operator()(const ITensor& input_ids, const Tensor* mask) const {
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("TransformerEncoder", input_ids);
-  // x = Embeddings(ids); then x = layer(x) for each of the N layers
-  // (B,T) -> (B,T,C)
-  Tensor x = embeddings(input_ids);
-  if (grad_enabled()) saved_ids = input_ids;  // kept for the backward
-  for (const TransformerEncoderLayer& layer : layers) x = layer(x, mask);
-  return x;
-}
-
-void TransformerEncoder::backward(const Tensor& dy, TransformerEncoder& grad) const {
-  TS_CODE_SITE();
-  // the layers last first, then the embeddings   (B,T,C)
-  Tensor d = dy;
-  for (size_t l = layers.size(); l-- > 0;) d = layers[l].backward(d, grad.layers[l]);
-  embeddings.backward(saved_ids, d, grad.embeddings);
-}
-
-std::vector<std::pair<std::string, Tensor*>> TransformerEncoder::named_parameters() {
-  std::vector<std::pair<std::string, Tensor*>> out;
-  auto lin = [&](const std::string& name, Linear& l) {
-    out.push_back({name + ".weight", &l.weight});
-    out.push_back({name + ".bias", &l.bias});
-  };
-  auto norm = [&](const std::string& name, LayerNorm& n) {
-    out.push_back({name + ".weight", &n.weight});
-    out.push_back({name + ".bias", &n.bias});
-  };
-  out.push_back({"embeddings.token_embeddings.weight", &embeddings.token_embeddings.weight});
-  out.push_back({"embeddings.position_embeddings.weight", &embeddings.position_embeddings.weight});
-  norm("embeddings.layer_norm", embeddings.layer_norm);
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    TransformerEncoderLayer& y = layers[l];
-    norm(p + "layer_norm_1", y.layer_norm_1);
-    norm(p + "layer_norm_2", y.layer_norm_2);
-    for (size_t h = 0; h < y.attention.heads.size(); ++h) {
-      const std::string hp = p + "attention.heads." + std::to_string(h) + ".";
-      lin(hp + "q", y.attention.heads[h].q);
-      lin(hp + "k", y.attention.heads[h].k);
-      lin(hp + "v", y.attention.heads[h].v);
-    }
-    lin(p + "attention.output_linear", y.attention.output_linear);
-    lin(p + "feed_forward.linear_1", y.feed_forward.linear_1);
-    lin(p + "feed_forward.linear_2", y.feed_forward.linear_2);
-  }
-  return out;
-}
-
-void zero_grad(TransformerEncoder& grads) {
-  for (auto& [name, p] : grads.named_parameters()) p->fill(0.0f);
-}
-
-ModuleRepr TransformerEncoder::repr() const {
-  std::vector<ModuleRepr> items;
-  for (const TransformerEncoderLayer& l : layers) items.push_back(l.repr());
-  return {"TransformerEncoder", "", {{"embeddings", embeddings.repr()}, {"layers", module_list_repr(items)}}};
-}
-
-void TransformerEncoder::train(bool on) {
-  embeddings.train(on);
-  for (TransformerEncoderLayer& l : layers) l.train(on);
-}
 
 
 }  // namespace ts

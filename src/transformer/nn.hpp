@@ -7,10 +7,10 @@
 //
 // Where each block is explained:
 //   Linear, Embedding          ch01 / ch04      scaled_dot_product_attention  ch02-ch03, ch08
-//   AttentionHead              ch04             MultiHeadAttention            ch04
+//   AttentionHead (exhibit)    ch04             MultiHeadAttention (exhibit)  ch04
 //   FeedForward                ch05             LayerNorm (three arithmetics) ch06
-//   TransformerEncoderLayer    ch07             Embeddings                    ch01
-//   TransformerEncoder         ch07
+// The attention every model trains is attention.hpp's (article 000's per-head layout a setting);
+// TransformerEncoderLayer, Embeddings and TransformerEncoder (ch07) are in transformer_encoder.hpp.
 //
 // Backward (introduced in ch13, which trains these modules): written right below each forward,
 // llm.c's way (transformer/grad.hpp): it opens with its shape contract and gradient formula, ADDS
@@ -125,23 +125,18 @@ void require_forward(bool ran, const std::string& part, const CodeSite& forward,
 
 // scores = Q K^T / sqrt(d_k); masked where mask == 0; softmax; times V.
 // q (B,T,D), k (B,S,D), v (B,S,Dv), mask (1 or B,T,S) with 0 = hide, or nullptr -> (B,T,Dv)
-// *weights (if not null) = the softmax's output (B,T,S), what the backward needs.
+// *weights (if not null) = the softmax's output (B,T,S).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask = nullptr,
                                     Tensor* weights = nullptr);
-// Its backward, p the forward's weights (B,T,S) and dy (B,T,Dv):
-//   dV = P^T dy   (B,S,Dv);   dP = dy V^T   (B,T,S);   dS = P (dP - sum_s dP P) / sqrt(d_k)   (B,T,S)
-//   dQ = dS K   (B,T,D);   dK = dS^T Q   (B,S,D)          (a hidden score has P = 0: no gradient)
-struct AttentionGrads {
-  Tensor dq, dk, dv;
-};
-AttentionGrads scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                                     const Tensor& p, const Tensor& dy);
 // scores = q k^T / sqrt(D), as article 000 writes it (torch.bmm, then / sqrt(dim_k) with D read
 // from q's last dim): q (B,T,D), k (B,S,D) -> (B,T,S)
 Tensor scaled_scores(const Tensor& q, const Tensor& k);
 // scores.masked_fill(mask == 0, value): scores (B,T,S), mask broadcastable (1 or B,T,S)
 Tensor masked_fill_zero(const Tensor& scores, const Tensor& mask, float value);
 
+// Article 000's own attention classes, as ch04 shows them (forward only: the model every chapter
+// trains runs the one attention of attention.hpp, whose article 000 setting draws and computes the
+// same numbers, tests/test_nn_backward.cpp).
 // One attention head: three Linears C -> D, then scaled dot-product attention.
 struct AttentionHead {
   Linear q, k, v;
@@ -149,16 +144,7 @@ struct AttentionHead {
   AttentionHead(int64_t embed_dim, int64_t head_dim);  // draws q, then k, then v
   // query (B,T,C), key/value (B,S,C) -> (B,T,D)
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask = nullptr) const;
-  // dq, dk, dv = scaled_dot_product_attention_backward(...);  dquery = q.backward(query, dq), dkey, dvalue
-  // likewise.   query, key, value the forward's inputs; dy (B,T,D)
-  struct InputGrads {
-    Tensor dquery, dkey, dvalue;
-  };
-  InputGrads backward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& dy,
-                      AttentionHead& grad) const;
   ModuleRepr repr() const;
-  // the last forward's projections (B,T,D), (B,S,D) x2 and attention weights p (B,T,S) (EnableGrad only)
-  mutable struct Saved { Tensor q, k, v, p; } saved;
 };
 
 // H heads side by side, concatenated back to C, then an output Linear C -> C.
@@ -169,12 +155,7 @@ struct MultiHeadAttention {
   explicit MultiHeadAttention(const Config& config);  // draws heads 0..H-1, then output_linear
   // query (B,T,C), key/value (B,S,C) -> (B,T,C)
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask = nullptr) const;
-  // dmerged = output_linear.backward(merged, dy)   (B,T,C);  head h gets its D columns of dmerged and
-  // adds its input gradients.   dy (B,T,C)
-  AttentionHead::InputGrads backward(const Tensor& dy, MultiHeadAttention& grad) const;
   ModuleRepr repr() const;
-  // the last forward's inputs and concatenated heads (B,T,C) (EnableGrad only)
-  mutable struct Saved { Tensor query, key, value, merged; } saved;
 };
 
 // ---------------------------------------------------------------- the feed-forward (ch05)
@@ -228,63 +209,6 @@ FeedForward positionwise_feed_forward(int64_t d_model, int64_t d_ff, double drop
 // phi(x) = exp(-x^2 / 2) / sqrt(2 pi)   (shape of x)
 Tensor gelu_backward(const Tensor& x, const Tensor& dy);
 
-// Pre-LN encoder layer (article 000): x = x + attn(ln1(x)); x = x + ff(ln2(x)).
-struct TransformerEncoderLayer {
-  LayerNorm layer_norm_1, layer_norm_2;
-  MultiHeadAttention attention;
-  FeedForward feed_forward;
-  TransformerEncoderLayer() = default;
-  explicit TransformerEncoderLayer(const Config& config);   // LNs, then attention, then feed_forward
-  Tensor operator()(const Tensor& x, const Tensor* mask = nullptr) const;  // pre-LN, (B,T,C) -> (B,T,C)
-  // Post-LN (articles 001/004, the original paper) with the same weights:
-  // x = ln1(x + attn(x)); x = ln2(x + ff(x)).
-  Tensor post_ln(const Tensor& x, const Tensor* mask = nullptr) const;
-  // The pre-LN forward's backward:   dy (B,T,C) -> dx (B,T,C)
-  //   y = x + ffn(LN2(x)):   dx = dy + LN2.backward(x, ffn.backward(dy))
-  //   x = x_in + attn(h, h, h), h = LN1(x_in):   dx_in = dx + LN1.backward(x_in, dquery + dkey + dvalue)
-  Tensor backward(const Tensor& dy, TransformerEncoderLayer& grad) const;
-  ModuleRepr repr() const;
-  void train(bool on) { feed_forward.train(on); }
-  // the last forward's input x_in and x = x_in + attn (B,T,C) (EnableGrad only)
-  mutable struct Saved { Tensor x_in, x; } saved;
-};
-
-// Token embedding + learned position embedding, LayerNorm(eps 1e-12), Dropout(p = 0.5).
-struct Embeddings {
-  Embedding token_embeddings, position_embeddings;
-  LayerNorm layer_norm;
-  Dropout dropout;
-  Embeddings() = default;
-  explicit Embeddings(const Config& config);     // draws token table, then position table
-  Tensor operator()(const ITensor& input_ids) const;  // (B,T) -> (B,T,C)
-  // de = layer_norm.backward(token + position, dropout.backward(dy))   (B,T,C);
-  // grad.token_embeddings.weight[ids[b,t]] += de[b,t];  grad.position_embeddings.weight[t] += sum_b de[b,t]
-  void backward(const ITensor& input_ids, const Tensor& dy, Embeddings& grad) const;
-  ModuleRepr repr() const;
-  void train(bool on) { dropout.training = on; }
-  // the last forward's token + position embeddings (B,T,C), the LayerNorm's input (EnableGrad only)
-  mutable struct Saved { Tensor embeddings; } saved;
-};
-
-// Embeddings, then num_hidden_layers pre-LN encoder layers.
-struct TransformerEncoder {
-  Embeddings embeddings;
-  std::vector<TransformerEncoderLayer> layers;
-  TransformerEncoder() = default;
-  explicit TransformerEncoder(const Config& config);
-  Tensor operator()(const ITensor& input_ids, const Tensor* mask = nullptr) const;  // (B,T) -> (B,T,C)
-  // the layers' backwards, last first, then the embeddings'   dy (B,T,C); the ids of the last forward
-  void backward(const Tensor& dy, TransformerEncoder& grad) const;
-  // every parameter under its state_dict key ("embeddings.token_embeddings.weight", ...), in
-  // named_parameters() order
-  std::vector<std::pair<std::string, Tensor*>> named_parameters();
-  ModuleRepr repr() const;
-  void train(bool on);
-  mutable ITensor saved_ids;  // the last forward's input_ids (EnableGrad only)
-};
-
-// Every parameter of grads set to 0 (grads: a copy of the model that holds its gradients).
-void zero_grad(TransformerEncoder& grads);
 
 
 }  // namespace ts

@@ -96,9 +96,10 @@ StFile op_cases() {
     ts::zero_grad(g);
     const ts::Tensor query = rand_tensor(rng, {2, 4, 8}), key = rand_tensor(rng, {2, 4, 8}),
                      value = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 4, 8});
-    const ts::MultiHeadAttention& mha = enc.layers[0].attention;
-    const ts::Tensor out = mha(query, key, value, &mask);
-    const ts::AttentionHead::InputGrads d = mha.backward(dout, g.layers[0].attention);
+    ts::MultiHeadedAttention& mha = enc.layers[0].attention;
+    const ts::BTensor keep = ts::keep_where_nonzero(mask);
+    const ts::Tensor out = mha(query, key, value, &keep);
+    const ts::MultiHeadedAttention::InputGrads d = mha.backward(dout, g.layers[0].attention);
     for (auto [n, t] : {std::pair<const char*, const ts::Tensor*>{"query", &query}, {"key", &key}, {"value", &value},
                         {"out", &out}, {"dout", &dout}, {"dquery", &d.dquery}, {"dkey", &d.dkey}, {"dvalue", &d.dvalue}})
       put_t(f, std::string("mha.") + n, *t);
@@ -119,7 +120,8 @@ StFile op_cases() {
     const ts::Tensor x = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 4, 8});
     const ts::TransformerEncoderLayer& layer = enc.layers[0];
     put_t(f, "layer.x", x);
-    put_t(f, "layer.out", layer(x, &mask));
+    const ts::BTensor keep = ts::keep_where_nonzero(mask);
+    put_t(f, "layer.out", layer(x, &keep));
     put_t(f, "layer.dout", dout);
     put_t(f, "layer.dx", layer.backward(dout, g.layers[0]));
     put_grads(f, "layer.", g, "layers.0.");
