@@ -1,6 +1,6 @@
 // test_fast_encoder.cpp: ts::FastEncoder computes what TransformerEncoder::operator() computes.
 //
-// The exact path (nn.cpp) replays PyTorch op by op; the fast path (fast_encoder.cpp) packs,
+// The exact path (transformer_encoder.cpp) runs PyTorch's products; the fast path (fast_encoder.cpp) packs,
 // fuses and threads. Required: max |fast - exact| <= 1e-4 on the encoder output (issue 5),
 // on small odd sizes (every tail of every loop), on the real BERT-base size, with masks,
 // at 1 and 2 threads, and with the --naive switches (MatmulPath::Naive, KernelPath::Naive).

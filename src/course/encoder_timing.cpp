@@ -157,7 +157,7 @@ void time_encoder_paths(Chapter& ch, TransformerEncoder& encoder, const ITensor&
   ch.say("  " + fast_verdict(ch, encoder, input_ids, max_abs_diff(fast_out, exact_out)(),
                             max_abs(exact_out.data(), exact_out.size())));
   const size_t H = encoder.layers.empty() ? 0 : size_t(encoder.layers[0].attention.h);
-  ch.say(trf("  The exact path replays PyTorch op by op ({lin} small Linears, {bmm} bmm pairs and a cat per layer) "
+  ch.say(trf("  The exact path runs the products PyTorch runs ({lin} small Linears and {bmm} bmm pairs per layer), "
              "so that every printed digit equals the twin's. Each forward also reads all {mb:.0f} MB of layer "
              "weights from memory ({gbs:.1f} GB/s for the exact path) and uses each weight for only T = {T} rows: "
              "at short T the time goes to moving weights, not to arithmetic, whichever path runs it. Timings vary "
