@@ -41,6 +41,8 @@ static float mean_row_std(const Tensor& x);
 // runs when it is not GELU (measured: the repr lists the modules the constructor declares, as
 // PyTorch's does, not what operator() calls).
 static std::string encoder_layer_note(const TransformerEncoderLayer& layer);
+// the functions among `names` that ran in this step or before, "file:line name", joined by " and "
+static std::string sites_that_ran(const Chapter& ch, std::initializer_list<const char*> names);
 // The Step 6 table: per row l (0 = embeddings) the mean row std of the pre-LN and post-LN
 // streams, with a bar for the pre-LN one.   layer_std (L,2) -> text
 static std::string std_table(const Tensor& layer_std);
@@ -124,9 +126,10 @@ int main(int argc, char** argv) {
                                  fmt::arg("g", residual.gap))
                            : trf("the layer's output is not x + MHA(LN1(x)) + FFN(LN2(...)) rebuilt from its "
                                  "sublayers: they differ by up to {g:.3g} (eval mode); {instead} "
-                                 "(TransformerEncoderLayer::operator(), {src})",
+                                 "(look at {site})",
                                  fmt::arg("g", residual.gap), fmt::arg("instead", residual.instead()),
-                                 fmt::arg("src", transformer_encoder_source()))),
+                                 fmt::arg("site", sites_that_ran(ch, {"EncoderLayer::operator()",
+                                                                      "SublayerConnection::operator()"})))),
             Shown::Twin);
     {
       const double r = mean_row_std(pre_ln) / input_spread;
@@ -167,7 +170,9 @@ int main(int argc, char** argv) {
                                  : trf("post_ln's output is not LN2(x1 + FFN(x1)) with x1 = LN1(x + MHA(x)) rebuilt "
                                        "from the layer's sublayers: they differ by up to {g:.3g} (eval mode; look at "
                                        "{site})",
-                                       fmt::arg("g", post.gap), fmt::arg("site", ch.ran("TransformerEncoderLayer::post_ln")))));
+                                       fmt::arg("g", post.gap),
+                                       fmt::arg("site", sites_that_ran(ch, {"TransformerEncoderLayer::post_ln",
+                                                                            "SublayerConnection::operator()"})))));
     ch.show("post_ln.std(-1)", row_std(post_ln), {"StdBackward0"},
             ch.verdict(unit_rows, unit_rows ? trf("{lo:.5f} to {hi:.5f}: LayerNorm's output has variance 1 (divided by "
                                                   "C), which the unbiased std (divided by C-1) shows as sqrt(C/(C-1)) "
@@ -201,7 +206,7 @@ int main(int argc, char** argv) {
             Shown::Twin);
     // x = x + dropout(MHA(norm(x)));  out = x + dropout(FFN(norm(x)))
     // (B,T,C) -> (B,T,C)
-    Tensor x_002 = sublayer[0](inputs_embeds, [&](const Tensor& h) { return encoder_layer.attention(h, h, h); });
+    Tensor x_002 = sublayer[0](inputs_embeds, [&](const Tensor& h) { return encoder_layer.self_attn(h, h, h); });
     Tensor out_002 = sublayer[1](x_002, [&](const Tensor& h) { return encoder_layer.feed_forward(h); });
     ch.show("out_002 = sublayer[1](sublayer[0](inputs_embeds, self_attn), feed_forward)", out_002, {"AddBackward0"},
             _("the same pre-LN idea written as a wrapper around any sublayer"), Shown::Twin);
@@ -366,10 +371,20 @@ static std::string std_table(const Tensor& layer_std) {
   return text_table(rows, 1);
 }
 
+static std::string sites_that_ran(const Chapter& ch, std::initializer_list<const char*> names) {
+  std::string out;
+  for (const char* name : names) {
+    const std::string site = ch.ran(name);
+    if (site.empty()) continue;
+    out += (out.empty() ? std::string() : std::string(_(" and "))) + site;
+  }
+  return out;
+}
+
 static std::string encoder_layer_note(const TransformerEncoderLayer& layer) {
   const std::string act = feed_forward_activation();
   const std::string note = trf("two LayerNorms, chapter 4's {H}-head attention, chapter 5's feed-forward",
-                               fmt::arg("H", layer.attention.h));
+                               fmt::arg("H", layer.self_attn.h));
   if (act == "GELU") return note;
   return note + trf(", whose operator() runs {act} (measured), whatever modules the repr above lists",
                     fmt::arg("act", activation_words(act)));

@@ -43,7 +43,7 @@ TEST_CASE("nn: EnableGrad keeps what backward needs and changes no bit", "[nn]")
     ts::manual_seed(9);
     const ts::Tensor plain = enc(ids, &mask);
     CHECK(enc.layers[0].feed_forward.saved.x.dimension() == 0);  // nothing kept
-    CHECK(enc.layers[1].attention.saved.p.dimension() == 0);
+    CHECK(enc.layers[1].self_attn.saved.p.dimension() == 0);
     ts::manual_seed(9);
     ts::Tensor kept;
     {
@@ -53,7 +53,7 @@ TEST_CASE("nn: EnableGrad keeps what backward needs and changes no bit", "[nn]")
     CHECK(ts::grad_enabled() == false);
     REQUIRE(plain.size() == kept.size());
     CHECK(std::memcmp(plain.data(), kept.data(), plain.size() * sizeof(float)) == 0);
-    CHECK(enc.layers[1].attention.saved.p.size() == 2 * 2 * 5 * 5);
+    CHECK(enc.layers[1].self_attn.saved.p.size() == 2 * 2 * 5 * 5);
     CHECK(enc.layers[0].feed_forward.saved.h.size() == 2 * 5 * 32);
   }
 }

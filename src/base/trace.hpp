@@ -80,11 +80,13 @@ Y trace_output(Y y) {
 
 // Enter on construction, Leave on destruction (any return path). The shape is read only when a
 // recorder is on; X is anything with .shape() (a Tensor) or nullptr_t for "no tensor input".
+// A null name records nothing: a part that its article does not name as a module (article 000's
+// residual, a SublayerConnection in the other articles) opens no scope of its own.
 class TraceScope {
  public:
   template <class X>
   TraceScope(const char* name, const X& x) : name_(name) {
-    if (trace_on()) {
+    if (name && trace_on()) {
       TraceEvent e{TraceEvent::Kind::Enter, name};
       const auto& s = x.shape();
       e.rank = static_cast<uint8_t>(s.size() < 4 ? s.size() : 4);
@@ -97,7 +99,7 @@ class TraceScope {
     }
   }
   explicit TraceScope(const char* name) : name_(name) {
-    if (trace_on()) detail::trace_push({TraceEvent::Kind::Enter, name}), on_ = true;
+    if (name && trace_on()) detail::trace_push({TraceEvent::Kind::Enter, name}), on_ = true;
   }
   ~TraceScope() {
     if (on_ && trace_on()) detail::trace_push({TraceEvent::Kind::Leave, name_});

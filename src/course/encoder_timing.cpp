@@ -95,9 +95,9 @@ std::string fast_verdict(Chapter& ch, const TransformerEncoder& encoder, const I
   if (!encoder.layers.empty()) {
     const ResidualCheck r = pre_ln_residuals(encoder.layers[0], encoder.embeddings(input_ids));
     if (!r.holds())
-      why += trf(" TransformerEncoderLayer::operator() no longer returns x + MHA(LN1(x)) + FFN(LN2(...)) (off by "
-                 "{g:.3g}); the fast path still does.",
-                 fmt::arg("g", r.gap));
+      why += trf(" The layer (EncoderLayer::operator() and its SublayerConnections, {src}) no longer returns "
+                 "x + MHA(LN1(x)) + FFN(LN2(...)) (off by {g:.3g}); the fast path still does.",
+                 fmt::arg("g", r.gap), fmt::arg("src", annotated_source()));
   }
   return ch.verdict(false, trf("max |fast - exact| = {d:.3g} on this input, more than the {tol:.2g} that another order "
                                "of sums can explain ({g:g} float epsilons x max(1, max |exact| {s:.3g})): FastEncoder "
@@ -156,7 +156,7 @@ void time_encoder_paths(Chapter& ch, TransformerEncoder& encoder, const ITensor&
                fmt::arg("x", naive.ms / exact.ms), fmt::arg("d", max_abs_diff(naive_out, exact_out)())));
   ch.say("  " + fast_verdict(ch, encoder, input_ids, max_abs_diff(fast_out, exact_out)(),
                             max_abs(exact_out.data(), exact_out.size())));
-  const size_t H = encoder.layers.empty() ? 0 : size_t(encoder.layers[0].attention.h);
+  const size_t H = encoder.layers.empty() ? 0 : size_t(encoder.layers[0].self_attn.h);
   ch.say(trf("  The exact path runs the products PyTorch runs ({lin} small Linears and {bmm} bmm pairs per layer), "
              "so that every printed digit equals the twin's. Each forward also reads all {mb:.0f} MB of layer "
              "weights from memory ({gbs:.1f} GB/s for the exact path) and uses each weight for only T = {T} rows: "

@@ -71,8 +71,8 @@ ResidualCheck post_ln_rebuilt(const TransformerEncoderLayer& layer, const Tensor
   TransformerEncoderLayer quiet = layer;
   quiet.train(false);
   const Tensor y = quiet.post_ln(x);
-  const Tensor x1 = quiet.layer_norm_1(Tensor(x + quiet.attention(x, x, x)));
-  const Tensor out = quiet.layer_norm_2(Tensor(x1 + quiet.feed_forward(x1)));
+  const Tensor x1 = quiet.layer_norm_1()(Tensor(x + quiet.self_attn(x, x, x)));
+  const Tensor out = quiet.layer_norm_2()(Tensor(x1 + quiet.feed_forward(x1)));
   ResidualCheck r;
   r.gap = y.size() == out.size() ? gap_of(y, out) : INFINITY;
   for (float v : y) r.scale = std::max(r.scale, std::fabs(static_cast<double>(v)));
@@ -83,9 +83,9 @@ ResidualCheck pre_ln_residuals(const TransformerEncoderLayer& layer, const Tenso
   TransformerEncoderLayer quiet = layer;
   quiet.train(false);
   const Tensor y = quiet(x);
-  const Tensor h = quiet.layer_norm_1(x);
-  const Tensor x1 = x + quiet.attention(h, h, h);
-  const Tensor sum = x1 + quiet.feed_forward(quiet.layer_norm_2(x1));
+  const Tensor h = quiet.layer_norm_1()(x);
+  const Tensor x1 = x + quiet.self_attn(h, h, h);
+  const Tensor sum = x1 + quiet.feed_forward(quiet.layer_norm_2()(x1));
   ResidualCheck r;
   if (y.size() != sum.size()) {
     r.gap = INFINITY;
@@ -125,9 +125,9 @@ std::string ResidualCheck::instead() const {
 
 size_t parameter_count(const TransformerEncoderLayer& layer) {
   auto count = [](const Linear& l) { return l.weight.size() + l.bias.size(); };
-  size_t n = layer.layer_norm_1.weight.size() + layer.layer_norm_1.bias.size() + layer.layer_norm_2.weight.size() +
-             layer.layer_norm_2.bias.size();
-  for (const Linear& l : layer.attention.linears) n += count(l);  // the heads' q, k, v, then output_linear
+  size_t n = layer.layer_norm_1().weight.size() + layer.layer_norm_1().bias.size() +
+             layer.layer_norm_2().weight.size() + layer.layer_norm_2().bias.size();
+  for (const Linear& l : layer.self_attn.linears) n += count(l);  // the heads' q, k, v, then output_linear
   return n + count(layer.feed_forward.linear_1) +
          count(layer.feed_forward.linear_2);
 }

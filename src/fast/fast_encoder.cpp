@@ -70,7 +70,7 @@ struct FastEncoder::Impl {
     packed = gemm != Gemm::Sgemm && rt.packed_product != nullptr;
     if (packed) kNR = rt.nr;
     if (e.layers.empty()) return;
-    const MultiHeadedAttention& a0 = e.layers[0].attention;
+    const MultiHeadedAttention& a0 = e.layers[0].self_attn;
     H = a0.h;
     C = int64_t(a0.output_linear().in_features);
     D = C / H;
@@ -84,7 +84,7 @@ struct FastEncoder::Impl {
       L.qkv.own_bias.resize(size_t(3 * C));
       for (int64_t h = 0; h < H; ++h) {
         // head h's q, k, v Linears (article 000's layout of the one attention)
-        const std::vector<Linear>& lin = layer.attention.linears;
+        const std::vector<Linear>& lin = layer.self_attn.linears;
         const Linear* parts[3] = {&lin[size_t(3 * h)], &lin[size_t(3 * h + 1)], &lin[size_t(3 * h + 2)]};
         for (int64_t p = 0; p < 3; ++p) {
           const int64_t row0 = p * C + h * D;
@@ -93,7 +93,7 @@ struct FastEncoder::Impl {
         }
       }
       L.qkv.set(L.qkv.own_w.data(), L.qkv.own_bias.data(), 3 * C, C, packed ? &rt : nullptr);  // (the naive path reads own_w)
-      const Linear& o = layer.attention.output_linear();
+      const Linear& o = layer.self_attn.output_linear();
       const Linear& l1 = layer.feed_forward.linear_1;
       const Linear& l2 = layer.feed_forward.linear_2;
       L.out.set(o.weight.data(), o.bias.data(), C, C, packed ? &rt : nullptr);
@@ -233,7 +233,7 @@ struct FastEncoder::Impl {
     const Layer& W = layers[li];
     const int64_t N = B * T;
     // 1) ln = LN1(x)                                                    (N,C)
-    norm(L.layer_norm_1, x, N, tid, nt);
+    norm(L.layer_norm_1(), x, N, tid, nt);
     sync.wait();
     // 2) qkv = ln Wqkv^T + bqkv, the team splits the 3C columns         (N,3C)
     linear(W.qkv, ln.data(), N, qkv.data(), 3 * C, simd::Epilogue{W.qkv.bias, false, false}, tid, nt);
@@ -255,7 +255,7 @@ struct FastEncoder::Impl {
     linear(W.out, ctx.data(), N, x, C, simd::Epilogue{W.out.bias, true, false}, tid, nt);
     sync.wait();
     // 5) ln = LN2(x)                                                    (N,C)
-    norm(L.layer_norm_2, x, N, tid, nt);
+    norm(L.layer_norm_2(), x, N, tid, nt);
     sync.wait();
     // 6) ff = GELU(ln W1^T + b1), the team splits the F columns         (N,F)
     linear(W.ff1, ln.data(), N, ff.data(), F, simd::Epilogue{W.ff1.bias, false, true}, tid, nt);

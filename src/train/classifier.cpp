@@ -149,7 +149,7 @@ std::string classifier_block_wiring() {
   };
   const TransformerEncoder& enc = w.model.encoder;
   const std::vector<float> x = norm(enc.embeddings.layer_norm)(std::vector<float>(e, e + C));
-  return block_wiring(x, w.logits, norm(enc.layers[0].layer_norm_1), norm(enc.layers[0].layer_norm_2),
+  return block_wiring(x, w.logits, norm(enc.layers[0].layer_norm_1()), norm(enc.layers[0].layer_norm_2()),
                       [](const std::vector<float>& v) { return v; }, 1e-3);
 }
 
@@ -198,7 +198,7 @@ void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b,
   for (size_t i = 0; i < s.mask.size(); ++i) w.mask[i] = s.mask.data()[i] == 0.0f ? 1.0f : 0.0f;
   w.layers.resize(w.model.encoder.layers.size());
   for (size_t l = 0; l < w.layers.size(); ++l) {
-    const Tensor& p = w.model.encoder.layers[l].attention.attn;  // (B,H,T,T), the weights the forward used
+    const Tensor& p = w.model.encoder.layers[l].self_attn.attn;  // (B,H,T,T), the weights the forward used
     w.layers[l].p.assign(p.data(), p.data() + p.size());
   }
   w.x.assign(s.x.data(), s.x.data() + s.x.size());

@@ -221,13 +221,13 @@ ClsGradCheck check_classifier_grads(const Classifier& cm, const ClsBatch& b, siz
   modules.push_back({"Linear (classifier)", [&] { return M.classifier(x_head); },
                      [&](const Tensor& dy) { return M.classifier.backward(x_head, dy, G.classifier); },
                      under("classifier."), &x_head});
-  modules.push_back({"LayerNorm (encoder.layers.0.layer_norm_1)", [&] { return layer.layer_norm_1(x_ln); },
-                     [&](const Tensor& dy) { return layer.layer_norm_1.backward(x_ln, dy, glayer.layer_norm_1); },
+  modules.push_back({"LayerNorm (encoder.layers.0.layer_norm_1)", [&] { return layer.layer_norm_1()(x_ln); },
+                     [&](const Tensor& dy) { return layer.layer_norm_1().backward(x_ln, dy, glayer.layer_norm_1()); },
                      under("encoder.layers.0.layer_norm_1."), &x_ln});
   modules.push_back({"MultiHeadAttention (encoder.layers.0.attention)",
-                     [&] { return layer.attention(x_attn, x_attn, x_attn, &keep); },
+                     [&] { return layer.self_attn(x_attn, x_attn, x_attn, &keep); },
                      [&](const Tensor& dy) {
-                       MultiHeadedAttention::InputGrads g = layer.attention.backward(dy, glayer.attention);
+                       MultiHeadedAttention::InputGrads g = layer.self_attn.backward(dy, glayer.self_attn);
                        for (size_t i = 0; i < g.dquery.size(); ++i)
                          g.dquery.data()[i] += g.dkey.data()[i] + g.dvalue.data()[i];
                        return g.dquery;

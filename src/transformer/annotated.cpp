@@ -54,7 +54,7 @@ SublayerConnection::SublayerConnection(int64_t size, double p, NormPlace place)
 static const CodeSite kSublayerForwardSite{__FILE__, __LINE__ + 1, "SublayerConnection::operator()"};
 Tensor SublayerConnection::operator()(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer) const {
   TS_CODE_SITE();
-  TS_TRACE_SCOPE("SublayerConnection", x);
+  TS_TRACE_SCOPE(named ? "SublayerConnection" : nullptr, x);
   if (norm_place == NormPlace::Post) {
     // out = norm(x + dropout(sublayer(x)))   (B,T,C) -> (B,T,C)
     Tensor sum = x + dropout(sublayer(x));
@@ -110,11 +110,11 @@ EncoderLayer::EncoderLayer(int64_t size_, const MultiHeadedAttention& attn, cons
 
 // the lines below: EncoderLayer's forward and backward, named when they disagree
 static const CodeSite kEncoderLayerForwardSite{__FILE__, __LINE__ + 1, "EncoderLayer::operator()"};
-Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) {
+Tensor EncoderLayer::operator()(const Tensor& x_in, const BTensor* mask, KVCache* cache) const {
   TS_CODE_SITE();
-  TS_TRACE_SCOPE("EncoderLayer", x_in);
-  // x = x + dropout(self_attn(norm(x)))   (B,S,C)
-  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask); });
+  TS_TRACE_SCOPE(name, x_in);
+  // x = x + dropout(self_attn(norm(x)))   (B,S,C); with a cache the queries attend over the cached keys too
+  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask, cache); });
   // out = x + dropout(feed_forward(norm(x)))   (B,S,C)
   return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
 }

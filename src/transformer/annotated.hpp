@@ -54,10 +54,14 @@ BTensor subsequent_mask(int64_t size);
 enum class NormPlace { Pre, Post };
 const char* norm_place_name(NormPlace p);  // "pre-LN" or "post-LN"
 
+// Article 000 writes the same residual inline in its TransformerEncoderLayer (no dropout there):
+// there it is this module with p = 0, PyTorch's LayerNorm, and no name of its own (named = false:
+// no trace scope; the layer's repr prints its norms as layer_norm_1, layer_norm_2).
 struct SublayerConnection {
-  LayerNorm norm;  // article 002's arithmetic (nn.hpp)
+  LayerNorm norm;  // article 002's arithmetic by default (nn.hpp); article 000's in its layer
   Dropout dropout;
   NormPlace norm_place = NormPlace::Pre;
+  bool named = true;  // the article names this module (002, 004); false: article 000's inline residual
   SublayerConnection() = default;
   SublayerConnection(int64_t size, double dropout, NormPlace norm_place = NormPlace::Pre);
   // x (B,T,C), sublayer (B,T,C) -> (B,T,C)
@@ -79,16 +83,23 @@ struct SublayerConnection {
 
 // ---------------------------------------------------------------- encoder (listing 9.3)
 // x = sublayer[0](x, self_attn(x, x, x, mask)); out = sublayer[1](x, feed_forward)
+// The one block every model trains: article 002's EncoderLayer (ch11), GPT's Block (gpt.hpp, ch12)
+// and article 000's TransformerEncoderLayer (transformer_encoder.hpp, ch07, ch13) are this class in
+// their settings (the attention's, the feed-forward's, the norms' arithmetic and place, the names).
 struct EncoderLayer {
-  MultiHeadedAttention self_attn;
+  // mutable as every module's saved state is: a forward keeps what its backward needs
+  mutable MultiHeadedAttention self_attn;
   FeedForward feed_forward;  // article 002's setting
   std::vector<SublayerConnection> sublayer;  // 2 (deep copies, no draws)
   int64_t size = 0;                          // C
+  const char* name = "EncoderLayer";         // the class its article names (trace): Block, TransformerEncoderLayer
   EncoderLayer() = default;
   EncoderLayer(int64_t size, const MultiHeadedAttention& self_attn, const FeedForward& feed_forward,
                double dropout);
   // x (B,S,C), mask (B|1,1|S,S) true = keep, or nullptr -> (B,S,C)
-  Tensor operator()(const Tensor& x, const BTensor* mask);
+  // With a cache (GPT's generation): x holds the new rows only, self-attention appends their keys
+  // and values to it and reads every cached position (mask: (1,T,cache len) or nullptr).
+  Tensor operator()(const Tensor& x, const BTensor* mask = nullptr, KVCache* cache = nullptr) const;
   // dx through sublayer[1] (feed_forward), then sublayer[0] (self_attn: dquery + dkey + dvalue)
   Tensor backward(const Tensor& dy, EncoderLayer& grad) const;
   ModuleRepr repr() const;

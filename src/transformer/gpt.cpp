@@ -72,14 +72,8 @@ FeedForward zero_mlp(const GPTConfig& c) {
 }
 }  // namespace
 
-Block::Block(const GPTConfig& c) : EncoderLayer(c.n_embd, zero_attention(c), zero_mlp(c), c.dropout) {}
-
-Tensor Block::operator()(const Tensor& x_in, const BTensor* mask, KVCache* cache) {
-  TS_CODE_SITE();
-  // x = x + attn(ln_1(x))   (B,T,C): the queries attend over the cached keys too
-  Tensor x = sublayer[0](x_in, [&](const Tensor& y) { return self_attn(y, y, y, mask, cache); });
-  // x = x + mlp(ln_2(x))    (B,T,C)
-  return sublayer[1](x, [&](const Tensor& y) { return feed_forward(y); });
+Block::Block(const GPTConfig& c) : EncoderLayer(c.n_embd, zero_attention(c), zero_mlp(c), c.dropout) {
+  name = "Block";
 }
 
 // ---------------------------------------------------------------- GPT

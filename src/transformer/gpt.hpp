@@ -46,13 +46,10 @@ std::string gpt_causal_mask_site();
 
 // x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)): article 002's EncoderLayer (self_attn is nanoGPT's
 // attn, feed_forward its mlp, sublayer[0].norm / [1].norm its ln_1 / ln_2), under a causal mask,
-// with a GELU feed-forward, and a cache argument. Its backward is EncoderLayer's.
+// with a GELU feed-forward. Its forward (a cache an argument) and backward are EncoderLayer's.
 struct Block : EncoderLayer {
   Block() = default;
   explicit Block(const GPTConfig& c);  // no random draws: weights zero, norms one (set them after)
-  // x (B,T,C), mask (1,T,S) true = keep, or nullptr; cache: this block's keys and values so far
-  // (appended to), or nullptr -> (B,T,C)
-  Tensor operator()(const Tensor& x, const BTensor* mask, KVCache* cache = nullptr);
 };
 
 struct GPT {

@@ -15,10 +15,16 @@ namespace ts {
 
 // ---------------------------------------------------------------- encoder layer
 TransformerEncoderLayer::TransformerEncoderLayer(const Config& config) {
-  layer_norm_1 = LayerNorm(config.hidden_size);
-  layer_norm_2 = LayerNorm(config.hidden_size);
-  attention = multi_head_attention(config);
-  feed_forward = FeedForward(config);
+  name = "TransformerEncoderLayer";
+  size = config.hidden_size;
+  // layer_norm_1, layer_norm_2: nn.LayerNorm(C) (no draws); the residual adds without a dropout
+  SublayerConnection residual;
+  residual.norm = LayerNorm(config.hidden_size);
+  residual.dropout = Dropout(0.0);
+  residual.named = false;
+  sublayer.assign(2, residual);
+  self_attn = multi_head_attention(config);  // draws head 0's q, k, v, ..., output_linear
+  feed_forward = FeedForward(config);        // draws linear_1, then linear_2
 }
 
 std::string transformer_encoder_source() { return code_site_path(__FILE__); }
@@ -30,45 +36,19 @@ BTensor keep_where_nonzero(const Tensor& mask) {
   return keep;
 }
 
-Tensor TransformerEncoderLayer::operator()(const Tensor& x_in, const BTensor* mask) const {
-  TS_CODE_SITE();
-  TS_TRACE_SCOPE("TransformerEncoderLayer", x_in);
-  // 1) h = LN1(x)                       (B,T,C)
-  Tensor hidden_state = layer_norm_1(x_in);
-  // 2) x = x + MHA(h, h, h)             (B,T,C)
-  Tensor x = x_in + attention(hidden_state, hidden_state, hidden_state, mask);
-  if (grad_enabled()) saved = {x_in, x};  // kept for the backward
-  // 3) x = x + FFN(LN2(x))              (B,T,C)
-  Tensor y = x + feed_forward(layer_norm_2(x));
-  return y;
-}
-
-Tensor TransformerEncoderLayer::backward(const Tensor& dy, TransformerEncoderLayer& grad) const {
-  TS_CODE_SITE();
-  if (saved.x.dimension() == 0) throw std::logic_error("TransformerEncoderLayer.backward: no forward under EnableGrad");
-  // 3) y = x + FFN(LN2(x)):   dx = dy + LN2.backward(x, FFN.backward(dy))   (B,T,C)
-  Tensor dx = dy + layer_norm_2.backward(saved.x, feed_forward.backward(dy, grad.feed_forward), grad.layer_norm_2);
-  // 2) x = x_in + MHA(h, h, h):   dh = dquery + dkey + dvalue   (B,T,C)
-  Tensor dh = attention.self_backward(dx, grad.attention);
-  // 1) h = LN1(x_in):   dx_in = dx + LN1.backward(x_in, dh)   (B,T,C)
-  Tensor dx_in = dx + layer_norm_1.backward(saved.x_in, dh, grad.layer_norm_1);
-  return dx_in;
-}
-
 Tensor TransformerEncoderLayer::post_ln(const Tensor& x_in, const BTensor* mask) const {
   TS_CODE_SITE();
-  // 1) x = LN1(x + MHA(x, x, x))        (B,T,C)
-  Tensor a = x_in + attention(x_in, x_in, x_in, mask);
-  Tensor x = layer_norm_1(a);
-  // 2) x = LN2(x + FFN(x))              (B,T,C)
-  Tensor b = x + feed_forward(x);
-  return layer_norm_2(b);
+  // the same weights, each sublayer's norm moved after its residual   (B,T,C)
+  TransformerEncoderLayer post = *this;
+  for (SublayerConnection& s : post.sublayer) s.norm_place = NormPlace::Post;
+  // 1) x = LN1(x + MHA(x, x, x));  2) x = LN2(x + FFN(x))   (B,T,C)
+  return post(x_in, mask);
 }
 
 ModuleRepr TransformerEncoderLayer::repr() const {
   return {"TransformerEncoderLayer", "",
-          {{"layer_norm_1", layer_norm_1.repr()}, {"layer_norm_2", layer_norm_2.repr()},
-           {"attention", attention.repr()}, {"feed_forward", feed_forward.repr()}}};
+          {{"layer_norm_1", layer_norm_1().repr()}, {"layer_norm_2", layer_norm_2().repr()},
+           {"attention", self_attn.repr()}, {"feed_forward", feed_forward.repr()}}};
 }
 
 // ---------------------------------------------------------------- embeddings + encoder
@@ -166,10 +146,10 @@ std::vector<std::pair<std::string, Tensor*>> TransformerEncoder::named_parameter
   for (size_t l = 0; l < layers.size(); ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     TransformerEncoderLayer& y = layers[l];
-    norm(p + "layer_norm_1", y.layer_norm_1);
-    norm(p + "layer_norm_2", y.layer_norm_2);
-    for (size_t i = 0; i < y.attention.linears.size(); ++i)
-      lin(p + "attention." + y.attention.linear_name(i), y.attention.linears[i]);
+    norm(p + "layer_norm_1", y.layer_norm_1());
+    norm(p + "layer_norm_2", y.layer_norm_2());
+    for (size_t i = 0; i < y.self_attn.linears.size(); ++i)
+      lin(p + "attention." + y.self_attn.linear_name(i), y.self_attn.linears[i]);
     lin(p + "feed_forward.linear_1", y.feed_forward.linear_1);
     lin(p + "feed_forward.linear_2", y.feed_forward.linear_2);
   }

@@ -1,6 +1,7 @@
 // transformer_encoder.hpp: article 000's encoder ("a Transformer encoder step by step"): the
 // pre-LN TransformerEncoderLayer, Embeddings (token + learned position) and TransformerEncoder,
-// composed from the one set of layers (nn.hpp, attention.hpp) and named as the article names them
+// composed from the one set of layers (nn.hpp, attention.hpp, annotated.hpp's EncoderLayer) and
+// named as the article names them
 // (introduced in ch07, trained in ch13). Construction draws as the article's constructors do.
 // Shapes: B batch, T positions, C = hidden_size, H heads, D = C/H, F = intermediate_size.
 #pragma once
@@ -12,6 +13,7 @@
 
 #include "exact/print.hpp"
 #include "exact/tensor.hpp"
+#include "transformer/annotated.hpp"
 #include "transformer/attention.hpp"
 #include "transformer/nn.hpp"
 
@@ -23,28 +25,24 @@ std::string transformer_encoder_source();
 // Article 000's mask (1|B,T,S), 0 = hide, as the attention reads it: true = keep
 BTensor keep_where_nonzero(const Tensor& mask);
 
-// Pre-LN encoder layer (article 000): x = x + attn(ln1(x)); x = x + ff(ln2(x)).
-struct TransformerEncoderLayer {
-  LayerNorm layer_norm_1, layer_norm_2;
-  // the one attention (attention.hpp) in article 000's setting; mutable as the modules' saved
-  // state is: a forward keeps its weights and what its backward needs
-  mutable MultiHeadedAttention attention;
-  FeedForward feed_forward;
+// Article 000's pre-LN layer: x = x + attention(layer_norm_1(x)); x = x + feed_forward(layer_norm_2(x)).
+// It is the one block (annotated.hpp's EncoderLayer, which ch11 and ch12 train too) in article 000's
+// setting: its attention in the per-head layout, a GELU FeedForward with its dropout after linear_2,
+// PyTorch's LayerNorm (eps 1e-5), and residuals without a dropout of their own (each sublayer's p = 0,
+// no draws). Its forward and backward are EncoderLayer's; its repr and state_dict names the article's:
+//   layer_norm_1 = sublayer[0].norm   layer_norm_2 = sublayer[1].norm   attention = self_attn
+struct TransformerEncoderLayer : EncoderLayer {
   TransformerEncoderLayer() = default;
-  explicit TransformerEncoderLayer(const Config& config);   // LNs, then attention, then feed_forward
-  // x (B,T,C), mask (1|B,T,S) true = keep, or nullptr -> (B,T,C)   pre-LN
-  Tensor operator()(const Tensor& x, const BTensor* mask = nullptr) const;
-  // Post-LN (articles 001/004, the original paper) with the same weights:
-  // x = ln1(x + attn(x)); x = ln2(x + ff(x)).
+  explicit TransformerEncoderLayer(const Config& config);   // draws the attention, then feed_forward
+  LayerNorm& layer_norm_1() { return sublayer[0].norm; }
+  const LayerNorm& layer_norm_1() const { return sublayer[0].norm; }
+  LayerNorm& layer_norm_2() { return sublayer[1].norm; }
+  const LayerNorm& layer_norm_2() const { return sublayer[1].norm; }
+  MultiHeadedAttention& attention() const { return self_attn; }
+  // Post-LN (articles 001/004, the original paper) with the same weights: a copy of the layer whose
+  // two sublayers put their norm after the residual: x = ln1(x + attn(x)); x = ln2(x + ff(x)).
   Tensor post_ln(const Tensor& x, const BTensor* mask = nullptr) const;
-  // The pre-LN forward's backward:   dy (B,T,C) -> dx (B,T,C)
-  //   y = x + ffn(LN2(x)):   dx = dy + LN2.backward(x, ffn.backward(dy))
-  //   x = x_in + attn(h, h, h), h = LN1(x_in):   dx_in = dx + LN1.backward(x_in, dquery + dkey + dvalue)
-  Tensor backward(const Tensor& dy, TransformerEncoderLayer& grad) const;
   ModuleRepr repr() const;
-  void train(bool on) { feed_forward.train(on); }
-  // the last forward's input x_in and x = x_in + attn (B,T,C) (EnableGrad only)
-  mutable struct Saved { Tensor x_in, x; } saved;
 };
 
 // Token embedding + learned position embedding, LayerNorm(eps 1e-12), Dropout(p = 0.5).

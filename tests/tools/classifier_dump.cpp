@@ -77,11 +77,11 @@ StFile op_cases() {
   {  // nn.LayerNorm (layer_norm_1): x (2,4,8) of scale 3
     ts::zero_grad(g);
     const ts::Tensor x = rand_tensor(rng, {2, 4, 8}, 3.0f), dout = rand_tensor(rng, {2, 4, 8});
-    const ts::LayerNorm& ln = enc.layers[0].layer_norm_1;
+    const ts::LayerNorm& ln = enc.layers[0].layer_norm_1();
     put_t(f, "layernorm.x", x);
     put_t(f, "layernorm.out", ln(x));
     put_t(f, "layernorm.dout", dout);
-    put_t(f, "layernorm.dx", ln.backward(x, dout, g.layers[0].layer_norm_1));
+    put_t(f, "layernorm.dx", ln.backward(x, dout, g.layers[0].layer_norm_1()));
     put_grads(f, "layernorm.", g, "layers.0.layer_norm_1.");
   }
   {  // Embeddings: token + position, LayerNorm (eps 1e-12), dropout (off)
@@ -96,10 +96,10 @@ StFile op_cases() {
     ts::zero_grad(g);
     const ts::Tensor query = rand_tensor(rng, {2, 4, 8}), key = rand_tensor(rng, {2, 4, 8}),
                      value = rand_tensor(rng, {2, 4, 8}), dout = rand_tensor(rng, {2, 4, 8});
-    ts::MultiHeadedAttention& mha = enc.layers[0].attention;
+    ts::MultiHeadedAttention& mha = enc.layers[0].self_attn;
     const ts::BTensor keep = ts::keep_where_nonzero(mask);
     const ts::Tensor out = mha(query, key, value, &keep);
-    const ts::MultiHeadedAttention::InputGrads d = mha.backward(dout, g.layers[0].attention);
+    const ts::MultiHeadedAttention::InputGrads d = mha.backward(dout, g.layers[0].self_attn);
     for (auto [n, t] : {std::pair<const char*, const ts::Tensor*>{"query", &query}, {"key", &key}, {"value", &value},
                         {"out", &out}, {"dout", &dout}, {"dquery", &d.dquery}, {"dkey", &d.dkey}, {"dvalue", &d.dvalue}})
       put_t(f, std::string("mha.") + n, *t);
