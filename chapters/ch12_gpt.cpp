@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
             zero_with_dropout = unreached;
             unreached = zero_gradient_tensors(model.grads, model.layout.specs);
           }
+          return loss;
         },
         [&] { return held_out_exact_match(model, Sampler{}, 0); });
     const int64_t step_95 = run.step_hit;

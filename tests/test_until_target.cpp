@@ -15,7 +15,7 @@ struct Fake {
   std::vector<int64_t> scored_at;  // the step count at each score() call
   TargetRun run(const TargetPlan& p) {
     return train_until(
-        p, [&](int64_t) { ++steps; },
+        p, [&](int64_t s) { ++steps; return 10.0 - double(s); },  // the loss: 10 at step 0
         [&] {
           scored_at.push_back(steps);
           return double(steps) / 10.0;
@@ -33,6 +33,7 @@ TEST_CASE("train_until stops at the first checked step that reaches the target",
   CHECK(r.held_out == Approx(1.2));
   CHECK(f.scored_at == std::vector<int64_t>{4, 8, 12});
   CHECK(r.seconds_hit >= 0);
+  CHECK(r.first_loss == 10.0);  // step 0's, not a later step's
 }
 
 TEST_CASE("train_until checks the last step when the cap falls between two checks", "[until_target]") {

@@ -239,6 +239,7 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
                                   {_("decoder self-attention mask"), {}},
                                   {_("cross-attention mask"), {}},
                                   {_("parameters"), {}},
+                                  {_("loss of the first batch"), {}},
                                   {trf("steps / seconds to {pct} %", fmt::arg("pct", pct)), {}},
                                   {_("steps trained"), {}},
                                   {_("seconds trained"), {}},
@@ -253,6 +254,7 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
                                             or_dash(k.dec_self),
                                             or_dash(k.cross),
                                             thousands(k.params),
+                                            fmt::format("{:.4f}", k.run.first_loss),
                                             at_target(k.run.step_hit, k.run.seconds_hit, k.run.steps),
                                             fmt::format("{}", k.run.steps),
                                             fmt::format("{:.1f}", k.run.seconds),
@@ -264,7 +266,9 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
   ch.show(
       "the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
       trf("each trained with {which} until its held-out score reached {pct} % (checked {every}, at most {cap}); "
-          "the seconds include those checks",
+          "the seconds include those checks. Each kind's loss is its chapter's own, so its first batch's loss is "
+          "for comparing one run of a kind with another (an edit of a layer they share changes all three), not "
+          "one kind with another",
           fmt::arg("which", defaults ? _("its chapter's defaults") : _("the settings Step 1 lists, not all its chapter's "
                                                                        "defaults")),
           fmt::arg("pct", pct),

@@ -33,7 +33,8 @@ TargetRun train_encdec_until(Trainer& tr, int64_t batch, uint64_t seed, const Ta
       plan,
       [&](int64_t) {
         int64_t e = 0, bi = 0;
-        tr.step(make_batch(epochs.next(&e, &bi)), Reduction::ArticleMean);  // forward, zero_grad, backward, Adam
+        // forward (article 004's loss_fun), zero_grad, backward, Adam
+        return tr.step(make_batch(epochs.next(&e, &bi)), Reduction::ArticleMean).loss_article;
       },
       [&] { return encdec_held_out(tr.model()); });
 }
@@ -45,10 +46,11 @@ TargetRun train_gpt_until(Gpt& m, Adam& adam, int64_t batch, uint64_t seed, cons
       [&](int64_t) {
         int64_t e = 0, bi = 0;
         const SeqBatch b = make_seq_batch(epochs.next(&e, &bi));
-        m.forward(b, /*training=*/true);
+        const double loss = m.forward(b, /*training=*/true);
         m.zero_grad();
         m.backward();
         adam.update(m.params.data(), m.grads.data(), m.params.size());
+        return loss;
       },
       [&] { return held_out_exact_match(m, Sampler{}, 0); });
 }
@@ -63,10 +65,11 @@ TargetRun train_classifier_until(Classifier& m, Adam& adam, int64_t batch, uint6
         int64_t e = 0, bi = 0;
         const ClsBatch b = make_cls_batch(epochs.next(&e, &bi));
         classifier_forward(m, ws, b, /*training=*/true);
-        classifier_loss(ws, b, m.cfg.classes);
+        const double loss = classifier_loss(ws, b, m.cfg.classes);
         ws.grads.assign(m.layout.total, 0.0f);
         classifier_backward(m, ws, b);
         adam.update(m.params.data(), ws.grads.data(), m.params.size());
+        return loss;
       },
       [&] { return classifier_held_out(m); });
 }

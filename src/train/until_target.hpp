@@ -28,11 +28,12 @@ struct TargetPlan {
 struct TargetRun {
   int64_t steps = 0, step_hit = -1;
   double seconds = 0, seconds_hit = -1, held_out = 0;
+  double first_loss = 0;  // what the first step(0) returned: the first batch's loss, before any update
   bool hit() const { return step_hit > 0; }
   double steps_per_second() const { return seconds > 0 ? double(steps) / seconds : 0.0; }
 };
 
-// The loop: step(s) for s = 0, 1, ...; after every check_every-th step until the target is
+// The loop: step(s) for s = 0, 1, ... (each returns its batch's loss); after every check_every-th step until the target is
 // reached, score(); with plan.stop the run ends there, and a run that ends between two checks is
 // scored once more (and reaches the target at its last step if that score does).
 template <class Step, class Score>
@@ -42,7 +43,8 @@ TargetRun train_until(const TargetPlan& plan, Step&& step, Score&& score) {
   const auto t0 = Clock::now();
   bool scored_last = false;
   for (int64_t s = 0; s < plan.max_steps && !(plan.stop && r.hit()); ++s) {
-    step(s);
+    const double loss = step(s);
+    if (s == 0) r.first_loss = loss;
     r.steps = s + 1, scored_last = false;
     if (!r.hit() && (s + 1) % plan.check_every == 0) {
       r.held_out = score(), scored_last = true;
