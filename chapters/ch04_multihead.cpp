@@ -24,6 +24,7 @@
 #include "course/chapter.hpp"
 #include "course/heatmap.hpp"
 #include "course/i18n.hpp"
+#include "course/model_probes.hpp"
 #include "course/weight_stats.hpp"
 #include "exact/compare.hpp"
 #include "exact/kernels.hpp"
@@ -138,8 +139,20 @@ int main(int argc, char** argv) {
             trfn("{H} head x {D} = {C} numbers per token again, so layers can be stacked",
                  "{H} heads x {D} = {C} numbers per token again, so layers can be stacked", H, fmt::arg("H", H),
                  fmt::arg("D", D), fmt::arg("C", attn_output.shape()[2])));
-    ch.show("attn_output", attn_output, {"ViewBackward0"},
-            _("output_linear mixes the heads: every output number depends on all of them"), Shown::Twin);
+    {  // does every output number read every head? each head's values doubled in turn, on a copy
+      const HeadReach reach = probe_head_reach(multihead_attn, query, key, value);
+      ch.show("attn_output", attn_output, {"ViewBackward0"},
+              reach.all()
+                  ? trf("output_linear mixes the heads: doubling any one head's values moves all {n} output numbers "
+                        "(measured head by head on a copy)",
+                        fmt::arg("n", reach.numbers))
+                  : trf("doubling head {h}'s values moves only {k} of the {n} output numbers: those numbers no longer "
+                        "read every head, so the heads are not mixed (look at {site})",
+                        fmt::arg("h", reach.fewest_head),
+                        fmt::arg("k", reach.moved.empty() ? size_t(0) : reach.moved[reach.fewest_head]),
+                        fmt::arg("n", reach.numbers), fmt::arg("site", ch.ran("MultiHeadAttention::operator()"))),
+              Shown::Twin);
+    }
 
     // ---------------------------------------------------------------- 5) the same layer, fused
     ch.section(_("Step 5: the same layer fused: one Linear per q/k/v, heads cut out by view/transpose"),

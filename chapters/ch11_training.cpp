@@ -248,7 +248,8 @@ int main(int argc, char** argv) {
       Model<float>& m = trainer.model();
       const auto t0 = std::chrono::steady_clock::now();
       TrainedNumbers trained;              // every training batch's numbers
-      std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
+      std::vector<std::string> unreached;  // the parameter tensors the first step's backward left at gradient 0
+      int64_t examined = 0;                // that step (1-based), as the loop ran it
       std::vector<std::string> zero_with_dropout;  // the same, before the rerun without dropout (below)
       for (int64_t s = 0; s < steps; ++s) {
         int64_t epoch = 0, bi = 0;
@@ -263,7 +264,8 @@ int main(int argc, char** argv) {
         adam.update(m.params.data(), trainer.grads().data(), m.params.size());
         // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
         check_step_finite(loss, trainer.grads(), m.layout.specs, s + 1, trainer_loss_site(), trainer_backward_site());
-        if (s == 0) unreached = zero_gradient_tensors(trainer.grads(), m.layout.specs);  // what step 1's backward missed
+        // what the first step's backward missed, and which step that was
+        if (s == 0) unreached = zero_gradient_tensors(trainer.grads(), m.layout.specs), examined = s + 1;
         metrics.add(epoch, st, loss);  // train_loss(loss); train_accuracy(tar_real, predictions)
         if (s == 0 && !unreached.empty()) {
           // the same batch without dropout: what it reaches, dropout's zeros had cut off (no fault)
@@ -292,8 +294,8 @@ int main(int argc, char** argv) {
                  fmt::arg("r", double(steps) / secs)));
       ch.figure(_("loss per step (log scale):") + std::string("\n") + loss_curve(metrics.curve));
       show_loss_reduction(ch, metrics);  // the article's loss_fun beside the per-token mean
-      show_dropout_zeroed(ch, zero_with_dropout, unreached, m.layout.specs.size());
-      show_unreached(ch, unreached, m.layout.specs.size(), trainer_backward_site());
+      show_dropout_zeroed(ch, zero_with_dropout, unreached, m.layout.specs.size(), examined);
+      show_unreached(ch, unreached, m.layout.specs.size(), trainer_backward_site(), examined);
       show_train_eval_overlap(ch, trained, split.held_out, number_split_site() + ", " + epochs_next_site());
     }
 

@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
                _("article 004 §模型训练和测试 train_step; llm.c's train_gpt2.c loop"));
     std::vector<TraceEvent> loop_trace;  // what the first two steps ran (base/trace.hpp)
     TrainedNumbers trained;              // every training batch's numbers
-    std::vector<std::string> unreached;  // the parameter tensors step 1's backward left at gradient 0
+    std::vector<std::string> unreached;  // the parameter tensors the first step's backward left at gradient 0
+    int64_t examined = 0;                // that step (1-based), as the loop ran it
     std::vector<std::string> zero_with_dropout;  // the same, before the rerun without dropout (below)
     Epochs epochs(batch, ch.seed);
     std::vector<double> curve;
@@ -149,7 +150,8 @@ int main(int argc, char** argv) {
           adam.update(model.params.data(), model.grads.data(), model.params.size());
           // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
           check_step_finite(loss, model.grads, model.layout.specs, s + 1, gpt_forward_site(), gpt_backward_site());
-          if (s == 0) unreached = zero_gradient_tensors(model.grads, model.layout.specs);  // what step 1's backward missed
+          // what the first step's backward missed, and which step that was
+          if (s == 0) unreached = zero_gradient_tensors(model.grads, model.layout.specs), examined = s + 1;
           curve.push_back(loss);
           // the first step measured: the whole run's time at that pace (a note past ~10 s)
           if (s == 0) ch.pace_note(_("the first training step"), seconds_since(t0), seconds_since(t0) * double(steps), "--steps");
@@ -177,10 +179,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> missed;  // read by the forward, yet left at 0 by the backward
     for (const std::string& name : unreached)
       if (std::find(unread.begin(), unread.end(), name) == unread.end()) missed.push_back(name);
-    show_dropout_zeroed(ch, zero_with_dropout, unreached, model.layout.specs.size());
+    show_dropout_zeroed(ch, zero_with_dropout, unreached, model.layout.specs.size(), examined);
     show_unread(ch, unread, model.layout.specs.size(),
-                make_gpt_layout_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site());
-    show_unreached(ch, missed, model.layout.specs.size(), gpt_backward_site());
+                make_gpt_layout_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site(), examined);
+    show_unreached(ch, missed, model.layout.specs.size(), gpt_backward_site(), examined);
     show_train_eval_overlap(ch, trained, number_split().held_out, number_split_site() + ", " + epochs_next_site());
     if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 

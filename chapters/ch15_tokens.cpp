@@ -459,6 +459,6 @@ static Corpus read_corpus(const std::string& fortunes, const std::string& corpus
 static std::string id_list(const std::vector<int32_t>& ids, size_t most) {
   std::string out = "[";
   for (size_t i = 0; i < ids.size() && i < most; ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
-  if (ids.size() > most) out += fmt::format(", ... {} more", ids.size() - most);
+  if (ids.size() > most) out += trf(", ... {n} more", fmt::arg("n", ids.size() - most));  // (a note: the twin prints whole lists)
   return out + "]";
 }

@@ -81,15 +81,17 @@ static std::string some_names(const std::vector<std::string>& names) {
   return list;
 }
 
-void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where) {
+void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where,
+                 int64_t step) {
   if (names.empty()) return;
-  ch.say("  " + ch.verdict(false, trf("after step 1's backward, {k} of the {K} parameter tensors have a gradient of "
+  ch.say("  " + ch.verdict(false, trf("after step {step}'s backward, {k} of the {K} parameter tensors have a gradient of "
                                       "exactly 0 ({list}), and no logit depends on them: moving every value of each "
                                       "leaves every logit where it was, so no backward can reach them. Either no "
                                       "module reads them or what reads them never reaches the logits: the storage "
                                       "the forward reads is chosen at {where}",
                                       fmt::arg("k", names.size()), fmt::arg("K", all),
-                                      fmt::arg("list", some_names(names)), fmt::arg("where", where))));
+                                      fmt::arg("list", some_names(names)), fmt::arg("where", where),
+                                      fmt::arg("step", step))));
 }
 
 void TrainedNumbers::add(const std::vector<int64_t>& batch_numbers) {
@@ -117,26 +119,28 @@ void show_train_eval_overlap(Chapter& ch, const TrainedNumbers& trained, const s
 }
 
 void show_dropout_zeroed(Chapter& ch, const std::vector<std::string>& zero,
-                         const std::vector<std::string>& zero_without_dropout, size_t all) {
+                         const std::vector<std::string>& zero_without_dropout, size_t all, int64_t step) {
   std::vector<std::string> reached;  // zero in step 1, nonzero without dropout
   for (const std::string& name : zero)
     if (std::find(zero_without_dropout.begin(), zero_without_dropout.end(), name) == zero_without_dropout.end())
       reached.push_back(name);
   if (reached.empty()) return;
-  ch.say(trf("  after step 1's backward, {k} of the {K} parameter tensors had a gradient of exactly 0 ({list}): "
+  ch.say(trf("  after step {step}'s backward, {k} of the {K} parameter tensors had a gradient of exactly 0 ({list}): "
              "train-mode dropout zeroed every path from them to the loss in that batch. The same batch without "
              "dropout gives each of them a gradient (measured), so the backward does reach them",
-             fmt::arg("k", reached.size()), fmt::arg("K", all), fmt::arg("list", some_names(reached))));
+             fmt::arg("k", reached.size()), fmt::arg("K", all), fmt::arg("list", some_names(reached)),
+             fmt::arg("step", step)));
 }
 
-void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward) {
+void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward,
+                    int64_t step) {
   if (names.empty()) return;
   const std::string list = some_names(names);
-  ch.say("  " + ch.verdict(false, trf("after step 1's backward, {k} of the {K} parameter tensors have a gradient of "
+  ch.say("  " + ch.verdict(false, trf("after step {step}'s backward, {k} of the {K} parameter tensors have a gradient of "
                                       "exactly 0 ({list}): the backward never reached them, so Adam cannot move them "
                                       "(look at {where})",
                                       fmt::arg("k", names.size()), fmt::arg("K", all), fmt::arg("list", list),
-                                      fmt::arg("where", backward))));
+                                      fmt::arg("where", backward), fmt::arg("step", step))));
 }
 
 }  // namespace ts

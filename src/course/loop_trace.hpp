@@ -21,19 +21,22 @@ void show_loop_trace(Chapter& ch, const std::vector<TraceEvent>& events);
 // The parameter tensors (specs' names) whose gradient in grads is exactly 0 everywhere: after a
 // backward, the ones it never reached (no tensor of a model that trains is legitimately all 0).
 std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs);
-// Of the tensors step 1's backward left at gradient 0 (`zero`), the ones a rerun of the same batch
+// step: the training step (1-based) whose backward the caller examined, as the caller ran it.
+// Of the tensors that step's backward left at gradient 0 (`zero`), the ones a rerun of the same batch
 // without dropout reached (not in `zero_without_dropout`): train-mode dropout zeroed every path from
 // them to the loss (a p near 1 on a small batch), which is no fault. Said as such, measured; the
 // caller passes zero_without_dropout on to show_unreached.
 void show_dropout_zeroed(Chapter& ch, const std::vector<std::string>& zero,
-                         const std::vector<std::string>& zero_without_dropout, size_t all);
-// NOT OK when step 1's backward left tensors at gradient 0 (names, of `all`), naming `backward`;
+                         const std::vector<std::string>& zero_without_dropout, size_t all, int64_t step);
+// NOT OK when step `step`'s backward left tensors at gradient 0 (names, of `all`), naming `backward`;
 // nothing when it reached them all.
-void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward);
+void show_unreached(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& backward,
+                    int64_t step);
 // NOT OK for such tensors that no logit depends on either (measured by the caller): no backward
 // can reach them, so the backward is not to blame; names `where`, the code that chooses which
 // storage the forward reads (the layout, the modules' weights).
-void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where);
+void show_unread(Chapter& ch, const std::vector<std::string>& names, size_t all, const std::string& where,
+                 int64_t step);
 
 // The numbers a run's training batches held, every batch the loop drew (issue 41: the sets a run
 // trained and evaluated on, and their overlap, from what ran; introduced in ch11).

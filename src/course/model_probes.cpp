@@ -67,6 +67,26 @@ std::string activation_note(const std::string& act, const char* gelu_text, const
   return trf(other_text, fmt::arg("act", activation_words(act)));
 }
 
+HeadReach probe_head_reach(const MultiHeadAttention& mha, const Tensor& query, const Tensor& key, const Tensor& value) {
+  HeadReach r;
+  const Tensor y = mha(query, key, value);  // (B,T,C)
+  r.numbers = y.size();
+  for (size_t h = 0; h < mha.heads.size(); ++h) {
+    // head h's values doubled: v_h = 2 (x W_v^T + b_v), so its output doubles   (B,T,D)
+    MultiHeadAttention probe = mha;
+    Linear& v = probe.heads[h].v;
+    for (float& w : v.weight) w *= 2.0f;
+    for (float& b : v.bias) b *= 2.0f;
+    const Tensor moved = probe(query, key, value);
+    size_t n = 0;
+    for (size_t i = 0; i < y.size() && i < moved.size(); ++i) n += moved.data()[i] != y.data()[i];
+    if (moved.size() != y.size()) n = 0;  // another shape: nothing comparable
+    r.moved.push_back(n);
+    if (n < r.moved[r.fewest_head]) r.fewest_head = h;
+  }
+  return r;
+}
+
 ResidualCheck post_ln_rebuilt(const TransformerEncoderLayer& layer, const Tensor& x) {
   TransformerEncoderLayer quiet = layer;
   quiet.train(false);

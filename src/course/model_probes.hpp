@@ -66,6 +66,18 @@ struct MixProbe {
 };
 MixProbe probe_mixing(const std::function<Tensor(const Tensor&)>& f, const Tensor& x, size_t most = 8);
 
+// Which output numbers of article 000's MultiHeadAttention (ch04) each head reaches: on a copy,
+// head h's value Linear doubled (its output doubles, its weights stay), the layer runs again on
+// the same query, key, value and every output number that changed counts. Mixing the heads
+// (output_linear over their concatenation) reaches all of them from every head.
+struct HeadReach {
+  size_t numbers = 0;                // output numbers (B*T*C)
+  std::vector<size_t> moved;         // per head: output numbers that changed
+  size_t fewest_head = 0;            // the head that reached the fewest
+  bool all() const { return !moved.empty() && moved[fewest_head] == numbers; }
+};
+HeadReach probe_head_reach(const MultiHeadAttention& mha, const Tensor& query, const Tensor& key, const Tensor& value);
+
 // The parameters of one encoder layer: its two LayerNorms, the heads' Linears, output_linear
 // and the feed-forward's two Linears.
 size_t parameter_count(const TransformerEncoderLayer& layer);
