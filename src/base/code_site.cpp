@@ -8,6 +8,7 @@ namespace ts {
 
 namespace detail {
 thread_local std::vector<const CodeSite*>* code_sites = nullptr;
+thread_local const CodeSite* last_code_site = nullptr;
 
 void record_code_site(const CodeSite* site) {
   // a step runs a handful of marked functions: a linear search keeps first-run order

@@ -25,12 +25,16 @@ struct CodeSite {
 namespace detail {
 // the recorder's list, or nullptr when nobody records on this thread
 extern thread_local std::vector<const CodeSite*>* code_sites;
+// the newest marked function this thread entered (one store per call), which a fault's note
+// names (course/fault_note.hpp)
+extern thread_local const CodeSite* last_code_site;
 void record_code_site(const CodeSite* site);
 }  // namespace detail
 
 #define TS_CODE_SITE()                                                                     \
   do {                                                                                     \
     static const ::ts::CodeSite ts_code_site_{__FILE__, __LINE__, __PRETTY_FUNCTION__};    \
+    ::ts::detail::last_code_site = &ts_code_site_;                                         \
     if (::ts::detail::code_sites) ::ts::detail::record_code_site(&ts_code_site_);          \
   } while (0)
 

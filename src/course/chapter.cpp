@@ -1,5 +1,6 @@
 // chapter.cpp: flags, output modes and error handling shared by every chapter.
 #include "course/chapter.hpp"
+#include "course/fault_note.hpp"
 #include "fast/isa.hpp"
 
 #include <fcntl.h>
@@ -579,6 +580,7 @@ void Chapter::choose_language(int argc, char** argv) {
 
 int Chapter::run(int argc, char** argv, const std::function<void(Chapter&)>& body) {
   choose_language(argc, argv);
+  install_fault_note(id_);  // an edit that reads past a tensor's end: one paragraph before the signal ends the run
   // Chinese asked for, and no catalog to read it from: the run would be English, exit 0, without
   // a word. Bad input (the setting or the build), said in English, the only language left.
   if (!missing_catalog.empty()) {
@@ -934,6 +936,7 @@ void Chapter::write_figure(const FigureData& f) {
 }
 
 void Chapter::section(const std::string& title, const std::string& article_ref, const char* file, int line) {
+  fault_note_step(title);  // what a fault's note names (course/fault_note.hpp)
   if (!rich()) return;
   step_title_ = title;
   end_step();
