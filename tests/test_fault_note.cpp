@@ -85,6 +85,23 @@ TEST_CASE("a raised SIGFPE ends the run with its own signal after the note", "[f
   CHECK(e.stderr_.find("stopped by SIGFPE") != std::string::npos);
 }
 
+TEST_CASE("a step title too long for the note is cut at a character's start", "[fault_note]") {
+  if (!installed()) return;
+  std::string title = "x";  // 1 byte, then 3 bytes a character: the note's 255 end inside one
+  for (int i = 0; i < 200; ++i) title += "步";
+  const Ended e = run_child([&] {
+    ts::fault_note_step(title);
+    ::raise(SIGSEGV);
+  });
+  CHECK(e.signal == SIGSEGV);
+  const size_t open = e.stderr_.find("\"x步"), close = e.stderr_.find("\"", open + 1);
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  const std::string kept = e.stderr_.substr(open + 1, close - open - 1);
+  CHECK((kept.size() - 1) % 3 == 0);  // whole characters only
+  CHECK(kept.size() >= 240);
+}
+
 TEST_CASE("no fault, no note", "[fault_note]") {
   if (!installed()) return;
   const Ended e = run_child([] {});

@@ -26,7 +26,10 @@ char g_step[256];   // the step's title
 char g_stack[64 * 1024];  // the handler's own stack: a fault from a runaway recursion has none left
 
 void copy_cut(char* to, size_t size, const std::string& from) {
-  const size_t n = from.size() < size - 1 ? from.size() : size - 1;
+  size_t n = from.size() < size - 1 ? from.size() : size - 1;
+  // a cut inside a UTF-8 character (a Chinese title) backs off to its first byte
+  if (n < from.size())
+    while (n > 0 && (static_cast<unsigned char>(from[n]) & 0xC0) == 0x80) --n;
   std::memcpy(to, from.data(), n);
   to[n] = '\0';
 }
