@@ -1,9 +1,10 @@
 // transformer/encoder_classifier.hpp: ch13's model, composed from article 000's encoder
 // (transformer/transformer_encoder.hpp) the way nanoGPT composes its GPT: the encoder, one vector
 // per sentence, dropout, a Linear head (introduced in ch13). Nothing here is a second copy of a
-// layer: a learner's edit to TransformerEncoderLayer, or to the one FeedForward, LayerNorm or
-// attention (feed_forward.cpp, layer_norm.cpp, attention.cpp, which ch11 and ch12 train too), is
-// what ch13 and ch14 run and train.
+// layer: a learner's edit to the one block (EncoderLayer and SublayerConnection in annotated.cpp,
+// whose article 000 setting TransformerEncoderLayer is), or to the one FeedForward, LayerNorm or
+// attention (feed_forward.cpp, layer_norm.cpp, attention.cpp), reaches ch11's and ch12's models
+// too, and is what ch13 and ch14 run and train.
 //
 // Shapes: B sentences, T positions ([CLS] + words, padded), C = hidden_size, K classes.
 // Parameters (named_parameters(), the twin's state_dict keys):
