@@ -267,8 +267,7 @@ void show_kinds_table(Chapter& ch, const std::vector<Kind>& kinds, const TargetP
       "the three kinds on the course's numbers, same seed", compare_table(heads, rows, 0, 0),
       trf("each trained with {which} until its held-out score reached {pct} % (checked {every}, at most {cap}); "
           "the seconds include those checks. Each kind's loss is its chapter's own, so its first batch's loss is "
-          "for comparing one run of a kind with another (an edit of a layer they share changes all three), not "
-          "one kind with another",
+          "for comparing one run of a kind with another (before and after an edit), not one kind with another",
           fmt::arg("which", defaults ? _("its chapter's defaults") : _("the settings Step 1 lists, not all its chapter's "
                                                                        "defaults")),
           fmt::arg("pct", pct),
