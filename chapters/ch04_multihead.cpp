@@ -135,14 +135,19 @@ int main(int argc, char** argv) {
             Shown::Twin);
     // out = Concat(head_1..head_H) W^O + b^O   (B,T,C)
     const Tensor attn_output = multihead_attn(query, key, value);
+    const int attn_line = __LINE__ - 1;  // the line above, for a note to name
     ch.show("attn_output.size()", size_str(shape_of(attn_output)),
             trfn("{H} head x {D} = {C} numbers per token again, so layers can be stacked",
                  "{H} heads x {D} = {C} numbers per token again, so layers can be stacked", H, fmt::arg("H", H),
                  fmt::arg("D", D), fmt::arg("C", attn_output.shape()[2])));
     {  // does every output number read every head? each head's values doubled in turn, on a copy
-      const HeadReach reach = probe_head_reach(multihead_attn, query, key, value);
+      const HeadReach reach = probe_head_reach(multihead_attn, query, key, value, attn_output);
       ch.show("attn_output", attn_output, {"ViewBackward0"},
-              reach.all()
+              !reach.is_shown
+                  ? trf("attn_output is not what multihead_attn(query, key, value) returns when run again (look at "
+                        "{site}, the line that computes attn_output)",
+                        fmt::arg("site", fmt::format("{}:{}", code_site_path(__FILE__), attn_line)))
+              : reach.all()
                   ? trf("output_linear mixes the heads: doubling any one head's values moves all {n} output numbers "
                         "(measured head by head on a copy)",
                         fmt::arg("n", reach.numbers))

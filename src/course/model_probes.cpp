@@ -67,9 +67,11 @@ std::string activation_note(const std::string& act, const char* gelu_text, const
   return trf(other_text, fmt::arg("act", activation_words(act)));
 }
 
-HeadReach probe_head_reach(const MultiHeadAttention& mha, const Tensor& query, const Tensor& key, const Tensor& value) {
+HeadReach probe_head_reach(const MultiHeadAttention& mha, const Tensor& query, const Tensor& key, const Tensor& value,
+                           const Tensor& shown) {
   HeadReach r;
   const Tensor y = mha(query, key, value);  // (B,T,C)
+  r.is_shown = shape_of(y) == shape_of(shown) && std::equal(y.begin(), y.end(), shown.begin());
   r.numbers = y.size();
   for (size_t h = 0; h < mha.heads.size(); ++h) {
     // head h's values doubled: v_h = 2 (x W_v^T + b_v), so its output doubles   (B,T,D)

@@ -71,12 +71,15 @@ MixProbe probe_mixing(const std::function<Tensor(const Tensor&)>& f, const Tenso
 // the same query, key, value and every output number that changed counts. Mixing the heads
 // (output_linear over their concatenation) reaches all of them from every head.
 struct HeadReach {
+  bool is_shown = true;              // the layer's own output equals `shown`, the tensor printed as its output
   size_t numbers = 0;                // output numbers (B*T*C)
   std::vector<size_t> moved;         // per head: output numbers that changed
   size_t fewest_head = 0;            // the head that reached the fewest
   bool all() const { return !moved.empty() && moved[fewest_head] == numbers; }
 };
-HeadReach probe_head_reach(const MultiHeadAttention& mha, const Tensor& query, const Tensor& key, const Tensor& value);
+// shown: what the chapter printed as the layer's output (checked to be the layer's)
+HeadReach probe_head_reach(const MultiHeadAttention& mha, const Tensor& query, const Tensor& key, const Tensor& value,
+                           const Tensor& shown);
 
 // The parameters of one encoder layer: its two LayerNorms, the heads' Linears, output_linear
 // and the feed-forward's two Linears.
