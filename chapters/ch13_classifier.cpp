@@ -51,7 +51,7 @@ static Tensor matrix(const std::vector<float>& v, int64_t rows, int64_t cols);
 static std::vector<int64_t> pick_sentences(const std::vector<int64_t>& held_out, const std::vector<int64_t>& classes,
                                            int64_t per_class);
 // The verdict and heatmaps of Step 4: the sentence vectors before and after training.
-static void similarity_step(Chapter& ch, const Classifier& before, const Classifier& after, bool trained);
+static void similarity_step(Chapter& ch, Classifier& before, Classifier& after, bool trained);
 static bool grad_check_step(Chapter& ch, const Classifier& m, bool full);
 
 int main(int argc, char** argv) {
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     }
     // ---------------------------------------------------------------- the model
     Classifier model = init_classifier(cfg, ch.seed);
-    const Classifier untrained = model;
+    Classifier untrained = model;  // the weights before training (Step 4 compares)
     if (check_grads) {
       ch.section(_("Gradient check: each module's hand-written backward vs finite differences of its forward"),
                  _("llm.c test_gpt2.c style; float, dropout off"));
@@ -215,13 +215,12 @@ int main(int argc, char** argv) {
         int64_t epoch = 0, bi = 0;
         const ClsBatch b = make_cls_batch(epochs.next(&epoch, &bi));
         trained.add(b.numbers);  // the numbers this step trains on, against the held-out ones (after the loop)
-        classifier_forward(model, ws, b, true);                                  // forward
-        const float loss = classifier_loss(ws, b, K);                            // loss
-        ws.grads.assign(model.layout.total, 0.0f);                               // zero the gradients
-        classifier_backward(model, ws, b);                                       // backward
-        adam.update(model.params.data(), ws.grads.data(), model.params.size());  // Adam
+        classifier_forward(model, ws, b, true);                                   // forward
+        const float loss = classifier_loss(ws, b, K);                             // loss
+        classifier_backward(model, ws, b);                                        // zero the gradients, backward
+        adam.update(model.model.named_parameters(), ws.grad.named_parameters());  // Adam
         // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
-        check_step_finite(loss, ws.grads, model.layout.specs, s + 1, classifier_forward_site(), classifier_backward_site());
+        check_step_finite(loss, ws.grad.named_parameters(), s + 1, classifier_forward_site(), classifier_backward_site());
         curve.push_back(loss);
         const auto pred = predictions(ws, K);
         for (int64_t i = 0; i < b.B; ++i) run_correct += pred[size_t(i)] == b.labels[size_t(i)];
@@ -403,7 +402,7 @@ static std::vector<int64_t> pick_sentences(const std::vector<int64_t>& held_out,
   return out;
 }
 
-static void similarity_step(Chapter& ch, const Classifier& before, const Classifier& after, bool trained) {
+static void similarity_step(Chapter& ch, Classifier& before, Classifier& after, bool trained) {
   const Split& split = number_split();
   const ClsBatch held = make_cls_batch(split.held_out);
   const std::vector<int64_t> shown = pick_sentences(split.held_out, {8, 2, 0, 5}, 2);
@@ -418,7 +417,7 @@ static void similarity_step(Chapter& ch, const Classifier& before, const Classif
   opt.cell_width = 8;
   Similarity all[2];
   for (int k = 0; k < 2; ++k) {
-    const Classifier& m = k ? after : before;
+    Classifier& m = k ? after : before;
     classifier_forward(m, ws, held, false);
     all[k] = cosine_similarity(ws.pooled, C, held.labels);
     classifier_forward(m, ws, few, false);

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
                            trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), gpt.layout.total, gpt_positions(),
                            "exact match");
     Kind k_cls = make_kind(N_("encoder-only (ch13)"), cls_cfg.vocab, cls_cfg.max_len,
-                           trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), cls.layout.total,
+                           trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), cls.parameter_count(),
                            classifier_positions(), "accuracy");
     ch.say(trf("  {name} reads the digits of a number (vocabulary {vs}, positions up to {P}) with its encoder and the "
                "words written so far with its decoder, and writes the next of {tgt} words, until <end>: {p} "

@@ -16,35 +16,35 @@
 
 namespace ts {
 
-std::string classifier_parameter_table(const train::Classifier& m) {
+std::string classifier_parameter_table(train::Classifier& m) {
   PartCounts counts;
-  for (const train::ParamSpec& s : m.layout.specs) {
+  for (const auto& [name, t] : m.model.named_parameters()) {
     // "encoder.layers.0.attention..." -> "encoder.layers.0"; "encoder.embeddings..." -> "encoder.embeddings"
-    std::string part = first_field(s.name);
+    std::string part = first_field(name);
     if (part == "encoder") {
-      const size_t a = s.name.find('.', 8);
-      part = s.name.substr(0, a);
-      if (part == "encoder.layers") part = s.name.substr(0, s.name.find('.', a + 1));
+      const size_t a = name.find('.', 8);
+      part = name.substr(0, a);
+      if (part == "encoder.layers") part = name.substr(0, name.find('.', a + 1));
     }
-    counts.add(part, s.numel);
+    counts.add(part, t->size());
   }
   return counts.table(20, 9);
 }
 
-Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
+Pooling measure_pooling(train::Classifier& m, const train::ClsBatch& b) {
   using namespace train;
   ClsWorkspace w;
-  classifier_forward(m, w, b, /*training=*/false);  // builds w.model, the module that ran
+  classifier_forward(m, w, b, /*training=*/false);  // m.model, the module that ran
   const int64_t T = b.T, C = m.cfg.d_model;
   const std::vector<float> x = w.x;  // the encoder's output (B,T,C)
   ITensor ids = ITensor::from_shape({size_t(b.B), size_t(T)});
   std::copy(b.ids.begin(), b.ids.end(), ids.data());
   // the module's whole head, x -> logits, as its forward calls it (dropout off)
-  w.model.train(false);
+  m.model.train(false);
   auto logits_of = [&](const std::vector<float>& v) {
     Tensor xt = Tensor::from_shape({size_t(b.B), size_t(T), size_t(C)});
     std::copy(v.begin(), v.end(), xt.data());
-    const Tensor l = w.model.head(xt, ids);
+    const Tensor l = m.model.head(xt, ids);
     return std::vector<double>(l.data(), l.data() + l.shape()[1]);  // sentence 0's K logits
   };
   const std::vector<double> base = logits_of(x);
@@ -52,7 +52,7 @@ Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b) {
   // moving position t's final vector by d (d_c = 1) moves a pooled vector that weights t by w_t by w_t d,
   // so the logits by w_t (W d), W the classifier's (K, C) weight: w_t is read back along W d
   std::vector<double> Wd(static_cast<size_t>(K), 0.0);
-  const Tensor& W = w.model.classifier.weight;
+  const Tensor& W = m.model.classifier.weight;
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < C; ++c) Wd[size_t(k)] += double(W.data()[k * C + c]);
   double WdWd = 0;

@@ -12,7 +12,7 @@ namespace ts {
 
 // The parameters per top-level part ("encoder.embeddings", "encoder.layers.0", ..., "classifier")
 // and their total, one line each.
-std::string classifier_parameter_table(const train::Classifier& m);
+std::string classifier_parameter_table(train::Classifier& m);
 
 // Cosine similarity of the sentence vectors v (n,C): the (n,n) matrix, and the mean over the
 // pairs i < j of the same label and of different labels.
@@ -55,7 +55,7 @@ struct Pooling {
   int64_t cls_at = -1;         // where sentence 0's first [CLS] is, if make_cls_batch put one anywhere (-1: none)
   bool linear = true;          // every move of the logits lies along W d: the head is a Linear of a weighted sum
 };
-Pooling measure_pooling(const train::Classifier& m, const train::ClsBatch& b);
+Pooling measure_pooling(train::Classifier& m, const train::ClsBatch& b);
 
 // --classify's text: a number 0..9999 written in words as train/numbers.hpp writes them
 // ("forty eight"), case and spaces aside; throws UsageError naming the fix otherwise.

@@ -35,8 +35,16 @@ void show_loop_trace(Chapter& ch, const std::vector<TraceEvent>& events) {
                                         fmt::arg("g", left))));
 }
 
-void check_step_finite(double loss, const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs,
-                       int64_t step, const std::string& forward, const std::string& backward) {
+namespace {
+// one parameter tensor's gradient: its state_dict name and values, wherever they are stored
+struct GradView {
+  const std::string* name;
+  const float* data;
+  size_t n;
+};
+
+void check_views_finite(double loss, const std::vector<GradView>& grads, int64_t step, const std::string& forward,
+                        const std::string& backward) {
   if (!std::isfinite(loss)) {
     // step 1 ran the initial weights: no update, so no learning rate, could have made it
     if (step == 1)
@@ -46,21 +54,39 @@ void check_step_finite(double loss, const std::vector<float>& grads, const std::
     // every earlier step's gradients were finite (checked below): the updates moved the weights too far
     throw UsageError(trf("the loss became {loss} at step {s}: lower --lr", fmt::arg("loss", loss), fmt::arg("s", step)));
   }
-  size_t bad = 0, tensors = 0;
+  size_t bad = 0, tensors = 0, total = 0;
   std::string first;
-  for (const train::ParamSpec& p : specs) {
+  for (const GradView& p : grads) {
     size_t here = 0;
-    for (size_t i = p.offset; i < p.offset + p.numel && i < grads.size(); ++i) here += !std::isfinite(grads[i]);
-    if (here && first.empty()) first = p.name;
-    bad += here, tensors += here != 0;
+    for (size_t i = 0; i < p.n; ++i) here += !std::isfinite(p.data[i]);
+    if (here && first.empty()) first = *p.name;
+    bad += here, tensors += here != 0, total += p.n;
   }
   if (bad)
     throw CheckFailure(trf("at step {s} the loss was finite ({loss:.4g}) but the backward left {bad} of the {n} "
                            "gradients NaN or inf, in {k} of the {K} parameter tensors (the first: {first}); the "
                            "learning rate has not touched them yet (look at {where})",
                            fmt::arg("s", step), fmt::arg("loss", loss), fmt::arg("bad", bad),
-                           fmt::arg("n", grads.size()), fmt::arg("k", tensors), fmt::arg("K", specs.size()),
+                           fmt::arg("n", total), fmt::arg("k", tensors), fmt::arg("K", grads.size()),
                            fmt::arg("first", first), fmt::arg("where", backward)));
+}
+
+}  // namespace
+
+void check_step_finite(double loss, const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs,
+                       int64_t step, const std::string& forward, const std::string& backward) {
+  std::vector<GradView> views;
+  for (const train::ParamSpec& p : specs)
+    views.push_back({&p.name, grads.data() + std::min(p.offset, grads.size()),
+                     p.offset >= grads.size() ? 0 : std::min(p.numel, grads.size() - p.offset)});
+  check_views_finite(loss, views, step, forward, backward);
+}
+
+void check_step_finite(double loss, const NamedTensors& grads, int64_t step, const std::string& forward,
+                       const std::string& backward) {
+  std::vector<GradView> views;
+  for (const auto& [name, t] : grads) views.push_back({&name, t->data(), t->size()});
+  check_views_finite(loss, views, step, forward, backward);
 }
 
 std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs) {

@@ -67,5 +67,8 @@ void show_train_eval_overlap(Chapter& ch, const TrainedNumbers& trained, const s
 // grads (total) in specs' layout; step counts from 1.
 void check_step_finite(double loss, const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs,
                        int64_t step, const std::string& forward, const std::string& backward);
+// the same for a model whose modules hold the gradients (grads: the gradient module's named_parameters())
+void check_step_finite(double loss, const NamedTensors& grads, int64_t step, const std::string& forward,
+                       const std::string& backward);
 
 }  // namespace ts

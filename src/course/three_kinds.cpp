@@ -153,7 +153,7 @@ static std::vector<bool> kept_in_forward(const Tensor& attn, int64_t T, int64_t 
   return keep;
 }
 
-void show_masks(Chapter& ch, Trainer& ed, const Gpt& gpt, const Classifier& cls, int64_t short_n,
+void show_masks(Chapter& ch, Trainer& ed, const Gpt& gpt, Classifier& cls, int64_t short_n,
                 int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls) {
   // 1) encoder-decoder: create_mask's floats (B,S,S), (B,T,T), (B,T,S), and what Trainer::forward
   //    kept of them: one eval-mode forward (no draw) of this batch, then the first layers' weights
@@ -214,7 +214,7 @@ void show_masks(Chapter& ch, Trainer& ed, const Gpt& gpt, const Classifier& cls,
   const ClsBatch cb = make_cls_batch({short_n, long_n});
   ClsWorkspace cw;
   classifier_forward(cls, cw, cb, /*training=*/false);
-  const Tensor& used = cw.model.saved.mask;  // (B,T,T)
+  const Tensor& used = cls.model.saved.mask;  // (B,T,T)
   const std::vector<float> cls_values(used.begin(), used.end());
   std::vector<bool> cls_keep(cls_values.size());
   const std::vector<float>& p0 = cw.layers.at(0).p;  // (B,H,T,T)

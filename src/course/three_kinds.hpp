@@ -55,7 +55,7 @@ Kind make_kind(const char* id, int64_t vocab, int64_t positions, const std::stri
 // short_n (the padded row) as heatmaps; fills each kind's mask words from what each forward
 // applied: one eval-mode forward per model (no draw), the keys its first layer's attention gave
 // weight 0. ed: the encoder-decoder's Trainer (its forward runs once here, on this batch).
-void show_masks(Chapter& ch, train::Trainer& ed, const train::Gpt& gpt, const train::Classifier& cls,
+void show_masks(Chapter& ch, train::Trainer& ed, const train::Gpt& gpt, train::Classifier& cls,
                 int64_t short_n, int64_t long_n, Kind& k_ed, Kind& k_gpt, Kind& k_cls);
 
 // Step 4: the table of the three runs, then which kind fits which task, each sentence from the

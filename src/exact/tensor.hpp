@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -22,6 +23,8 @@ using Tensor = xt::xarray<float>;     // float32, like torch.float32
 using ITensor = xt::xarray<int64_t>;  // int64 ids, like torch.long
 using BTensor = xt::xarray<bool>;     // masks, like torch.bool
 using Shape = std::vector<size_t>;
+// a module's parameters by their PyTorch state_dict names, in named_parameters() order
+using NamedTensors = std::vector<std::pair<std::string, Tensor*>>;
 
 // A tensor of the given shape filled with zeros (xt::zeros is lazy; this is real storage).
 inline Tensor zeros(const Shape& shape) {

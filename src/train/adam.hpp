@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "exact/tensor.hpp"
+
 namespace ts::train {
 
 struct Adam {
@@ -18,6 +20,17 @@ struct Adam {
   std::vector<float> exp_avg_sq;  // v (total)
   // params (n) -= the update from grads (n); the moments are created on the first call
   void update(float* params, const float* grads, size_t n);
+  // every parameter of a module -= its update from the same-named tensor of the gradient module
+  // (named_parameters() of both): one step, the moments packed in that order (params.hpp)
+  void update(const NamedTensors& params, const NamedTensors& grads);
+
+ private:
+  // t += 1 and the step's constants; the moments created for n values on the first step
+  struct StepScalars {
+    float step_size, bc2_sqrt, b1, b2, e;
+  };
+  StepScalars begin_step(size_t n);
+  void update_range(const StepScalars& k, float* params, const float* grads, size_t offset, size_t n);
 };
 
 }  // namespace ts::train

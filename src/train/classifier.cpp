@@ -1,5 +1,5 @@
-// train/classifier.cpp: see classifier.hpp. The model is transformer/encoder_classifier's, run
-// with the flat parameters copied in; its gradients come back from the modules' backward.
+// train/classifier.cpp: see classifier.hpp. The model is transformer/encoder_classifier's, which
+// holds the weights; its gradients come back from the modules' backward into a second module.
 #include "train/classifier.hpp"
 
 #include <algorithm>
@@ -26,7 +26,7 @@ std::string classifier_token(int64_t id) {
   return target_vocab().words[static_cast<size_t>(id)];
 }
 
-// ---------------------------------------------------------------- layout and init
+// ---------------------------------------------------------------- the module and its init
 // article 000's Config of these sizes (nn.hpp): C, H, F, the tables' rows, N layers, one dropout rate
 static Config module_config(const ClassifierConfig& c) {
   Config k;
@@ -37,48 +37,41 @@ static Config module_config(const ClassifierConfig& c) {
 
 EncoderClassifier make_classifier_module(const ClassifierConfig& cfg) {
   // the constructors draw their inits from the default generator, which also draws dropout: keep
-  // its state, since these weights are replaced by Classifier::params
+  // its state, since these weights are replaced (init_classifier draws them, load_classifier reads them)
   const Generator kept = default_generator();
   EncoderClassifier m(module_config(cfg), cfg.classes, cfg.mean_pool, kPad);
   default_generator() = kept;
   return m;
 }
 
-// every parameter's name and shape, in the module's named_parameters() order
-static ClassifierLayout make_classifier_layout(const ClassifierConfig& c) {
-  ClassifierLayout L;
-  EncoderClassifier m = make_classifier_module(c);
-  for (auto& [name, t] : m.named_parameters()) {
-    ParamSpec s;
-    s.name = name, s.offset = L.total, s.numel = t->size();
-    for (size_t d : t->shape()) s.shape.push_back(static_cast<int64_t>(d));
-    L.total += s.numel;
-    L.specs.push_back(s);
-  }
-  return L;
+size_t Classifier::parameter_count() {
+  size_t n = 0;
+  for (const auto& nt : model.named_parameters()) n += nt.second->size();
+  return n;
 }
 
 Classifier init_classifier(const ClassifierConfig& cfg, uint64_t seed) {
   Classifier m;
   m.cfg = cfg;
-  m.layout = make_classifier_layout(cfg);
-  m.params.assign(m.layout.total, 0.0f);
+  m.model = make_classifier_module(cfg);
   Rng rng(seed * 7919ull + 13);
-  for (const ParamSpec& s : m.layout.specs) {
-    float* p = m.params.data() + s.offset;
-    const bool embedding = s.name.find("embeddings.weight") != std::string::npos && s.name.find("_norm") == std::string::npos;
-    if (s.name.find("layer_norm") != std::string::npos) {
-      std::fill_n(p, s.numel, s.name.size() > 7 && s.name.compare(s.name.size() - 7, 7, ".weight") == 0 ? 1.0f : 0.0f);
+  int64_t fan_in = 1;  // the columns of the last Linear weight drawn: its bias's bound
+  for (auto& [name, t] : m.model.named_parameters()) {
+    float* p = t->data();
+    const size_t n = t->size();
+    const bool embedding = name.find("embeddings.weight") != std::string::npos && name.find("_norm") == std::string::npos;
+    if (name.find("layer_norm") != std::string::npos) {
+      std::fill_n(p, n, name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 ? 1.0f : 0.0f);
     } else if (embedding) {
-      for (size_t i = 0; i < s.numel; ++i) {  // N(0, 1), Box-Muller
+      for (size_t i = 0; i < n; ++i) {  // N(0, 1), Box-Muller
         const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
         p[i] = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
       }
     } else {
       // a Linear's weight (out, in) and its bias: U(-1/sqrt(in), 1/sqrt(in)), in = the weight's columns
-      const ParamSpec& w = s.shape.size() == 2 ? s : m.layout.specs[static_cast<size_t>(&s - m.layout.specs.data() - 1)];
-      const double bound = 1.0 / std::sqrt(static_cast<double>(w.shape[1]));
-      for (size_t i = 0; i < s.numel; ++i) p[i] = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
+      if (t->dimension() == 2) fan_in = static_cast<int64_t>(t->shape()[1]);
+      const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
     }
   }
   return m;
@@ -114,11 +107,12 @@ std::string classifier_block_wiring() {
   c.vocab = cls_id() + 1, c.max_len = 1, c.layers = 1, c.d_model = 4, c.heads = 1, c.d_ff = 8, c.classes = 4;
   c.dropout = 0.0;
   Classifier m;
-  m.cfg = c, m.layout = make_classifier_layout(c);
-  m.params.assign(m.layout.total, 0.0f);
+  m.cfg = c, m.model = make_classifier_module(c);
+  const NamedTensors named = m.model.named_parameters();
+  for (const auto& nt : named) nt.second->fill(0.0f);
   auto at = [&](const std::string& name) {
-    for (const ParamSpec& s : m.layout.specs)
-      if (s.name == name) return m.params.data() + s.offset;
+    for (const auto& [key, t] : named)
+      if (key == name) return t->data();
     throw std::logic_error("classifier_block_wiring: no parameter " + name);
   };
   const size_t C = 4, F = 8;
@@ -147,58 +141,47 @@ std::string classifier_block_wiring() {
       return std::vector<float>(out.data(), out.data() + out.size());
     };
   };
-  const TransformerEncoder& enc = w.model.encoder;
+  const TransformerEncoder& enc = m.model.encoder;
   const std::vector<float> x = norm(enc.embeddings.layer_norm)(std::vector<float>(e, e + C));
   return block_wiring(x, w.logits, norm(enc.layers[0].layer_norm_1()), norm(enc.layers[0].layer_norm_2()),
                       [](const std::vector<float>& v) { return v; }, 1e-3);
 }
 
 // ---------------------------------------------------------------- forward
-// m's flat parameters into the module (built once per size)
-static void load_into_module(const Classifier& m, ClsWorkspace& w) {
-  const ClassifierConfig& c = m.cfg;
-  const bool same = w.built.vocab == c.vocab && w.built.max_len == c.max_len && w.built.layers == c.layers &&
-                    w.built.d_model == c.d_model && w.built.heads == c.heads && w.built.d_ff == c.d_ff &&
-                    w.built.classes == c.classes && w.model.encoder.layers.size() == size_t(c.layers);
-  if (!same) {
-    w.model = make_classifier_module(c);
-    w.grad = w.model;
-    w.built = c;
-  }
-  w.model.mean_pool = c.mean_pool;
-  for (Dropout* d : {&w.model.dropout, &w.model.encoder.embeddings.dropout}) d->p = c.dropout;
-  for (TransformerEncoderLayer& l : w.model.encoder.layers) l.feed_forward.dropout.p = c.dropout;
-  const auto named = w.model.named_parameters();
-  if (named.size() != m.layout.specs.size()) throw std::logic_error("classifier: parameter count differs from the module's");
-  for (size_t i = 0; i < named.size(); ++i) {
-    const ParamSpec& s = m.layout.specs[i];
-    if (named[i].first != s.name || named[i].second->size() != s.numel)
-      throw std::logic_error("classifier: parameter " + s.name + " differs from the module's " + named[i].first);
-    std::copy_n(m.params.data() + s.offset, s.numel, named[i].second->data());
-  }
+// m.cfg's run-time settings into the module: the pooling and the dropout rate (--pool, a
+// loaded checkpoint's pooling); the sizes are the module's own (init_classifier, load_classifier)
+static void apply_settings(Classifier& m) {
+  m.model.mean_pool = m.cfg.mean_pool;
+  for (Dropout* d : {&m.model.dropout, &m.model.encoder.embeddings.dropout}) d->p = m.cfg.dropout;
+  for (TransformerEncoderLayer& l : m.model.encoder.layers) l.feed_forward.dropout.p = m.cfg.dropout;
 }
 
 // the lines below: classifier_forward's and classifier_backward's own, for their _site()s
 static const CodeSite kForwardSite{__FILE__, __LINE__ + 1, "classifier_forward"};
-void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training) {
+void classifier_forward(Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training) {
   TS_CODE_SITE();
-  load_into_module(m, w);
-  w.model.train(training);
+  apply_settings(m);
+  m.model.train(training);
+  // the gradient module the backward fills: the model's own shapes (built again when they change)
+  const NamedTensors params = m.model.named_parameters(), grads = w.grad.named_parameters();
+  bool same = params.size() == grads.size();
+  for (size_t i = 0; same && i < params.size(); ++i) same = shape_of(*params[i].second) == shape_of(*grads[i].second);
+  if (!same) w.grad = m.model;
   ITensor ids = ITensor::from_shape({size_t(b.B), size_t(b.T)});
   std::copy(b.ids.begin(), b.ids.end(), ids.data());
   Tensor logits;
   {
     EnableGrad keep;  // the modules keep what the backward (and the chapter) reads
-    logits = w.model(ids);
+    logits = m.model(ids);
   }
   // what the chapter reads: the mask the model used (as 1 = hide), each layer's attention weights
-  const EncoderClassifier::Saved& s = w.model.saved;
+  const EncoderClassifier::Saved& s = m.model.saved;
   w.B = b.B, w.T = b.T;
   w.mask.resize(s.mask.size());
   for (size_t i = 0; i < s.mask.size(); ++i) w.mask[i] = s.mask.data()[i] == 0.0f ? 1.0f : 0.0f;
-  w.layers.resize(w.model.encoder.layers.size());
+  w.layers.resize(m.model.encoder.layers.size());
   for (size_t l = 0; l < w.layers.size(); ++l) {
-    const Tensor& p = w.model.encoder.layers[l].self_attn.attn;  // (B,H,T,T), the weights the forward used
+    const Tensor& p = m.model.encoder.layers[l].self_attn.attn;  // (B,H,T,T), the weights the forward used
     w.layers[l].p.assign(p.data(), p.data() + p.size());
   }
   w.x.assign(s.x.data(), s.x.data() + s.x.size());
@@ -231,12 +214,7 @@ void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b
   cross_entropy_backward(dlogits.data(), w.probs.data(), b.labels.data(), dloss.data(), B, K, int64_t(-1), 0.0f);
   // the model: zero_grad, then its backward
   zero_grad(w.grad);
-  w.model.backward(dlogits, w.grad);
-  // the module's gradients into the flat vector Adam reads
-  w.grads.assign(m.layout.total, 0.0f);
-  const auto named = w.grad.named_parameters();
-  for (size_t i = 0; i < named.size(); ++i)
-    std::copy_n(named[i].second->data(), named[i].second->size(), w.grads.data() + m.layout.specs[i].offset);
+  m.model.backward(dlogits, w.grad);
 }
 
 std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
@@ -250,8 +228,9 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
 // ---------------------------------------------------------------- checkpoints
 // The folder, its two files, the lock and the swap are ch11's (train/checkpoint); the keys are
 // the twin's, the settings the classifier's.
-void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam) {
-  CheckpointFiles f = checkpoint_files(m.layout.specs, m.params, adam);
+void save_classifier(const std::string& dir, Classifier& m, const Adam& adam) {
+  const NamedTensors named = m.model.named_parameters();
+  CheckpointFiles f = checkpoint_files(packed_specs(named), packed_values(named), adam);
   const ClassifierConfig& c = m.cfg;
   f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
              {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
@@ -292,7 +271,10 @@ ClassifierConfig classifier_checkpoint_config(const std::string& dir, const Clas
 
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
   CheckpointFiles f;
-  const int64_t step = read_checkpoint_folder(dir, "classifier", m.params.size() * sizeof(float), f);
+  const NamedTensors named = m.model.named_parameters();
+  const std::vector<ParamSpec> specs = packed_specs(named);
+  const size_t total = specs.empty() ? 0 : specs.back().offset + specs.back().numel;
+  const int64_t step = read_checkpoint_folder(dir, "classifier", total * sizeof(float), f);
   const std::string path = dir + "/model.safetensors";
   const ClassifierConfig& c = m.cfg;
   const struct {
@@ -312,9 +294,9 @@ void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
     throw FileError(N_("{path} was saved with {flag} {saved}, this run builds {asked}: give {flag} {saved}"),
                     fmt::arg("path", path), fmt::arg("flag", s.flag), fmt::arg("saved", saved), fmt::arg("asked", s.asked));
   }
-  CheckpointParams p = checkpoint_params(f, dir, m.layout.specs, m.params.size(), step);
+  CheckpointParams p = checkpoint_params(f, dir, specs, total, step);
   // everything read and checked: only now touch the model
-  m.params = std::move(p.params);
+  unpack_values(p.params, named);
   adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
 }
 

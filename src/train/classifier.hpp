@@ -40,19 +40,13 @@ struct ClassifierConfig {
   bool mean_pool = false;  // false: the [CLS] vector; true: the mean over the real positions
 };
 
-// The parameters' names, shapes and places in Classifier::params: the module's
-// named_parameters() (transformer/encoder_classifier.hpp), the twin's order.
-struct ClassifierLayout {
-  std::vector<ParamSpec> specs;
-  size_t total = 0;
-};
-
-// What Adam updates and checkpoints save: every parameter in one flat vector (the twin's order).
-// The model that runs is ClsWorkspace::model, article 000's modules, holding a copy of them.
+// The model Adam updates and checkpoints save: article 000's modules (make_classifier_module),
+// which hold the weights themselves; model.named_parameters() gives them by the twin's keys, in
+// the twin's order. The forward runs this module (classifier_forward); nothing is copied per step.
 struct Classifier {
   ClassifierConfig cfg;
-  ClassifierLayout layout;
-  std::vector<float> params;  // (total)
+  EncoderClassifier model;
+  size_t parameter_count();  // every weight of model, summed over named_parameters()
 };
 
 // PyTorch's default inits, drawn from the course's Rng(seed): nn.Embedding N(0, 1), nn.Linear
@@ -70,11 +64,9 @@ struct ClsBatch {
 ClsBatch make_cls_batch(const std::vector<int64_t>& numbers);
 std::string make_cls_batch_site();  // "src/train/classifier.cpp:LINE make_cls_batch", from the compiler
 
-// The module that runs (Classifier::params copied in before each forward), its gradients, and
-// what the chapters read of the last forward.
+// The classifier's gradients and what the chapters read of the last forward.
 struct ClsWorkspace {
-  EncoderClassifier model, grad;  // grad: the same module holding d(loss)/d(parameter)
-  ClassifierConfig built;         // the sizes model was built for
+  EncoderClassifier grad;  // the model's shapes (classifier_forward builds it) holding d(loss)/d(parameter), what Adam reads
   int64_t B = 0, T = 0;
   std::vector<float> mask;        // (B,T,T) 1 = hide (the padded keys), from the mask the model used
   struct Layer {
@@ -84,17 +76,16 @@ struct ClsWorkspace {
   std::vector<float> x;                     // (B,T,C) the encoder's output
   std::vector<float> pooled;                // (B,C) the sentence vectors
   std::vector<float> logits, probs, loss;   // (B,K), (B,K), (B)
-  std::vector<float> grads;                 // (total), flat, what Adam reads
 };
 
-// model(ids) with m's weights: fills w (the attention weights, w.x, w.pooled, w.logits).
-// training: dropout on, its draws from ts::default_generator() (seed it with ts::manual_seed).
-void classifier_forward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training);
+// m.model(ids), with m.cfg's dropout and pooling: fills w (the attention weights, w.x, w.pooled,
+// w.logits). training: dropout on, its draws from ts::default_generator() (seed it with ts::manual_seed).
+void classifier_forward(Classifier& m, ClsWorkspace& w, const ClsBatch& b, bool training);
 // where the head's pooling is written: "src/transformer/encoder_classifier.cpp:LINE EncoderClassifier::pool"
 std::string classifier_head_site();
 // Cross-entropy of w.logits against the labels, averaged over the B sentences.
 float classifier_loss(ClsWorkspace& w, const ClsBatch& b, int64_t K);
-// d(mean loss)/d(params) into w.grads (set, not added): the model's backward from the loss.
+// d(mean loss)/d(params) into w.grad (set, not added): the model's backward from the loss.
 void classifier_backward(const Classifier& m, ClsWorkspace& w, const ClsBatch& b);
 // where they are written: "src/train/classifier.cpp:LINE classifier_forward, ...:LINE classifier_loss"
 // (the loss a step checks comes from both), "src/train/classifier.cpp:LINE classifier_backward"
@@ -110,7 +101,7 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K);
 // code (train/checkpoint.hpp, kind "classifier"): every parameter under its twin key, Adam's
 // moments, the sizes and the pooling in the metadata; load checks every key and shape
 // (FileError naming the first one wrong) before it touches the model.
-void save_classifier(const std::string& dir, const Classifier& m, const Adam& adam);
+void save_classifier(const std::string& dir, Classifier& m, const Adam& adam);
 // --load's settings, as ch11's and ch12's: a size flag given (given(flag)) must agree with the
 // checkpoint (FileError naming both otherwise), one not given takes the checkpoint's; the
 // pooling is the checkpoint's unless --pool is given (a [CLS]-trained model read with --pool

@@ -182,14 +182,7 @@ ClsGradCheck check_classifier_grads(const Classifier& cm, const ClsBatch& b, siz
   // everything the check runs is recorded here and dropped: the chapter's "code:" lines stay as they were
   std::vector<const CodeSite*> quiet;
   CodeSiteRecorder silence(quiet);
-  EncoderClassifier M = make_classifier_module(cm.cfg);
-  {
-    auto named = M.named_parameters();
-    for (size_t i = 0; i < named.size(); ++i) {
-      const ParamSpec& s = cm.layout.specs[i];
-      std::copy_n(cm.params.data() + s.offset, s.numel, named[i].second->data());
-    }
-  }
+  EncoderClassifier M = cm.model;  // a copy: the check moves its weights one at a time
   M.train(false);  // dropout off: no draws, a deterministic loss
   EncoderClassifier G = M;
   zero_grad(G);

@@ -17,7 +17,7 @@ double encdec_held_out(const Model<float>& m, int64_t max_new) {
   return double(exact) / double(held.size());
 }
 
-double classifier_held_out(const Classifier& m) {
+double classifier_held_out(Classifier& m) {
   const ClsBatch held = make_cls_batch(number_split().held_out);
   ClsWorkspace ws;
   classifier_forward(m, ws, held, /*training=*/false);
@@ -66,9 +66,8 @@ TargetRun train_classifier_until(Classifier& m, Adam& adam, int64_t batch, uint6
         const ClsBatch b = make_cls_batch(epochs.next(&e, &bi));
         classifier_forward(m, ws, b, /*training=*/true);
         const double loss = classifier_loss(ws, b, m.cfg.classes);
-        ws.grads.assign(m.layout.total, 0.0f);
-        classifier_backward(m, ws, b);
-        adam.update(m.params.data(), ws.grads.data(), m.params.size());
+        classifier_backward(m, ws, b);  // zero_grad, backward
+        adam.update(m.model.named_parameters(), ws.grad.named_parameters());
         return loss;
       },
       [&] { return classifier_held_out(m); });

@@ -65,7 +65,7 @@ TargetRun train_until(const TargetPlan& plan, Step&& step, Score&& score) {
 // max_new words), ch13's accuracy (argmax of the logits == n % 10). ch12's is held_out_exact_match
 // (train/sampling.hpp).
 double encdec_held_out(const Model<float>& m, int64_t max_new = 10);
-double classifier_held_out(const Classifier& m);
+double classifier_held_out(Classifier& m);
 
 // The three chapters' runs with their batches (Epochs(batch, seed), as each chapter draws them).
 // ch11: Trainer::step with article 004's loss_fun. ch12: Gpt::forward, zero_grad, backward, Adam.

@@ -163,10 +163,10 @@ int main(int argc, char** argv) {
       ClsWorkspace w;
       classifier_forward(m, w, bs[0], false);
       classifier_loss(w, bs[0], cfg.classes);
-      w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, bs[0]);
+      const ts::NamedTensors g = w.grad.named_parameters();
       save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"),
-                       per_param(m.layout.specs, w.grads.data()), {});
+                       per_param(packed_specs(g), packed_values(g).data()), {});
     }
     cfg.mean_pool = false;
     {  // 20 Adam steps, dropout off
@@ -177,9 +177,8 @@ int main(int argc, char** argv) {
       for (const ClsBatch& b : bs) {
         classifier_forward(m, w, b, false);
         loss.push_back(classifier_loss(w, b, cfg.classes));
-        w.grads.assign(m.layout.total, 0.0f);
         classifier_backward(m, w, b);
-        adam.update(m.params.data(), w.grads.data(), m.params.size());
+        adam.update(m.model.named_parameters(), w.grad.named_parameters());
       }
       save_losses(dir, loss);
     }
@@ -195,9 +194,8 @@ int main(int argc, char** argv) {
       const ClsBatch b = make_cls_batch(next_numbers(ep2));
       classifier_forward(m, w, b, true);
       classifier_loss(w, b, cfg.classes);
-      w.grads.assign(m.layout.total, 0.0f);
       classifier_backward(m, w, b);
-      adam.update(m.params.data(), w.grads.data(), m.params.size());
+      adam.update(m.model.named_parameters(), w.grad.named_parameters());
     }
     save_classifier(dir + "/trained", m, adam);
     const ClsBatch held = make_cls_batch(number_split().held_out);
