@@ -38,6 +38,7 @@
 namespace ts::train {
 
 constexpr const char* kCheckpointFormat = "2";  // __metadata__ "ts_checkpoint"
+constexpr const char* kTransformerKind = "transformer";  // ch11's kind (its checkpoints before kinds had no "model")
 constexpr int64_t kMaxCheckpointStep = 1000000000000;  // 10^12 steps: beyond any run of this course
 
 // Before training: DIR must be a folder holding only a checkpoint (or not exist yet, its parent

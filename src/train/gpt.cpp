@@ -48,6 +48,12 @@ std::string SeqVocab::decode(const std::vector<int64_t>& ids) const {
   return s;
 }
 
+std::string SeqVocab::spelled(const std::vector<int64_t>& ids) const {
+  std::string s;
+  for (int64_t id : ids) s += (s.empty() ? "" : " ") + words[size_t(id)];
+  return s;
+}
+
 std::vector<int64_t> encode_prompt(int64_t n) {
   std::vector<int64_t> ids;
   for (char c : std::to_string(n)) ids.push_back(1 + (c - '0'));

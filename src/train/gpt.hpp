@@ -32,6 +32,7 @@ struct SeqVocab {
   int64_t eq = 0, end = 0;         // the ids of "=" and "<end>"
   int64_t size() const { return static_cast<int64_t>(words.size()); }  // V
   std::string decode(const std::vector<int64_t>& ids) const;  // the words of ids, <end> and digits dropped
+  std::string spelled(const std::vector<int64_t>& ids) const;  // every id's word (digits, "=", <end> too)
 };
 const SeqVocab& seq_vocab();
 std::vector<int64_t> encode_prompt(int64_t n);    // digits, "="
