@@ -122,6 +122,48 @@ TEST_CASE("train: safetensors round trip, truncation, symlinks", "[train]") {
   CHECK_THROWS_AS(save_safetensors("/proc/no/such/dir/x.safetensors", {}, {}), FileError);
 }
 
+TEST_CASE("train: a checkpoint key holding several module parameters (GPT-2's c_attn) round trips", "[train]") {
+  // a module of three parameters; the file's "qk" holds q then k (rows one after another), "b" holds b
+  ts::Tensor q = ts::zeros({2, 3}), k = ts::zeros({1, 3}), b = ts::zeros({3});
+  for (size_t i = 0; i < 6; ++i) q.data()[i] = float(i + 1);
+  for (size_t i = 0; i < 3; ++i) k.data()[i] = float(10 + i), b.data()[i] = float(-1 - int(i));
+  const ts::NamedTensors named = {{"q.weight", &q}, {"k.weight", &k}, {"b", &b}};
+  const std::vector<CheckpointKey> keys = {{"qk", {3, 3}, {0, 1}}, {"b", {3}, {2}}};
+  Adam adam;
+  ts::Tensor gq = ts::zeros({2, 3}), gk = ts::zeros({1, 3}), gb = ts::zeros({3});
+  for (size_t i = 0; i < 6; ++i) gq.data()[i] = 0.1f * float(i + 1);
+  gk.fill(0.5f), gb.fill(-0.25f);
+  adam.update(named, {{"q.weight", &gq}, {"k.weight", &gk}, {"b", &gb}});  // moments in named order
+  const std::vector<float> q1(q.begin(), q.end()), k1(k.begin(), k.end()), b1(b.begin(), b.end());
+  const CheckpointFiles f = checkpoint_files(named, keys, adam);
+  // the file's qk: q's 6 values, then k's 3; its moments the same way
+  const std::vector<unsigned char>& bytes = f.weights.at("qk").data;
+  std::vector<float> qk(9);
+  std::memcpy(qk.data(), bytes.data(), bytes.size());
+  CHECK(std::vector<float>(qk.begin(), qk.begin() + 6) == q1);
+  CHECK(std::vector<float>(qk.begin() + 6, qk.end()) == k1);
+  CHECK(f.optim.count("qk.exp_avg_sq") == 1);
+  CHECK(f.weights.count("q.weight") == 0);
+  // back into a module whose values and moments are elsewhere
+  q.fill(0.0f), k.fill(0.0f), b.fill(0.0f);
+  Adam back;
+  load_checkpoint_tensors(f, "dir", 1, named, keys, back);
+  CHECK(std::vector<float>(q.begin(), q.end()) == q1);
+  CHECK(std::vector<float>(k.begin(), k.end()) == k1);
+  CHECK(std::vector<float>(b.begin(), b.end()) == b1);
+  CHECK(back.step == 1);
+  CHECK(back.exp_avg == adam.exp_avg);
+  CHECK(back.exp_avg_sq == adam.exp_avg_sq);
+  // a key whose shape is not its parameters' size, or a parameter no key holds: the table is wrong
+  CHECK_THROWS_AS(checkpoint_files(named, {{"qk", {2, 3}, {0, 1}}, {"b", {3}, {2}}}, adam), std::logic_error);
+  CHECK_THROWS_AS(checkpoint_files(named, {{"qk", {3, 3}, {0, 1}}}, adam), std::logic_error);
+  // keys_of: one key per parameter, under its own name
+  const std::vector<CheckpointKey> own = keys_of(named);
+  REQUIRE(own.size() == 3);
+  CHECK(own[0].key == "q.weight");
+  CHECK(own[0].shape == std::vector<int64_t>{2, 3});
+}
+
 TEST_CASE("train: checkpoints round trip and refuse another model's shapes", "[train]") {
   TempDir d;
   ModelConfig c = small_config();

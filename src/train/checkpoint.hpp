@@ -95,4 +95,25 @@ struct CheckpointParams {
 CheckpointParams checkpoint_params(const CheckpointFiles& f, const std::string& dir, const std::vector<ParamSpec>& specs,
                                    size_t total, int64_t step);
 
+// ---- the checkpoint edge of a model whose modules hold their weights (ch12's, ch13's)
+// One tensor of model.safetensors and the module parameters it holds: `params` (indices into the
+// module's named_parameters()), whose values one after another are the tensor's. Most keys hold
+// one parameter under its own name; a file that names things otherwise is one table of these at
+// this edge (ch12: GPT-2's c_attn = the q, k and v Linears, train/gpt.hpp).
+struct CheckpointKey {
+  std::string key;
+  std::vector<int64_t> shape;
+  std::vector<size_t> params;
+};
+// one key per parameter, under its own name and shape
+std::vector<CheckpointKey> keys_of(const NamedTensors& named);
+// The module's values and Adam's moments (kept in named_parameters() order, adam.hpp) under the keys.
+CheckpointFiles checkpoint_files(const NamedTensors& named, const std::vector<CheckpointKey>& keys, const Adam& adam);
+// Read back from f (read_checkpoint_folder's, step its step): everything checked by
+// checkpoint_params first, then the module's tensors and adam (step, moments) set.
+void load_checkpoint_tensors(const CheckpointFiles& f, const std::string& dir, int64_t step, const NamedTensors& named,
+                             const std::vector<CheckpointKey>& keys, Adam& adam);
+// the bytes of the module's parameters, for read_checkpoint_folder's size cap
+uint64_t parameter_bytes(const NamedTensors& named);
+
 }  // namespace ts::train

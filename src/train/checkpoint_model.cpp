@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -121,6 +122,95 @@ CheckpointParams checkpoint_params(const CheckpointFiles& f, const std::string& 
                            "the file was altered; save it again"),
                         fmt::arg("path", opath), fmt::arg("tensor", s.name));
   return p;
+}
+
+std::vector<CheckpointKey> keys_of(const NamedTensors& named) {
+  std::vector<CheckpointKey> keys;
+  for (size_t i = 0; i < named.size(); ++i) {
+    CheckpointKey k{named[i].first, {}, {i}};
+    for (size_t d : named[i].second->shape()) k.shape.push_back(static_cast<int64_t>(d));
+    keys.push_back(std::move(k));
+  }
+  return keys;
+}
+
+uint64_t parameter_bytes(const NamedTensors& named) {
+  uint64_t n = 0;
+  for (const auto& nt : named) n += nt.second->size() * sizeof(float);
+  return n;
+}
+
+namespace {
+// Where each key's values sit: the file's packing (specs, the keys one after another) and, for each
+// of its parameters, the parameter's range in the module's packing (named_parameters() order,
+// Adam's moments).
+struct KeyPacking {
+  std::vector<ParamSpec> specs;
+  std::vector<size_t> module_offset;  // per named parameter
+  size_t total = 0;
+};
+KeyPacking pack(const NamedTensors& named, const std::vector<CheckpointKey>& keys) {
+  KeyPacking k;
+  for (const auto& nt : named) k.module_offset.push_back(k.total), k.total += nt.second->size();
+  size_t offset = 0, seen = 0;
+  for (const CheckpointKey& key : keys) {
+    ParamSpec s{key.key, key.shape, offset, 0};
+    for (size_t i : key.params) s.numel += named.at(i).second->size();
+    size_t numel = 1;
+    for (int64_t d : key.shape) numel *= static_cast<size_t>(d);
+    if (numel != s.numel) throw std::logic_error("checkpoint key " + key.key + ": its shape is not its parameters' size");
+    offset += s.numel, seen += key.params.size();
+    k.specs.push_back(std::move(s));
+  }
+  if (offset != k.total || seen != named.size())
+    throw std::logic_error("checkpoint keys: they do not hold every parameter once");
+  return k;
+}
+// from (to_file) or into the file's packing, each key's parameters in turn
+void repack(const NamedTensors& named, const std::vector<CheckpointKey>& keys, const KeyPacking& k, const float* from,
+            float* to, bool to_file) {
+  for (size_t j = 0; j < keys.size(); ++j) {
+    size_t at = k.specs[j].offset;
+    for (size_t i : keys[j].params) {
+      const size_t n = named[i].second->size(), m = k.module_offset[i];
+      if (to_file)
+        std::copy_n(from + m, n, to + at);
+      else
+        std::copy_n(from + at, n, to + m);
+      at += n;
+    }
+  }
+}
+}  // namespace
+
+CheckpointFiles checkpoint_files(const NamedTensors& named, const std::vector<CheckpointKey>& keys, const Adam& adam) {
+  const KeyPacking k = pack(named, keys);
+  std::vector<float> module(k.total), file(k.total);
+  for (size_t i = 0; i < named.size(); ++i)
+    std::copy_n(named[i].second->data(), named[i].second->size(), module.data() + k.module_offset[i]);
+  repack(named, keys, k, module.data(), file.data(), true);
+  Adam moments = adam;  // the moments in the file's packing (none before the first step)
+  if (adam.exp_avg.size() == k.total) {
+    repack(named, keys, k, adam.exp_avg.data(), moments.exp_avg.data(), true);
+    repack(named, keys, k, adam.exp_avg_sq.data(), moments.exp_avg_sq.data(), true);
+  }
+  return checkpoint_files(k.specs, file, moments);
+}
+
+void load_checkpoint_tensors(const CheckpointFiles& f, const std::string& dir, int64_t step, const NamedTensors& named,
+                             const std::vector<CheckpointKey>& keys, Adam& adam) {
+  const KeyPacking k = pack(named, keys);
+  CheckpointParams p = checkpoint_params(f, dir, k.specs, k.total, step);
+  // everything read and checked: only now touch the model
+  std::vector<float> module(k.total);
+  repack(named, keys, k, p.params.data(), module.data(), false);
+  for (size_t i = 0; i < named.size(); ++i)
+    std::copy_n(module.data() + k.module_offset[i], named[i].second->size(), named[i].second->data());
+  adam.step = step, adam.exp_avg.assign(p.exp_avg.size(), 0.0f), adam.exp_avg_sq.assign(p.exp_avg_sq.size(), 0.0f);
+  if (step > 0) {
+    repack(named, keys, k, p.exp_avg.data(), adam.exp_avg.data(), false);
+    repack(named, keys, k, p.exp_avg_sq.data(), adam.exp_avg_sq.data(), false);
+  }
 }
 
 void save_checkpoint(const std::string& dir, const Model<float>& m, const Adam& adam) {

@@ -230,7 +230,7 @@ std::vector<int64_t> predictions(const ClsWorkspace& w, int64_t K) {
 // the twin's, the settings the classifier's.
 void save_classifier(const std::string& dir, Classifier& m, const Adam& adam) {
   const NamedTensors named = m.model.named_parameters();
-  CheckpointFiles f = checkpoint_files(packed_specs(named), packed_values(named), adam);
+  CheckpointFiles f = checkpoint_files(named, keys_of(named), adam);
   const ClassifierConfig& c = m.cfg;
   f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
              {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)},
@@ -272,9 +272,7 @@ ClassifierConfig classifier_checkpoint_config(const std::string& dir, const Clas
 void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
   CheckpointFiles f;
   const NamedTensors named = m.model.named_parameters();
-  const std::vector<ParamSpec> specs = packed_specs(named);
-  const size_t total = specs.empty() ? 0 : specs.back().offset + specs.back().numel;
-  const int64_t step = read_checkpoint_folder(dir, "classifier", total * sizeof(float), f);
+  const int64_t step = read_checkpoint_folder(dir, "classifier", parameter_bytes(named), f);
   const std::string path = dir + "/model.safetensors";
   const ClassifierConfig& c = m.cfg;
   const struct {
@@ -294,10 +292,7 @@ void load_classifier(const std::string& dir, Classifier& m, Adam& adam) {
     throw FileError(N_("{path} was saved with {flag} {saved}, this run builds {asked}: give {flag} {saved}"),
                     fmt::arg("path", path), fmt::arg("flag", s.flag), fmt::arg("saved", saved), fmt::arg("asked", s.asked));
   }
-  CheckpointParams p = checkpoint_params(f, dir, specs, total, step);
-  // everything read and checked: only now touch the model
-  unpack_values(p.params, named);
-  adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
+  load_checkpoint_tensors(f, dir, step, named, keys_of(named), adam);
 }
 
 std::string classifier_forward_site() { return code_site_words(kForwardSite) + ", " + code_site_words(kLossSite); }

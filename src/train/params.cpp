@@ -77,35 +77,6 @@ Model<float> init_model(const ModelConfig& cfg, uint64_t seed) {
   return m;
 }
 
-std::vector<ParamSpec> packed_specs(const NamedTensors& named) {
-  std::vector<ParamSpec> specs;
-  size_t offset = 0;
-  for (const auto& [name, t] : named) {
-    ParamSpec s{name, {}, offset, t->size()};
-    for (size_t d : t->shape()) s.shape.push_back(static_cast<int64_t>(d));
-    offset += s.numel;
-    specs.push_back(std::move(s));
-  }
-  return specs;
-}
-
-std::vector<float> packed_values(const NamedTensors& named) {
-  std::vector<float> out;
-  for (const auto& nt : named) out.insert(out.end(), nt.second->data(), nt.second->data() + nt.second->size());
-  return out;
-}
-
-void unpack_values(const std::vector<float>& packed, const NamedTensors& named) {
-  size_t offset = 0;
-  for (const auto& nt : named) offset += nt.second->size();
-  if (offset != packed.size()) throw std::logic_error("unpack_values: sizes differ from the module's");
-  offset = 0;
-  for (const auto& nt : named) {
-    std::copy_n(packed.begin() + static_cast<std::ptrdiff_t>(offset), nt.second->size(), nt.second->data());
-    offset += nt.second->size();
-  }
-}
-
 int64_t reduction_denominator(const Batch& b, Reduction r) {
   if (r == Reduction::ArticleMean) return b.B * b.T;
   int64_t n = 0;

@@ -39,14 +39,6 @@ struct ParamSpec {
   size_t offset = 0, numel = 0;
 };
 
-// A module's parameters as the checkpoint edge sees them: each tensor's key and shape, packed
-// one after another in named_parameters() order (offset = the sizes before it). Adam's moments
-// sit in the same order (adam.hpp), so a checkpoint's "<key>.exp_avg" is the range of its key.
-std::vector<ParamSpec> packed_specs(const NamedTensors& named);
-// the module's values in that packing (what a checkpoint writes), and back into the module
-std::vector<float> packed_values(const NamedTensors& named);
-void unpack_values(const std::vector<float>& packed, const NamedTensors& named);
-
 // Every parameter of cfg's model, in article 002's Transformer.parameters() order: encoder
 // layers (self_attn.linears.0..3, feed_forward.w_1, w_2, sublayer.0..1.norm), encoder.norm,
 // decoder layers (self_attn, src_attn, feed_forward, sublayer.0..2.norm), decoder.norm,

@@ -164,9 +164,8 @@ int main(int argc, char** argv) {
       classifier_forward(m, w, bs[0], false);
       classifier_loss(w, bs[0], cfg.classes);
       classifier_backward(m, w, bs[0]);
-      const ts::NamedTensors g = w.grad.named_parameters();
       save_safetensors(dir + (mean ? "/grads0_mean.safetensors" : "/grads0.safetensors"),
-                       per_param(packed_specs(g), packed_values(g).data()), {});
+                       per_param(w.grad.named_parameters()), {});
     }
     cfg.mean_pool = false;
     {  // 20 Adam steps, dropout off

@@ -48,6 +48,12 @@ inline StFile per_param(const std::vector<ParamSpec>& specs, const float* values
   for (const ParamSpec& p : specs) f[p.name] = st_f32(values + p.offset, p.shape);
   return f;
 }
+// the same for a module's tensors (its named_parameters())
+inline StFile per_param(const ts::NamedTensors& named) {
+  StFile f;
+  for (const auto& [name, t] : named) f[name] = st_f32(t->data(), std::vector<int64_t>(t->shape().begin(), t->shape().end()));
+  return f;
+}
 
 // How many Adam steps the twins replay: 20, or 1 with --quick (step 0's gradients only).
 inline int adam_steps(bool quick) { return quick ? 1 : 20; }
