@@ -36,7 +36,7 @@ static void gpt_train_step(benchmark::State& state) {
     m.forward(batches[i++ % batches.size()], true);
     m.zero_grad();
     m.backward();
-    adam.update(m.params.data(), m.grads.data(), m.params.size());
+    adam.update(m.parameters(), m.gradients());
     benchmark::ClobberMemory();
   }
 }
@@ -49,7 +49,7 @@ static GptConfig stories15m() {
 
 static void gpt_generate(benchmark::State& state) {
   ts::set_num_threads(int(state.range(0)));  // the course's thread pool, and OpenBLAS's
-  const Gpt m(stories15m(), 0, 1);
+  Gpt m(stories15m(), 0, 1);
   ts::GPT g = m.module();
   Rng rng(0);
   for (auto _ : state) {
@@ -61,7 +61,7 @@ static void gpt_generate(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(token);
   }
-  state.counters["weight_bytes"] = double(m.params.size() * sizeof(float));
+  state.counters["weight_bytes"] = double(m.parameter_count() * sizeof(float));
   state.counters["tokens"] = double(m.cfg.ctx);
 }
 

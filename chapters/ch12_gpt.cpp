@@ -147,11 +147,11 @@ int main(int argc, char** argv) {
           const double loss = model.forward(b, /*training=*/true);  // logits, then CE on the answer tokens
           model.zero_grad();
           model.backward();                                          // each module's backward, last module first
-          adam.update(model.params.data(), model.grads.data(), model.params.size());
+          adam.update(model.parameters(), model.gradients());       // Adam
           // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
-          check_step_finite(loss, model.grads, model.layout.specs, s + 1, gpt_forward_site(), gpt_backward_site());
+          check_step_finite(loss, model.gradients(), model.keys, s + 1, gpt_forward_site(), gpt_backward_site());
           // what the first step's backward missed, and which step that was
-          if (s == 0) unreached = zero_gradient_tensors(model.grads, model.layout.specs), examined = s + 1;
+          if (s == 0) unreached = zero_gradient_tensors(model.gradients(), model.keys), examined = s + 1;
           curve.push_back(loss);
           // the first step measured: the whole run's time at that pace (a note past ~10 s)
           if (s == 0) ch.pace_note(_("the first training step"), seconds_since(t0), seconds_since(t0) * double(steps), "--steps");
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
             model.zero_grad();
             model.backward();
             zero_with_dropout = unreached;
-            unreached = zero_gradient_tensors(model.grads, model.layout.specs);
+            unreached = zero_gradient_tensors(model.gradients(), model.keys);
           }
           return loss;
         },
@@ -179,10 +179,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> missed;  // read by the forward, yet left at 0 by the backward
     for (const std::string& name : unreached)
       if (std::find(unread.begin(), unread.end(), name) == unread.end()) missed.push_back(name);
-    show_dropout_zeroed(ch, zero_with_dropout, unreached, model.layout.specs.size(), examined);
-    show_unread(ch, unread, model.layout.specs.size(),
-                make_gpt_layout_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site(), examined);
-    show_unreached(ch, missed, model.layout.specs.size(), gpt_backward_site(), examined);
+    show_dropout_zeroed(ch, zero_with_dropout, unreached, model.keys.size(), examined);
+    show_unread(ch, unread, model.keys.size(),
+                gpt_parameters_site() + ", " + gpt_head_weight_site() + ", " + gpt_forward_site(), examined);
+    show_unreached(ch, missed, model.keys.size(), gpt_backward_site(), examined);
     show_train_eval_overlap(ch, trained, number_split().held_out, number_split_site() + ", " + epochs_next_site());
     if (!curve.empty()) show_training_arithmetic(ch, sgemm_calls() - sgemm_before);
 
@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
     if (vs_ch11) {
       ch.section(_("Step 6: the encoder-decoder (ch11) and the decoder-only model (ch12), side by side"),
                  _("article 002 §9.1.3: encoder-decoder vs decoder-only"));
-      show_vs_ch11(ch, model, RunSummary{model.layout.total, steps, step_95, seconds_95, exact}, 2000);
+      show_vs_ch11(ch, model, RunSummary{model.parameter_count(), steps, step_95, seconds_95, exact}, 2000);
     }
 
     // ---------------------------------------------------------------- 7) save

@@ -220,7 +220,8 @@ int main(int argc, char** argv) {
         classifier_backward(model, ws, b);                                        // zero the gradients, backward
         adam.update(model.model.named_parameters(), ws.grad.named_parameters());  // Adam
         // a NaN or inf named where it was measured: the forward (step 1), the backward (a finite loss), else --lr
-        check_step_finite(loss, ws.grad.named_parameters(), s + 1, classifier_forward_site(), classifier_backward_site());
+        check_step_finite(loss, ws.grad.named_parameters(), keys_of(ws.grad.named_parameters()), s + 1,
+                          classifier_forward_site(), classifier_backward_site());
         curve.push_back(loss);
         const auto pred = predictions(ws, K);
         for (int64_t i = 0; i < b.B; ++i) run_correct += pred[size_t(i)] == b.labels[size_t(i)];

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
                           trf("1 of {V} per step", fmt::arg("V", ed_cfg.tgt_vocab)), ed.model().layout.total,
                           encdec_positions(), "exact match");
     Kind k_gpt = make_kind(N_("decoder-only (ch12)"), gpt_cfg.vocab, gpt_cfg.ctx,
-                           trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), gpt.layout.total, gpt_positions(),
+                           trf("1 of {V} per step", fmt::arg("V", gpt_cfg.vocab)), gpt.parameter_count(), gpt_positions(),
                            "exact match");
     Kind k_cls = make_kind(N_("encoder-only (ch13)"), cls_cfg.vocab, cls_cfg.max_len,
                            trf("1 of {K} classes, once", fmt::arg("K", cls_cfg.classes)), cls.parameter_count(),

@@ -41,9 +41,11 @@ TEST_CASE("gpt model: Gpt's parts give one module's loss and gradients on the wh
     Gpt m(cfg, 3, 2);
     // the norms get random weights too, so a swapped gamma / beta or ln_1 / ln_2 shows
     Rng draw(11);
-    for (const ParamSpec& s : m.layout.specs)
-      if (s.name.find("ln_") != std::string::npos)
-        for (size_t i = 0; i < s.numel; ++i) m.params[s.offset + i] = float(0.5 + draw.uniform());
+    const NamedTensors params = m.parameters();
+    for (const CheckpointKey& k : m.keys)
+      if (k.key.find("ln_") != std::string::npos)
+        for (size_t i : k.params)
+          for (float& v : *params[i].second) v = float(0.5 + draw.uniform());
     const SeqBatch b = make_seq_batch({2048, 7, 915, 31, 9999});
     const double loss = m.forward(b, false);
     m.zero_grad();
@@ -64,19 +66,25 @@ TEST_CASE("gpt model: Gpt's parts give one module's loss and gradients on the wh
       g.backward(token_losses_backward(logits, b.y, 1.0f / float(b.answer_tokens())), grad);
     }
     CHECK(std::fabs(loss - want) <= 1e-6 * std::fabs(want));
-    // module_slots puts every module tensor where the flat layout keeps it
-    std::vector<float> gflat(m.layout.total, 0.0f);
-    for (const auto& [t, off] : module_slots(grad, m.layout)) std::copy_n(t->data(), t->size(), gflat.data() + off);
-    const double gmax = max_abs(m.grads.data(), m.grads.size());
-    for (const ParamSpec& s : m.layout.specs) {
-      INFO(s.name);
-      const double scale = std::max(max_abs(m.grads.data() + s.offset, s.numel), 1e-3 * gmax);
-      CHECK(max_diff(gflat.data() + s.offset, m.grads.data() + s.offset, s.numel) <= 1e-5 * scale);
+    // the parts' summed gradients are the one module's, tensor by tensor
+    const NamedTensors ours = m.gradients(), one = grad.named_parameters();
+    REQUIRE(ours.size() == one.size());
+    double gmax = 0.0;
+    for (const auto& nt : ours) gmax = std::max(gmax, max_abs(nt.second->data(), nt.second->size()));
+    for (size_t i = 0; i < ours.size(); ++i) {
+      INFO(ours[i].first);
+      REQUIRE(ours[i].second->size() == one[i].second->size());
+      const double scale = std::max(max_abs(ours[i].second->data(), ours[i].second->size()), 1e-3 * gmax);
+      CHECK(max_diff(one[i].second->data(), ours[i].second->data(), ours[i].second->size()) <= 1e-5 * scale);
     }
-    // and the module holds the flat weights where the checkpoint keys say
-    std::vector<float> back(m.layout.total, 0.0f);
-    for (const auto& [t, off] : module_slots(g, m.layout)) std::copy_n(t->data(), t->size(), back.data() + off);
-    CHECK(back == m.params);
+    // the checkpoint keys hold every parameter once: c_attn = q, k, v; nanoGPT's 12 keys per block
+    CHECK(m.keys.size() == size_t(4 + 12 * cfg.layers + (tied ? 0 : 1)));
+    size_t held = 0;
+    for (const CheckpointKey& k : m.keys) held += k.params.size();
+    CHECK(held == params.size());
+    CHECK(m.keys[4].key == "transformer.h.0.attn.c_attn.weight");
+    CHECK(m.keys[4].shape == std::vector<int64_t>{3 * cfg.d_model, cfg.d_model});
+    CHECK(m.keys[4].params.size() == 3);
   }
 }
 

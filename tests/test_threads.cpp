@@ -42,7 +42,7 @@ TEST_CASE("threads: ch12's Gpt gives the same losses and weights at 1, 2, 3, 4 t
   c.vocab = seq_vocab().size(), c.layers = 1, c.d_model = 16, c.heads = 2, c.d_ff = 32, c.dropout = 0.1;
   const SeqBatch batch = make_seq_batch({3, 45, 678, 9012, 100, 7, 31, 4096, 55, 800, 12});
   std::vector<double> curve1;
-  std::vector<float> params1;
+  std::vector<ts::Tensor> params1;
   for (int threads : {1, 2, 3, 4}) {
     Gpt m(c, 5, threads);
     std::vector<double> curve;
@@ -50,15 +50,18 @@ TEST_CASE("threads: ch12's Gpt gives the same losses and weights at 1, 2, 3, 4 t
       curve.push_back(m.forward(batch, true));
       m.zero_grad();
       m.backward();
-      for (size_t i = 0; i < m.params.size(); ++i) m.params[i] -= 0.01f * m.grads[i];  // plain SGD
+      const ts::NamedTensors p = m.parameters(), g = m.gradients();
+      for (size_t t = 0; t < p.size(); ++t) *p[t].second -= 0.01f * *g[t].second;  // plain SGD
     }
+    std::vector<ts::Tensor> params;
+    for (const auto& nt : m.parameters()) params.push_back(*nt.second);
     if (threads == 1) {
-      curve1 = curve, params1 = m.params;
+      curve1 = curve, params1 = params;
       continue;
     }
     INFO("threads " << threads);
     CHECK(curve == curve1);
-    CHECK(m.params == params1);
+    CHECK(params == params1);
   }
 }
 

@@ -56,7 +56,7 @@ void load_or_usage(Chapter& ch, const std::string& dir, Gpt& m, Adam& adam) {
   ch.say(trf("  loaded {dir} (after {n} steps of training)", fmt::arg("dir", dir), fmt::arg("n", adam.step)));
 }
 
-void save_or_usage(const std::string& dir, const Gpt& m, const Adam& adam) {
+void save_or_usage(const std::string& dir, Gpt& m, const Adam& adam) {
   checkpoint_io("--save", [&] { save_gpt(dir, m, adam); });
 }
 
@@ -124,11 +124,9 @@ static std::vector<float> logits_of(GPT& g, const std::vector<int64_t>& input) {
 static double head_moves_with_wte(const Gpt& m, const std::vector<int64_t>& input, int64_t token) {
   GPT g = m.module();
   const std::vector<float> before = logits_of(g, input);
-  std::vector<float> P = m.params;
   const int64_t C = m.cfg.d_model;
-  for (int64_t c = 0; c < C; ++c) P[m.layout.wte + size_t(token * C + c)] += 0.5f * float((c * 7 % 11) - 5) / 5.0f;
-  GPT moved_wte = gpt_module(m.cfg, m.layout, P);
-  const std::vector<float> after = logits_of(moved_wte, input);
+  for (int64_t c = 0; c < C; ++c) g.wte.weight(size_t(token), size_t(c)) += 0.5f * float((c * 7 % 11) - 5) / 5.0f;
+  const std::vector<float> after = logits_of(g, input);
   double moved = 0;
   for (size_t i = 0; i < before.size(); ++i) moved = std::max(moved, double(std::abs(after[i] - before[i])));
   return moved;
@@ -138,15 +136,20 @@ std::vector<std::string> unread_by_forward(const Gpt& m, const std::vector<std::
   const std::vector<int64_t> input = encode_prompt(7);
   GPT g = m.module();
   const std::vector<float> before = logits_of(g, input);
+  const NamedTensors params = g.named_parameters();
   std::vector<std::string> unread;
   for (const std::string& name : names)
-    for (const ParamSpec& s : m.layout.specs) {
-      if (s.name != name) continue;
+    for (const CheckpointKey& k : m.keys) {
+      if (k.key != name) continue;
       // every value of the tensor moved by a different amount (a uniform shift could cancel in a softmax)
-      std::vector<float> P = m.params;
-      for (size_t i = 0; i < s.numel; ++i) P[s.offset + i] += 0.5f * float(int64_t(i * 7 % 11) - 5) / 5.0f + 0.25f;
-      GPT moved = gpt_module(m.cfg, m.layout, P);
-      if (logits_of(moved, input) == before) unread.push_back(name);
+      std::vector<Tensor> kept;
+      size_t i = 0;
+      for (size_t p : k.params) {
+        kept.push_back(*params[p].second);
+        for (float& v : *params[p].second) v += 0.5f * float(int64_t(i * 7 % 11) - 5) / 5.0f + 0.25f, ++i;
+      }
+      if (logits_of(g, input) == before) unread.push_back(name);
+      for (size_t j = 0; j < k.params.size(); ++j) *params[k.params[j]].second = kept[j];  // back as it was
       break;
     }
   return unread;
@@ -159,12 +162,18 @@ void show_model(Chapter& ch, const Gpt& m) {
   const double moved = head_moves_with_wte(m, input, v.end);
   const bool tied = moved > 0;  // what the forward does, whatever cfg.tied says
   PartCounts counts;
-  bool own_head = false;  // a parameter of its own named lm_head in the layout
-  for (const ParamSpec& s : m.layout.specs) {
+  bool own_head = false;  // a parameter of its own named lm_head among the model's
+  size_t total = 0;
+  GPT g = m.module();
+  const NamedTensors params = g.named_parameters();
+  for (const CheckpointKey& k : m.keys) {
     // "transformer.h.3.ln_1.weight" -> "h.3", "transformer.wte.weight" -> "wte"
-    std::string part = s.name.rfind("transformer.", 0) == 0 ? s.name.substr(12) : s.name;
+    std::string part = k.key.rfind("transformer.", 0) == 0 ? k.key.substr(12) : k.key;
     own_head = own_head || part.rfind("lm_head", 0) == 0;
-    counts.add(part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0)), s.numel);
+    size_t n = 0;
+    for (size_t i : k.params) n += params[i].second->size();
+    counts.add(part.substr(0, part.find('.', part.rfind("h.", 0) == 0 ? 2 : 0)), n);
+    total += n;
   }
   std::vector<std::pair<std::string, std::string>> shared;
   if (tied && !own_head) shared.emplace_back("lm_head", "= wte");
@@ -174,10 +183,10 @@ void show_model(Chapter& ch, const Gpt& m) {
                "V={V}, T_ctx={T}, N={N} blocks, C={C}, H={H} heads of {D}, F={F}, {act}, {ln}, {mask}", c.heads,
               fmt::arg("V", c.vocab), fmt::arg("T", c.ctx), fmt::arg("N", c.layers), fmt::arg("C", c.d_model),
               fmt::arg("H", c.heads), fmt::arg("D", c.d_model / c.heads), fmt::arg("F", c.d_ff),
-              fmt::arg("act", activation_name(m.module())), fmt::arg("ln", wiring_words(gpt_block_wiring())),
+              fmt::arg("act", activation_name(g)), fmt::arg("ln", wiring_words(gpt_block_wiring())),
               fmt::arg("mask", mask_words(c))),
           Shown::Info);
-  const size_t head = size_t(c.vocab * c.d_model), untied = m.layout.total + (tied ? head : 0);
+  const size_t head = size_t(c.vocab * c.d_model), untied = total + (tied ? head : 0);
   const double pct = 100.0 * double(head) / double(untied);
   const std::string probe = trf("moving wte's row of '{tok}', a token the input '{in}' does not hold",
                                 fmt::arg("tok", v.words[size_t(v.end)]), fmt::arg("in", seq_vocab().spelled(input)));
@@ -195,8 +204,8 @@ void show_model(Chapter& ch, const Gpt& m) {
     said += trf(" The config says {cfg} (GptConfig::tied); the storage the head reads is set in {site}.",
                 fmt::arg("cfg", c.tied ? _("tied") : _("untied")), fmt::arg("site", gpt_head_weight_site()));
   else if (tied && own_head)
-    said += trf(" The layout still holds an lm_head weight the logits never read ({site}).",
-                fmt::arg("site", make_gpt_layout_site()));
+    said += trf(" The model still holds an lm_head weight the logits never read ({site}).",
+                fmt::arg("site", gpt_parameters_site()));
   ch.say(said);
 }
 

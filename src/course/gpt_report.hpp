@@ -21,7 +21,7 @@ constexpr double kTarget = 0.95;
 // the checkpoint (a size knob given with another value is refused), dropout and the mask from knobs
 train::GptConfig checkpoint_config_or_usage(const Chapter& ch, const std::string& dir, const train::GptConfig& knobs);
 void load_or_usage(Chapter& ch, const std::string& dir, train::Gpt& m, train::Adam& adam);
-void save_or_usage(const std::string& dir, const train::Gpt& m, const train::Adam& adam);
+void save_or_usage(const std::string& dir, train::Gpt& m, const train::Adam& adam);
 
 // --check-grads: a tiny model of cfg's kind, every parameter vs finite differences, a verdict
 void show_grad_check(Chapter& ch, const train::GptConfig& cfg);

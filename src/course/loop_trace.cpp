@@ -36,12 +36,21 @@ void show_loop_trace(Chapter& ch, const std::vector<TraceEvent>& events) {
 }
 
 namespace {
-// one parameter tensor's gradient: its state_dict name and values, wherever they are stored
+// one parameter tensor's gradient: its state_dict name and values, wherever they are stored (a
+// checkpoint key holding several module parameters: one span each)
 struct GradView {
   const std::string* name;
-  const float* data;
-  size_t n;
+  std::vector<std::pair<const float*, size_t>> spans;
 };
+std::vector<GradView> keyed_views(const NamedTensors& grads, const std::vector<train::CheckpointKey>& keys) {
+  std::vector<GradView> views;
+  for (const train::CheckpointKey& k : keys) {
+    GradView v{&k.key, {}};
+    for (size_t i : k.params) v.spans.emplace_back(grads.at(i).second->data(), grads.at(i).second->size());
+    views.push_back(std::move(v));
+  }
+  return views;
+}
 
 void check_views_finite(double loss, const std::vector<GradView>& grads, int64_t step, const std::string& forward,
                         const std::string& backward) {
@@ -58,9 +67,12 @@ void check_views_finite(double loss, const std::vector<GradView>& grads, int64_t
   std::string first;
   for (const GradView& p : grads) {
     size_t here = 0;
-    for (size_t i = 0; i < p.n; ++i) here += !std::isfinite(p.data[i]);
+    for (const auto& [data, n] : p.spans) {
+      for (size_t i = 0; i < n; ++i) here += !std::isfinite(data[i]);
+      total += n;
+    }
     if (here && first.empty()) first = *p.name;
-    bad += here, tensors += here != 0, total += p.n;
+    bad += here, tensors += here != 0;
   }
   if (bad)
     throw CheckFailure(trf("at step {s} the loss was finite ({loss:.4g}) but the backward left {bad} of the {n} "
@@ -77,16 +89,14 @@ void check_step_finite(double loss, const std::vector<float>& grads, const std::
                        int64_t step, const std::string& forward, const std::string& backward) {
   std::vector<GradView> views;
   for (const train::ParamSpec& p : specs)
-    views.push_back({&p.name, grads.data() + std::min(p.offset, grads.size()),
-                     p.offset >= grads.size() ? 0 : std::min(p.numel, grads.size() - p.offset)});
+    views.push_back({&p.name, {{grads.data() + std::min(p.offset, grads.size()),
+                                p.offset >= grads.size() ? 0 : std::min(p.numel, grads.size() - p.offset)}}});
   check_views_finite(loss, views, step, forward, backward);
 }
 
-void check_step_finite(double loss, const NamedTensors& grads, int64_t step, const std::string& forward,
-                       const std::string& backward) {
-  std::vector<GradView> views;
-  for (const auto& [name, t] : grads) views.push_back({&name, t->data(), t->size()});
-  check_views_finite(loss, views, step, forward, backward);
+void check_step_finite(double loss, const NamedTensors& grads, const std::vector<train::CheckpointKey>& keys,
+                       int64_t step, const std::string& forward, const std::string& backward) {
+  check_views_finite(loss, keyed_views(grads, keys), step, forward, backward);
 }
 
 std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs) {
@@ -96,6 +106,16 @@ std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, 
         std::all_of(grads.begin() + std::ptrdiff_t(p.offset), grads.begin() + std::ptrdiff_t(p.offset + p.numel),
                     [](float g) { return g == 0.0f; }))
       names.push_back(p.name);
+  return names;
+}
+
+std::vector<std::string> zero_gradient_tensors(const NamedTensors& grads, const std::vector<train::CheckpointKey>& keys) {
+  std::vector<std::string> names;
+  for (const GradView& v : keyed_views(grads, keys))
+    if (std::all_of(v.spans.begin(), v.spans.end(), [](const std::pair<const float*, size_t>& s) {
+          return std::all_of(s.first, s.first + s.second, [](float g) { return g == 0.0f; });
+        }))
+      names.push_back(*v.name);
   return names;
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/trace.hpp"
 #include "course/chapter.hpp"
+#include "train/checkpoint.hpp"
 #include "train/params.hpp"
 
 namespace ts {
@@ -21,6 +22,8 @@ void show_loop_trace(Chapter& ch, const std::vector<TraceEvent>& events);
 // The parameter tensors (specs' names) whose gradient in grads is exactly 0 everywhere: after a
 // backward, the ones it never reached (no tensor of a model that trains is legitimately all 0).
 std::vector<std::string> zero_gradient_tensors(const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs);
+// the same over a gradient module's named_parameters(), named by its checkpoint keys
+std::vector<std::string> zero_gradient_tensors(const NamedTensors& grads, const std::vector<train::CheckpointKey>& keys);
 // step: the training step (1-based) whose backward the caller examined, as the caller ran it.
 // Of the tensors that step's backward left at gradient 0 (`zero`), the ones a rerun of the same batch
 // without dropout reached (not in `zero_without_dropout`): train-mode dropout zeroed every path from
@@ -67,8 +70,9 @@ void show_train_eval_overlap(Chapter& ch, const TrainedNumbers& trained, const s
 // grads (total) in specs' layout; step counts from 1.
 void check_step_finite(double loss, const std::vector<float>& grads, const std::vector<train::ParamSpec>& specs,
                        int64_t step, const std::string& forward, const std::string& backward);
-// the same for a model whose modules hold the gradients (grads: the gradient module's named_parameters())
-void check_step_finite(double loss, const NamedTensors& grads, int64_t step, const std::string& forward,
-                       const std::string& backward);
+// the same for a model whose modules hold the gradients (grads: the gradient module's
+// named_parameters()), each tensor named by its checkpoint key (keys_of, gpt_checkpoint_keys)
+void check_step_finite(double loss, const NamedTensors& grads, const std::vector<train::CheckpointKey>& keys,
+                       int64_t step, const std::string& forward, const std::string& backward);
 
 }  // namespace ts

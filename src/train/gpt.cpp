@@ -1,6 +1,6 @@
 // train/gpt.cpp: see gpt.hpp. What training adds to the modules' GPT (src/transformer/gpt.cpp):
-// the task as sequences, the flat layout and its init, the loss, the batch parts, generation's
-// cache calls, checkpoints and the measured wiring.
+// the task as sequences, the checkpoint's keys and GPT-2's init, the loss, the batch parts,
+// generation's cache calls, checkpoints and the measured wiring.
 #include "train/gpt.hpp"
 
 #include <algorithm>
@@ -105,36 +105,55 @@ SeqBatch slice_seq_batch(const SeqBatch& b, int64_t r0, int64_t r1) {
   return s;
 }
 
-// ---------------------------------------------------------------- layout
-// the line below: make_gpt_layout's own, for make_gpt_layout_site()
-static const CodeSite kLayoutSite{__FILE__, __LINE__ + 1, "make_gpt_layout"};
-GptLayout make_gpt_layout(const GptConfig& cfg) {
-  GptLayout L;
-  const int64_t C = cfg.d_model, F = cfg.d_ff, V = cfg.vocab;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    ParamSpec s;
-    s.name = name, s.shape = shape, s.offset = L.total, s.numel = 1;
-    for (int64_t d : shape) s.numel *= size_t(d);
-    L.specs.push_back(s);
-    L.total += s.numel;
-    return s.offset;
+// ---------------------------------------------------------------- the checkpoint's keys
+// the line below: gpt_checkpoint_keys's own, for gpt_checkpoint_keys_site()
+static const CodeSite kKeysSite{__FILE__, __LINE__ + 1, "gpt_checkpoint_keys"};
+std::vector<CheckpointKey> gpt_checkpoint_keys(GPT& g) {
+  const NamedTensors named = g.named_parameters();
+  std::vector<bool> held(named.size(), false);
+  std::vector<CheckpointKey> keys;
+  // key = the parameters at these tensors, one after another (a tensor the module does not list is skipped)
+  auto add = [&](const std::string& key, std::initializer_list<const Tensor*> tensors) {
+    CheckpointKey k{key, {}, {}};
+    int64_t rows = 0;
+    for (const Tensor* t : tensors)
+      for (size_t i = 0; i < named.size(); ++i)
+        if (named[i].second == t && !held[i]) {
+          k.params.push_back(i), held[i] = true;
+          rows += t->dimension() ? int64_t(t->shape()[0]) : 1;
+          if (k.shape.empty())
+            for (size_t d : t->shape()) k.shape.push_back(int64_t(d));
+        }
+    if (k.params.empty()) return;
+    k.shape[0] = rows;  // the tensors' rows one after another
+    keys.push_back(std::move(k));
   };
-  L.wte = add("transformer.wte.weight", {V, C});
-  L.wpe = add("transformer.wpe.weight", {cfg.ctx, C});
-  for (int64_t l = 0; l < cfg.layers; ++l) {
+  add("transformer.wte.weight", {&g.wte.weight});
+  add("transformer.wpe.weight", {&g.wpe.weight});
+  for (size_t l = 0; l < g.h.size(); ++l) {
     const std::string p = fmt::format("transformer.h.{}.", l);
-    GptLayout::Block b{};
-    b.ln1_w = add(p + "ln_1.weight", {C}), b.ln1_b = add(p + "ln_1.bias", {C});
-    b.attn_w = add(p + "attn.c_attn.weight", {3 * C, C}), b.attn_b = add(p + "attn.c_attn.bias", {3 * C});
-    b.proj_w = add(p + "attn.c_proj.weight", {C, C}), b.proj_b = add(p + "attn.c_proj.bias", {C});
-    b.ln2_w = add(p + "ln_2.weight", {C}), b.ln2_b = add(p + "ln_2.bias", {C});
-    b.fc_w = add(p + "mlp.c_fc.weight", {F, C}), b.fc_b = add(p + "mlp.c_fc.bias", {F});
-    b.fc2_w = add(p + "mlp.c_proj.weight", {C, F}), b.fc2_b = add(p + "mlp.c_proj.bias", {C});
-    L.h.push_back(b);
+    Block& b = g.h[l];
+    const auto& q = b.self_attn.linears;
+    add(p + "ln_1.weight", {&b.sublayer[0].norm.weight});
+    add(p + "ln_1.bias", {&b.sublayer[0].norm.bias});
+    add(p + "attn.c_attn.weight", {&q[0].weight, &q[1].weight, &q[2].weight});  // [q; k; v]   (3C,C)
+    add(p + "attn.c_attn.bias", {&q[0].bias, &q[1].bias, &q[2].bias});          // (3C)
+    add(p + "attn.c_proj.weight", {&q[3].weight});
+    add(p + "attn.c_proj.bias", {&q[3].bias});
+    add(p + "ln_2.weight", {&b.sublayer[1].norm.weight});
+    add(p + "ln_2.bias", {&b.sublayer[1].norm.bias});
+    add(p + "mlp.c_fc.weight", {&b.feed_forward.linear_1.weight});
+    add(p + "mlp.c_fc.bias", {&b.feed_forward.linear_1.bias});
+    add(p + "mlp.c_proj.weight", {&b.feed_forward.linear_2.weight});
+    add(p + "mlp.c_proj.bias", {&b.feed_forward.linear_2.bias});
   }
-  L.lnf_w = add("transformer.ln_f.weight", {C}), L.lnf_b = add("transformer.ln_f.bias", {C});
-  L.head = cfg.tied ? L.wte : add("lm_head.weight", {V, C});
-  return L;
+  add("transformer.ln_f.weight", {&g.ln_f.weight});
+  add("transformer.ln_f.bias", {&g.ln_f.bias});
+  add("lm_head.weight", {&g.lm_head});
+  // a parameter the module lists beyond these keeps its own name
+  for (size_t i = 0; i < named.size(); ++i)
+    if (!held[i]) add(named[i].first, {named[i].second});
+  return keys;
 }
 
 // ---------------------------------------------------------------- the mask and the sites
@@ -147,7 +166,7 @@ std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
 }
 
 std::string make_seq_batch_site() { return code_site_words(kSeqBatchSite); }
-std::string make_gpt_layout_site() { return code_site_words(kLayoutSite); }
+std::string gpt_checkpoint_keys_site() { return code_site_words(kKeysSite); }
 
 // ---------------------------------------------------------------- the module it trains
 // the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route);
@@ -168,48 +187,6 @@ GPTConfig module_config(const GptConfig& c) {
   g.vocab_size = c.vocab, g.block_size = c.ctx, g.n_layer = c.layers, g.n_embd = c.d_model, g.n_head = c.heads;
   g.d_ff = c.d_ff, g.dropout = c.dropout, g.tied = c.tied, g.causal = c.causal;
   g.gelu_backward_kernel = &route_gelu_backward;  // the MLPs' GELU backward may take the route (nn.hpp)
-  return g;
-}
-
-std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L) {
-  std::vector<std::pair<Tensor*, size_t>> out;
-  const size_t C = size_t(g.config.n_embd);
-  out.emplace_back(&g.wte.weight, L.wte);
-  out.emplace_back(&g.wpe.weight, L.wpe);
-  for (size_t l = 0; l < g.h.size(); ++l) {
-    const GptLayout::Block& p = L.h[l];
-    Block& b = g.h[l];
-    out.emplace_back(&b.sublayer[0].norm.weight, p.ln1_w);
-    out.emplace_back(&b.sublayer[0].norm.bias, p.ln1_b);
-    for (size_t j = 0; j < 3; ++j) {  // c_attn = [q; k; v]   (3C,C), (3C)
-      out.emplace_back(&b.self_attn.linears[j].weight, p.attn_w + j * C * C);
-      out.emplace_back(&b.self_attn.linears[j].bias, p.attn_b + j * C);
-    }
-    out.emplace_back(&b.self_attn.linears[3].weight, p.proj_w);  // c_proj
-    out.emplace_back(&b.self_attn.linears[3].bias, p.proj_b);
-    out.emplace_back(&b.sublayer[1].norm.weight, p.ln2_w);
-    out.emplace_back(&b.sublayer[1].norm.bias, p.ln2_b);
-    out.emplace_back(&b.feed_forward.linear_1.weight, p.fc_w);  // c_fc
-    out.emplace_back(&b.feed_forward.linear_1.bias, p.fc_b);
-    out.emplace_back(&b.feed_forward.linear_2.weight, p.fc2_w);  // mlp.c_proj
-    out.emplace_back(&b.feed_forward.linear_2.bias, p.fc2_b);
-  }
-  out.emplace_back(&g.ln_f.weight, L.lnf_w);
-  out.emplace_back(&g.ln_f.bias, L.lnf_b);
-  if (!g.config.tied) out.emplace_back(&g.lm_head, L.head);
-  return out;
-}
-
-static void copy_in(const std::vector<std::pair<Tensor*, size_t>>& slots, const std::vector<float>& params) {
-  for (const auto& [t, off] : slots) std::copy_n(params.data() + off, t->size(), t->data());
-}
-
-GPT gpt_module(const GptConfig& cfg, const GptLayout& L, const std::vector<float>& params) {
-  GPTConfig c = module_config(cfg);
-  c.dropout = 0.0;
-  GPT g(c);
-  copy_in(module_slots(g, L), params);
-  g.train(false);
   return g;
 }
 
@@ -260,18 +237,30 @@ static void pool_parallel(int64_t n, int64_t grain, void (*body)(void*, int64_t,
   parallel_for(n, grain, [&](int64_t begin, int64_t end) { body(ctx, begin, end); });
 }
 
-Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_gpt_layout(c)) {
-  set_few_rows_parallel(&pool_parallel);  // a cached step's wide products over set_num_threads' threads
-  params.assign(layout.total, 0.0f);
-  grads.assign(layout.total, 0.0f);
+// GPT-2's init over the checkpoint's keys, in their (nanoGPT's) order: N(0, 0.02) weights,
+// c_proj's N(0, 0.02 / sqrt(2 N)), zero biases, LayerNorm 1 and 0
+static void gpt2_init(GPT& g, const std::vector<CheckpointKey>& keys, int64_t layers, uint64_t seed) {
+  const NamedTensors named = g.named_parameters();
   Rng rng(seed * 7919ull + 17);
-  const double proj_std = 0.02 / std::sqrt(2.0 * double(std::max<int64_t>(cfg.layers, 1)));
-  for (const ParamSpec& s : layout.specs) {
-    const bool norm = s.name.find("ln_") != std::string::npos, bias = s.name.size() > 5 && s.name.substr(s.name.size() - 5) == ".bias";
-    const double sd = s.name.find("c_proj.weight") != std::string::npos ? proj_std : 0.02;
-    for (size_t i = 0; i < s.numel; ++i)
-      params[s.offset + i] = bias ? 0.0f : norm ? 1.0f : normal(rng, sd);
+  const double proj_std = 0.02 / std::sqrt(2.0 * double(std::max<int64_t>(layers, 1)));
+  for (const CheckpointKey& k : keys) {
+    const bool norm = k.key.find("ln_") != std::string::npos, bias = k.key.size() > 5 && k.key.substr(k.key.size() - 5) == ".bias";
+    const double sd = k.key.find("c_proj.weight") != std::string::npos ? proj_std : 0.02;
+    for (size_t i : k.params)
+      for (float& v : *named[i].second) v = bias ? 0.0f : norm ? 1.0f : normal(rng, sd);
   }
+}
+
+Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c) {
+  set_few_rows_parallel(&pool_parallel);  // a cached step's wide products over set_num_threads' threads
+  GPTConfig eval = module_config(cfg);
+  eval.dropout = 0.0;  // the model generation and the probes run; the parts train with cfg.dropout
+  model = GPT(eval);
+  model.train(false);
+  keys = gpt_checkpoint_keys(model);
+  gpt2_init(model, keys, cfg.layers, seed);
+  grad = model;
+  ts::zero_grad(grad);
   // the batch in a fixed number of parts (train/batch_parts.hpp): one module, gradient module
   // and dropout generator per part, whatever the thread count, so --threads never changes a result
   threads_ = std::max(1, threads);
@@ -280,12 +269,18 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c), layout(make_g
     auto p = std::make_unique<Part>();
     p->model = module;
     p->grads = module;
-    p->slots = module_slots(p->model, layout);
-    p->gslots = module_slots(p->grads, layout);
+    p->params = p->model.named_parameters();
+    p->gparams = p->grads.named_parameters();
     p->generator.manual_seed(seed * 1000003ull + uint64_t(k) + 1);
     parts_.push_back(std::move(p));
   }
   set_blas_threads(1);  // our threads take the parts; OpenBLAS's must not split a product's sums
+}
+
+size_t Gpt::parameter_count() {
+  size_t n = 0;
+  for (const auto& nt : model.named_parameters()) n += nt.second->size();
+  return n;
 }
 
 double Gpt::forward(const SeqBatch& b, bool training) {
@@ -294,11 +289,14 @@ double Gpt::forward(const SeqBatch& b, bool training) {
   used_ = K;
   std::vector<double> sums(static_cast<size_t>(K), 0.0);
   std::vector<int64_t> correct(static_cast<size_t>(K), 0);
+  const NamedTensors weights = model.named_parameters();
   run_parts(K, threads_, [&](int64_t k) {
     Part& p = *parts_[size_t(k)];
     const RowRange r = part_rows(b.B, k, K);
     p.batch = slice_seq_batch(b, r.r0, r.r1);
-    copy_in(p.slots, params);  // this step's weights (Adam or --load changed params)
+    // this step's weights (Adam or --load changed the model's): the part's module runs them
+    for (size_t i = 0; i < weights.size(); ++i)
+      std::copy_n(weights[i].second->data(), weights[i].second->size(), p.params.at(i).second->data());
     p.model.train(training);
     EnableGrad keep;                  // the modules keep what their backward needs
     UseGenerator draws(p.generator);  // this part's dropout draws
@@ -326,14 +324,16 @@ double Gpt::forward(const SeqBatch& b, bool training) {
 void Gpt::zero_grad() {
   trace_call("zero_grad");
   for (auto& p : parts_) ts::zero_grad(p->grads);
-  std::fill(grads.begin(), grads.end(), 0.0f);
+  ts::zero_grad(grad);
 }
 
 void Gpt::backward() {
   trace_call("backward");
+  const NamedTensors sums = grad.named_parameters();
   if (trace_on()) {  // what this backward adds to: 0 after zero_grad
     double before = 0;
-    for (const float g : grads) before += std::fabs(double(g));
+    for (const auto& nt : sums)
+      for (const float g : *nt.second) before += std::fabs(double(g));
     trace_value("grads.sum_abs_before_backward", before);
   }
   const float scale = 1.0f / float(std::max<int64_t>(tokens_, 1));
@@ -343,11 +343,14 @@ void Gpt::backward() {
     p.model.backward(token_losses_backward(p.logits, p.batch.y, scale), p.grads);
   });
   // part order: the same sums for a given seed at any thread count
-  for (int64_t k = 0; k < used_; ++k)
-    for (const auto& [g, off] : parts_[size_t(k)]->gslots) {
-      float* dst = grads.data() + off;
-      for (size_t i = 0; i < g->size(); ++i) dst[i] += g->data()[i];
+  for (int64_t k = 0; k < used_; ++k) {
+    const NamedTensors& part = parts_[size_t(k)]->gparams;
+    for (size_t i = 0; i < sums.size(); ++i) {
+      float* dst = sums[i].second->data();
+      const float* g = part.at(i).second->data();
+      for (size_t j = 0; j < sums[i].second->size(); ++j) dst[j] += g[j];
     }
+  }
 }
 
 // ---------------------------------------------------------------- generation with a KV cache
@@ -371,8 +374,8 @@ std::vector<float> last_logits(GPT& g, const std::vector<int64_t>& ids) {
 // ---------------------------------------------------------------- checkpoints
 // The folder, its two files, the lock and the swap are ch11's (train/checkpoint): a checkpoint is
 // one unit, never half old, half new; only the keys and the settings are the GPT's.
-void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam) {
-  CheckpointFiles f = checkpoint_files(m.layout.specs, m.params, adam);
+void save_gpt(const std::string& dir, Gpt& m, const Adam& adam) {
+  CheckpointFiles f = checkpoint_files(m.model.named_parameters(), m.keys, adam);
   const GptConfig& c = m.cfg;
   f.wmeta = {{"format", "pt"}, {"layers", std::to_string(c.layers)}, {"d_model", std::to_string(c.d_model)},
              {"heads", std::to_string(c.heads)}, {"d_ff", std::to_string(c.d_ff)}, {"ctx", std::to_string(c.ctx)},
@@ -409,11 +412,9 @@ GptConfig gpt_checkpoint_config(const std::string& dir) {
 
 void load_gpt(const std::string& dir, Gpt& m, Adam& adam) {
   CheckpointFiles f;
-  const int64_t step = read_checkpoint_folder(dir, "gpt", m.params.size() * sizeof(float), f);
-  CheckpointParams p = checkpoint_params(f, dir, m.layout.specs, m.params.size(), step);
-  // everything read and checked: only now touch the model
-  m.params = std::move(p.params);
-  adam.step = step, adam.exp_avg = std::move(p.exp_avg), adam.exp_avg_sq = std::move(p.exp_avg_sq);
+  const NamedTensors named = m.model.named_parameters();
+  const int64_t step = read_checkpoint_folder(dir, "gpt", parameter_bytes(named), f);
+  load_checkpoint_tensors(f, dir, step, named, m.keys, adam);
 }
 
 // ---------------------------------------------------------------- the block's wiring, measured
@@ -457,23 +458,41 @@ std::string gpt_block_wiring() {
 
 // ---------------------------------------------------------------- --check-grads
 std::vector<GradCheckRow> gpt_check_grads(const GptConfig& tiny, uint64_t seed, const std::vector<int64_t>& numbers) {
-  // the modules' GPT in float (as ch11's check): each loss() copies the moved params into it.
+  // the modules' GPT in float (as ch11's check): each loss() runs the moved weights through it.
   // Weights of size ~0.3 instead of GPT-2's 0.02: the activations then reach the part of GELU
   // (and of every other op) where a dropped term changes the gradient by more than float rounding
   Gpt m(tiny, seed, 1);
+  const NamedTensors params = m.model.named_parameters(), grads = m.grad.named_parameters();
   Rng draw(seed * 31ull + 7);
-  for (const ParamSpec& s : m.layout.specs) {
-    const bool norm_weight = s.name.find("ln_") != std::string::npos && s.name.find(".weight") != std::string::npos;
-    for (size_t i = 0; i < s.numel; ++i)
-      m.params[s.offset + i] = float((norm_weight ? 1.0 : 0.0) + (draw.uniform() - 0.5));
+  for (const CheckpointKey& k : m.keys) {
+    const bool norm_weight = k.key.find("ln_") != std::string::npos && k.key.find(".weight") != std::string::npos;
+    for (size_t i : k.params)
+      for (float& v : *params[i].second) v = float((norm_weight ? 1.0 : 0.0) + (draw.uniform() - 0.5));
   }
   const SeqBatch b = make_seq_batch(numbers);
   auto loss = [&]() { return m.forward(b, false); };
   loss();
   m.zero_grad();
   m.backward();
-  const std::vector<double> ours(m.grads.begin(), m.grads.end());
-  return fd_rows(m.layout.specs, m.params.data(), ours, loss, 2, kFdStepFloat, kGptFdTolerance, kGptFdFloor);
+  // one row per checkpoint key (c_attn: its q, k and v Linears' values one after another)
+  std::vector<GradCheckRow> rows;
+  for (const CheckpointKey& k : m.keys) {
+    GradCheckRow row;
+    row.name = k.key;
+    for (size_t i : k.params) {
+      const ParamSpec s{k.key, {int64_t(params[i].second->size())}, 0, params[i].second->size()};
+      const std::vector<double> ours(grads[i].second->begin(), grads[i].second->end());
+      const size_t firsts = row.ours.size() < 2 ? 2 - row.ours.size() : 0;
+      const GradCheckRow part =
+          fd_rows({s}, params[i].second->data(), ours, loss, firsts, kFdStepFloat, kGptFdTolerance, kGptFdFloor)[0];
+      row.ours.insert(row.ours.end(), part.ours.begin(), part.ours.end());
+      row.fd.insert(row.fd.end(), part.fd.begin(), part.fd.end());
+      row.maxdiff = std::max(row.maxdiff, part.maxdiff), row.maxgrad = std::max(row.maxgrad, part.maxgrad);
+    }
+    row.ok = row.maxdiff <= kGptFdTolerance * std::max(row.maxgrad, kGptFdFloor);
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 }  // namespace ts::train

@@ -3,7 +3,7 @@
 // course's attention and a GELU feed-forward, ln_f, the head tied to wte), written once; here:
 //   the task as one sequence:  2 0 4 8 = two thousand forty eight <end>, the loss counting only
 //     the answer (the prompt positions' targets are <pad>)
-//   the flat layout the checkpoint and Adam keep, with nanoGPT's state_dict keys
+//   the checkpoint's names for the modules' parameters, nanoGPT's state_dict keys
 //     (transformer.h.0.attn.c_attn.weight, ...: c_attn (3C,C) holds the q, k, v Linears' rows),
 //     and GPT-2's init
 //   the loss (token_losses), the batch in parts (train/batch_parts.hpp), generation's cache calls,
@@ -18,6 +18,7 @@
 
 #include "exact/rng.hpp"
 #include "train/adam.hpp"
+#include "train/checkpoint.hpp"
 #include "train/gradcheck.hpp"
 #include "train/params.hpp"
 #include "train/rng.hpp"
@@ -58,32 +59,23 @@ struct GptConfig {
   bool causal = true;            // false: no causal mask (an exercise: the model then sees the answer)
 };
 
-struct GptLayout {
-  struct Block { size_t ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fc2_w, fc2_b; };
-  size_t wte = 0, wpe = 0, lnf_w = 0, lnf_b = 0, head = 0;  // head == wte when tied
-  std::vector<Block> h;
-  std::vector<ParamSpec> specs;  // state_dict order
-  size_t total = 0;
-};
-GptLayout make_gpt_layout(const GptConfig& cfg);
-
 // The attention mask the modules' GPT builds for a sequence of T tokens (gpt_causal_mask, read
 // back), as (T,T) 1 = hide: with cfg.causal query t sees keys 0..t; without, nothing is hidden.
 // Where to edit it: gpt_causal_mask_site() (transformer/gpt.hpp).
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
-// the same for make_seq_batch (the targets), make_gpt_layout (the head's storage)
+// the same for make_seq_batch (the targets), gpt_checkpoint_keys (the names a checkpoint gives the parameters)
 std::string make_seq_batch_site();
-std::string make_gpt_layout_site();
+std::string gpt_checkpoint_keys_site();
 
 // ---------------------------------------------------------------- the module it trains
 // The modules' GPT (src/transformer/gpt.hpp) of a config: the same sizes, settings and dropout.
 GPTConfig module_config(const GptConfig& cfg);
-// Every tensor of g beside its offset in L, the flat layout the checkpoint and Adam keep:
-// c_attn's (3C,C) rows are the q, k, v Linears' weights (and biases), in that order; the
-// sublayers' norms are ln_1 and ln_2; lm_head only when untied.
-std::vector<std::pair<Tensor*, size_t>> module_slots(GPT& g, const GptLayout& L);
-// A GPT of cfg holding params (L's layout), dropout off: what generation and the probes run.
-GPT gpt_module(const GptConfig& cfg, const GptLayout& L, const std::vector<float>& params);
+// The checkpoint's names for g's parameters: nanoGPT's state_dict keys (the twin's), in its order
+// (which is also the order of GPT-2's init draws): transformer.wte, wpe, then per block ln_1,
+// attn.c_attn (3C,C) = the q, k and v Linears' weights one after another (and c_attn.bias their
+// biases), attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj; ln_f; lm_head when g lists one. A parameter
+// of g that none of these names keeps its own name.
+std::vector<CheckpointKey> gpt_checkpoint_keys(GPT& g);
 
 // The loss of ch12, per position: -log softmax(logits_n)[y_n] where y_n != <pad>, else 0
 // logits (N,V), y (N) -> (N)
@@ -95,40 +87,44 @@ Tensor token_losses_backward(const Tensor& logits, const std::vector<int64_t>& y
 std::string token_losses_site();
 
 // The model, its gradients and its threads: forward, zero_grad, backward, as torch's loop.
-// params is the flat layout (checkpoints, Adam); each step copies it into the modules' GPT of
-// every batch part, whose forward keeps what its backward needs (transformer/gpt.hpp).
+// The modules hold the weights (model) and their gradients (grad): Adam steps over their
+// named_parameters(), the checkpoint saves them under keys; each forward copies the model's
+// weights into the module of every batch part, whose forward keeps what its backward needs.
 class Gpt {
  public:
   GptConfig cfg;
-  GptLayout layout;
-  std::vector<float> params;  // (total) layout.specs order
-  std::vector<float> grads;   // (total)
+  GPT model;  // the weights (dropout off: what generation and the probes run)
+  GPT grad;   // d loss / d every parameter of model: the parts' sums, in part order
+  std::vector<CheckpointKey> keys;  // gpt_checkpoint_keys(model)
   // GPT-2's init: N(0, 0.02) weights, c_proj weights N(0, 0.02 / sqrt(2 N)), zero biases,
-  // LayerNorm 1 and 0; from the course's seeded generator
+  // LayerNorm 1 and 0; from the course's seeded generator, in the checkpoint keys' order
   Gpt(const GptConfig& c, uint64_t seed, int threads);
   // loss = mean cross-entropy over the answer tokens of b (the batch in kBatchParts parts, each
   // through its own GPT module, which the threads take: results do not depend on the thread count)
   double forward(const SeqBatch& b, bool training);
   void zero_grad();
-  void backward();  // d loss / d params of the last forward into grads (the parts' sums in part order)
+  void backward();  // d loss / d params of the last forward into grad (the parts' sums in part order)
+  NamedTensors parameters() { return model.named_parameters(); }
+  NamedTensors gradients() { return grad.named_parameters(); }
+  size_t parameter_count();  // every weight of model
   int64_t correct() const { return correct_; }  // argmax == target over the answer tokens
   int64_t tokens() const { return tokens_; }
   int threads() const { return threads_; }
-  // The modules' GPT holding params, dropout off (generation, probes)
-  GPT module() const { return gpt_module(cfg, layout, params); }
+  // a copy of the model, dropout off (generation, probes)
+  GPT module() const { return model; }
 
  private:
   int threads_ = 1;  // threads that take the batch's parts (results do not depend on it)
-  // One part of the batch: its own module and gradient module, where they sit in the flat
-  // layout, its dropout generator, its rows and its logits.
+  // One part of the batch: its own module and gradient module (and their named_parameters()),
+  // its dropout generator, its rows and its logits.
   struct Part {
     GPT model, grads;
-    std::vector<std::pair<Tensor*, size_t>> slots, gslots;
+    NamedTensors params, gparams;  // their named_parameters()
     Generator generator;
     SeqBatch batch;
     Tensor logits;  // (B,T,V) of the last forward
   };
-  std::vector<std::unique_ptr<Part>> parts_;  // kBatchParts (heap: the slots stay put)
+  std::vector<std::unique_ptr<Part>> parts_;  // kBatchParts (heap: the named pointers stay put)
   int64_t used_ = 0;                          // parts the last forward used
   int64_t correct_ = 0, tokens_ = 0;
 };
@@ -149,7 +145,7 @@ std::vector<float> last_logits(GPT& g, const std::vector<int64_t>& ids);
 
 // ---------------------------------------------------------------- checkpoints (safetensors, as ch11)
 // DIR/model.safetensors (nanoGPT's keys) + DIR/optimizer.safetensors (Adam's moments)
-void save_gpt(const std::string& dir, const Gpt& m, const Adam& adam);
+void save_gpt(const std::string& dir, Gpt& m, const Adam& adam);
 // Reads the sizes from the file's metadata: returns the config it was saved with.
 GptConfig gpt_checkpoint_config(const std::string& dir);
 void load_gpt(const std::string& dir, Gpt& m, Adam& adam);

@@ -49,7 +49,7 @@ TargetRun train_gpt_until(Gpt& m, Adam& adam, int64_t batch, uint64_t seed, cons
         const double loss = m.forward(b, /*training=*/true);
         m.zero_grad();
         m.backward();
-        adam.update(m.params.data(), m.grads.data(), m.params.size());
+        adam.update(m.parameters(), m.gradients());
         return loss;
       },
       [&] { return held_out_exact_match(m, Sampler{}, 0); });

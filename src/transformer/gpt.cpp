@@ -158,6 +158,8 @@ void GPT::train(bool on) {
   for (Block& b : h) b.train(on);
 }
 
+// the line below: GPT::named_parameters's own, for gpt_parameters_site()
+static const CodeSite kParametersSite{__FILE__, __LINE__ + 1, "GPT::named_parameters"};
 std::vector<std::pair<std::string, Tensor*>> GPT::named_parameters() {
   std::vector<std::pair<std::string, Tensor*>> out;
   out.emplace_back("transformer.wte.weight", &wte.weight);
@@ -186,6 +188,8 @@ std::vector<std::pair<std::string, Tensor*>> GPT::named_parameters() {
   if (!config.tied) out.emplace_back("lm_head.weight", &lm_head);
   return out;
 }
+
+std::string gpt_parameters_site() { return code_site_words(kParametersSite); }
 
 void zero_grad(GPT& grads) {
   for (auto& [name, p] : grads.named_parameters()) p->fill(0.0f);

@@ -83,6 +83,8 @@ struct GPT {
 
 // GPT::head_weight's file and line (where the storage the head reads is chosen), the same way
 std::string gpt_head_weight_site();
+// GPT::named_parameters's file and line (the parameters the model holds, what training steps)
+std::string gpt_parameters_site();
 // GPT::forward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::forward"
 std::string gpt_forward_site();
 // GPT::backward's file and line, from the compiler: "src/transformer/gpt.cpp:LINE GPT::backward"

@@ -11,6 +11,7 @@
 
 #include "exact/tensor.hpp"
 #include "fast/blas_core.hpp"
+#include "train/checkpoint.hpp"
 #include "train/params.hpp"
 #include "train/numbers.hpp"
 #include "train/rng.hpp"
@@ -48,6 +49,17 @@ inline StFile per_param(const std::vector<ParamSpec>& specs, const float* values
   for (const ParamSpec& p : specs) f[p.name] = st_f32(values + p.offset, p.shape);
   return f;
 }
+// the same under a model's checkpoint keys (a key holding several parameters: their values one after another)
+inline StFile per_key(const ts::NamedTensors& named, const std::vector<CheckpointKey>& keys) {
+  StFile f;
+  for (const CheckpointKey& k : keys) {
+    std::vector<float> v;
+    for (size_t i : k.params) v.insert(v.end(), named[i].second->begin(), named[i].second->end());
+    f[k.key] = st_f32(v.data(), k.shape);
+  }
+  return f;
+}
+
 // the same for a module's tensors (its named_parameters())
 inline StFile per_param(const ts::NamedTensors& named) {
   StFile f;

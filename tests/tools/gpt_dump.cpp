@@ -76,7 +76,7 @@ StFile grads_of(Gpt& m, const SeqBatch& b) {
   m.forward(b, false);
   m.zero_grad();
   m.backward();
-  return per_param(m.layout.specs, m.grads.data());
+  return per_key(m.gradients(), m.keys);
 }
 
 }  // namespace
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
       const double l = m.forward(b, false);
       m.zero_grad();
       m.backward();
-      adam.update(m.params.data(), m.grads.data(), m.params.size());
+      adam.update(m.parameters(), m.gradients());
       loss.push_back(static_cast<float>(l));
     }
     save_safetensors(dir + "/batches.safetensors", batches, {});
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       t.forward(make_seq_batch(next_numbers(ep2)), true);
       t.zero_grad();
       t.backward();
-      at.update(t.params.data(), t.grads.data(), t.params.size());
+      at.update(t.parameters(), t.gradients());
     }
     save_gpt(dir + "/trained", t, at);
     std::ofstream out(dir + "/completions.txt");
