@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace ts::train {
@@ -39,6 +40,24 @@ int max_training_threads();
 // j, j + threads, j + 2 threads, ... (thread 0 is the caller's). f(k) must write only part k's
 // buffers. Returns when every part is done; the first exception thrown by a part is rethrown.
 void run_parts(int64_t K, int threads, const std::function<void(int64_t)>& f);
+
+// kBatchParts parts of a trainer (ch11's Trainer::Part, ch12's Gpt::Part): each holds its own copy
+// of `module` to run forward (which keeps what its backward needs) and one to receive its
+// gradients, their named_parameters(), and its own dropout generator, seeded from `seed` and k.
+template <class Part, class Module>
+std::vector<std::unique_ptr<Part>> make_parts(const Module& module, uint64_t seed) {
+  std::vector<std::unique_ptr<Part>> parts;
+  for (int64_t k = 0; k < kBatchParts; ++k) {
+    auto p = std::make_unique<Part>();  // on the heap: the named pointers stay put
+    p->model = module;
+    p->grads = module;
+    p->params = p->model.named_parameters();
+    p->gparams = p->grads.named_parameters();
+    p->generator.manual_seed(seed * 1000003ull + uint64_t(k) + 1);
+    parts.push_back(std::move(p));
+  }
+  return parts;
+}
 
 // dst[i] += parts[0][i] + ... in part order (k = 0, 1, ...): the same sum for any thread count.
 // Every part has dst.size() values.

@@ -264,16 +264,7 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c) {
   // the batch in a fixed number of parts (train/batch_parts.hpp): one module, gradient module
   // and dropout generator per part, whatever the thread count, so --threads never changes a result
   threads_ = std::max(1, threads);
-  const GPT module(module_config(cfg));
-  for (int64_t k = 0; k < kBatchParts; ++k) {
-    auto p = std::make_unique<Part>();
-    p->model = module;
-    p->grads = module;
-    p->params = p->model.named_parameters();
-    p->gparams = p->grads.named_parameters();
-    p->generator.manual_seed(seed * 1000003ull + uint64_t(k) + 1);
-    parts_.push_back(std::move(p));
-  }
+  parts_ = make_parts<Part>(GPT(module_config(cfg)), seed);
   set_blas_threads(1);  // our threads take the parts; OpenBLAS's must not split a product's sums
 }
 

@@ -85,16 +85,7 @@ ModuleInputs module_inputs(const Batch& b, bool look_ahead) {
 Trainer::Trainer(Model<float> model, int threads, uint64_t seed)
     : model_(std::move(model)), threads_(std::max(1, threads)) {
   // one module, gradient module and dropout generator per part, whatever the thread count
-  const EncoderDecoder module = training_module(model_);
-  for (int64_t k = 0; k < kBatchParts; ++k) {
-    auto p = std::make_unique<Part>();
-    p->model = module;
-    p->grads = module;
-    p->params = p->model.named_parameters();
-    p->gparams = p->grads.named_parameters();
-    p->generator.manual_seed(seed * 1000003ull + uint64_t(k) + 1);
-    parts_.push_back(std::move(p));
-  }
+  parts_ = make_parts<Part>(training_module(model_), seed);
   grads_.assign(model_.layout.total, 0.0f);
   // each product runs on one OpenBLAS thread: our threads take the parts, and OpenBLAS's own
   // threads must not decide how a product's sums are split
