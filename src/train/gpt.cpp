@@ -106,8 +106,6 @@ SeqBatch slice_seq_batch(const SeqBatch& b, int64_t r0, int64_t r1) {
 }
 
 // ---------------------------------------------------------------- the checkpoint's keys
-// the line below: gpt_checkpoint_keys's own, for gpt_checkpoint_keys_site()
-static const CodeSite kKeysSite{__FILE__, __LINE__ + 1, "gpt_checkpoint_keys"};
 std::vector<CheckpointKey> gpt_checkpoint_keys(GPT& g) {
   const NamedTensors named = g.named_parameters();
   std::vector<bool> held(named.size(), false);
@@ -166,7 +164,6 @@ std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T) {
 }
 
 std::string make_seq_batch_site() { return code_site_words(kSeqBatchSite); }
-std::string gpt_checkpoint_keys_site() { return code_site_words(kKeysSite); }
 
 // ---------------------------------------------------------------- the module it trains
 // the SIMD route's GELU backward, looked up at each call (TS_ISA, or a test, may change the route);

@@ -63,9 +63,8 @@ struct GptConfig {
 // back), as (T,T) 1 = hide: with cfg.causal query t sees keys 0..t; without, nothing is hidden.
 // Where to edit it: gpt_causal_mask_site() (transformer/gpt.hpp).
 std::vector<float> gpt_mask(const GptConfig& cfg, int64_t T);
-// the same for make_seq_batch (the targets), gpt_checkpoint_keys (the names a checkpoint gives the parameters)
+// the same for make_seq_batch (the targets)
 std::string make_seq_batch_site();
-std::string gpt_checkpoint_keys_site();
 
 // ---------------------------------------------------------------- the module it trains
 // The modules' GPT (src/transformer/gpt.hpp) of a config: the same sizes, settings and dropout.
