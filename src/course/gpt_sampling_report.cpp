@@ -109,19 +109,20 @@ void show_sampling_step(Chapter& ch, const Gpt& m, int64_t n, const Sampler& s, 
   std::string table = fmt::format("{:<10} {:>8} {:>9} {:>10} {:>6} {:>6} {:>9}\n", "token", "logit", "p (T=1)",
                                   "logit/T", "top-k", "top-p", "final p");
   int64_t kept_k = 0, kept_p = 0;
+  const size_t shown = std::min<size_t>(8, order.size());  // the rows of the table
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t id = order[i];
     kept_k += t.kept_k[id], kept_p += t.kept_p[id];
-    if (i < 8)
+    if (i < shown)
       table += fmt::format("{:<10} {:>8.3f} {:>9.5f} {:>10.3f} {:>6} {:>6} {:>9.5f}\n", v.words[id], pick[id],
                            t.probs[id], t.scaled[id], t.kept_k[id] ? "kept" : "cut", t.kept_p[id] ? "kept" : "cut",
                            t.final[id]);
   }
   table.pop_back();
   ch.show(fmt::format("next token after '{}'", seq_vocab().spelled(prefix)), table,
-          trf("the answer step of {n} where the model is least sure (entropy {e:.3f} nats); the 8 most likely of {V} "
+          trf("the answer step of {n} where the model is least sure (entropy {e:.3f} nats); the {k} most likely of {V} "
               "tokens, most likely first",
-              fmt::arg("n", n), fmt::arg("e", best), fmt::arg("V", V)),
+              fmt::arg("n", n), fmt::arg("e", best), fmt::arg("k", shown), fmt::arg("V", V)),
           Shown::Info);
   ch.say(s.greedy()
              ? trf("  {how}: temperature 0 means the argmax: no scaling, no cut, nothing drawn; it takes '{tok}'.",

@@ -134,11 +134,7 @@ std::vector<CheckpointKey> keys_of(const NamedTensors& named) {
   return keys;
 }
 
-uint64_t parameter_bytes(const NamedTensors& named) {
-  uint64_t n = 0;
-  for (const auto& nt : named) n += nt.second->size() * sizeof(float);
-  return n;
-}
+uint64_t parameter_bytes(const NamedTensors& named) { return parameter_count(named) * sizeof(float); }
 
 namespace {
 // Where each key's values sit: the file's packing (specs, the keys one after another) and, for each

@@ -44,11 +44,7 @@ EncoderClassifier make_classifier_module(const ClassifierConfig& cfg) {
   return m;
 }
 
-size_t Classifier::parameter_count() {
-  size_t n = 0;
-  for (const auto& nt : model.named_parameters()) n += nt.second->size();
-  return n;
-}
+size_t Classifier::parameter_count() { return train::parameter_count(model.named_parameters()); }
 
 Classifier init_classifier(const ClassifierConfig& cfg, uint64_t seed) {
   Classifier m;

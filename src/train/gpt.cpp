@@ -265,11 +265,7 @@ Gpt::Gpt(const GptConfig& c, uint64_t seed, int threads) : cfg(c) {
   set_blas_threads(1);  // our threads take the parts; OpenBLAS's must not split a product's sums
 }
 
-size_t Gpt::parameter_count() {
-  size_t n = 0;
-  for (const auto& nt : model.named_parameters()) n += nt.second->size();
-  return n;
-}
+size_t Gpt::parameter_count() { return train::parameter_count(model.named_parameters()); }
 
 double Gpt::forward(const SeqBatch& b, bool training) {
   trace_call("forward");

@@ -77,6 +77,12 @@ Model<float> init_model(const ModelConfig& cfg, uint64_t seed) {
   return m;
 }
 
+size_t parameter_count(const NamedTensors& named) {
+  size_t n = 0;
+  for (const auto& nt : named) n += nt.second->size();
+  return n;
+}
+
 int64_t reduction_denominator(const Batch& b, Reduction r) {
   if (r == Reduction::ArticleMean) return b.B * b.T;
   int64_t n = 0;

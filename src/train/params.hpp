@@ -39,6 +39,9 @@ struct ParamSpec {
   size_t offset = 0, numel = 0;
 };
 
+// every value of a module's parameters (sum(p.numel() for p in module.parameters()))
+size_t parameter_count(const NamedTensors& named);
+
 // Every parameter of cfg's model, in article 002's Transformer.parameters() order: encoder
 // layers (self_attn.linears.0..3, feed_forward.w_1, w_2, sublayer.0..1.norm), encoder.norm,
 // decoder layers (self_attn, src_attn, feed_forward, sublayer.0..2.norm), decoder.norm,
